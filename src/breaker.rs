@@ -1,0 +1,604 @@
+//! The circuit breaker of one origin.
+//!
+//! Closed lets calls through and counts failures; when they trip it (too many in a row, or
+//! too high a share of a window) it opens and rejects calls for `cooldownMs`. Then it is
+//! half-open: up to `halfOpenMaxCalls` trial calls (probes) go through; a successful probe
+//! closes it, a failed one opens it again. There are no timers: an open breaker whose
+//! cooldown has passed becomes half-open when next asked.
+//!
+//! The policy comes in at each call, so calls with different policies can share an origin.
+//! A permit counts only in the state it was issued in: every transition starts a new
+//! period, and answers of calls from an older period are ignored.
+
+use crate::policy::{BreakerMode, BreakerPolicy, WindowType};
+use std::collections::VecDeque;
+
+/// Most calls a failure-rate window holds (count windows are at most 1000 by policy; a time
+/// window keeps its last 1000 calls).
+pub const MAX_WINDOW_CALLS: usize = 1000;
+
+/// A breaker's state as callers see it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BreakerState {
+    /// Calls go through.
+    Closed,
+    /// Calls are rejected.
+    Open,
+    /// Trial calls go through.
+    HalfOpen,
+}
+
+impl BreakerState {
+    /// JS name: `closed`, `open` or `half-open`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BreakerState::Closed => "closed",
+            BreakerState::Open => "open",
+            BreakerState::HalfOpen => "half-open",
+        }
+    }
+}
+
+/// A change of state.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Transition {
+    /// State before.
+    pub from: BreakerState,
+    /// State after.
+    pub to: BreakerState,
+}
+
+/// Leave to make one call; hand it back to [`Breaker::record`] with the call's result.
+#[derive(Debug, PartialEq, Eq)]
+#[must_use = "a permit must be recorded, or a probe slot stays taken"]
+pub struct Permit {
+    probe: bool,
+    period: u32,
+    transition: Option<Transition>,
+}
+
+impl Permit {
+    /// Whether this call is a half-open trial.
+    pub fn is_probe(&self) -> bool {
+        self.probe
+    }
+
+    /// The transition that issuing this permit caused (open → half-open), if any.
+    pub fn transition(&self) -> Option<Transition> {
+        self.transition
+    }
+}
+
+/// The breaker refused a call.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Rejected {
+    /// When to try again, in ms from now (while half-open: the cooldown, an upper estimate).
+    pub retry_after_ms: f64,
+}
+
+/// One origin's breaker.
+#[derive(Debug, Default)]
+pub struct Breaker {
+    phase: Phase,
+    /// Counts transitions; permits of an older period are ignored (wraps).
+    period: u32,
+}
+
+/// The states, each with its own data.
+#[derive(Debug)]
+enum Phase {
+    Closed(Health),
+    Open { until_ms: f64 },
+    HalfOpen { probes_in_flight: u32 },
+}
+
+impl Default for Phase {
+    fn default() -> Self {
+        Phase::Closed(Health::default())
+    }
+}
+
+/// What a closed breaker knows about recent calls.
+#[derive(Debug, Default)]
+struct Health {
+    consecutive_failures: u32,
+    /// Failure-rate mode only: recent calls, oldest first.
+    window: VecDeque<Sample>,
+    window_failures: u32,
+}
+
+#[derive(Debug)]
+struct Sample {
+    at_ms: f64,
+    failed: bool,
+}
+
+impl Breaker {
+    /// A closed breaker.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The state at `now_ms`; an open breaker whose cooldown has passed reports half-open.
+    pub fn state(&self, now_ms: f64) -> BreakerState {
+        match self.phase {
+            Phase::Closed(_) => BreakerState::Closed,
+            Phase::Open { until_ms } if now_ms < until_ms => BreakerState::Open,
+            Phase::Open { .. } | Phase::HalfOpen { .. } => BreakerState::HalfOpen,
+        }
+    }
+
+    /// Probes currently out (0 unless half-open).
+    pub fn probes_in_flight(&self) -> u32 {
+        match self.phase {
+            Phase::HalfOpen { probes_in_flight } => probes_in_flight,
+            _ => 0,
+        }
+    }
+
+    /// Asks leave to make a call.
+    pub fn try_acquire(&mut self, now_ms: f64, policy: &BreakerPolicy) -> Result<Permit, Rejected> {
+        let mut transition = None;
+        if let Phase::Open { until_ms } = self.phase {
+            if now_ms < until_ms {
+                return Err(Rejected {
+                    retry_after_ms: until_ms - now_ms,
+                });
+            }
+            transition = Some(self.enter(Phase::HalfOpen {
+                probes_in_flight: 0,
+            }));
+        }
+        let probe = match &mut self.phase {
+            Phase::Closed(_) => false,
+            Phase::HalfOpen { probes_in_flight }
+                if *probes_in_flight < policy.half_open_max_calls =>
+            {
+                *probes_in_flight += 1;
+                true
+            }
+            Phase::HalfOpen { .. } | Phase::Open { .. } => {
+                return Err(Rejected {
+                    retry_after_ms: f64::from(policy.cooldown_ms),
+                });
+            }
+        };
+        Ok(Permit {
+            probe,
+            period: self.period,
+            transition,
+        })
+    }
+
+    /// Records a permitted call's result: `Some(true)` failed, `Some(false)` succeeded, `None`
+    /// decided nothing (caller abort; a probe's slot is freed). Returns the transition it caused.
+    pub fn record(
+        &mut self,
+        permit: Permit,
+        failed: Option<bool>,
+        now_ms: f64,
+        policy: &BreakerPolicy,
+    ) -> Option<Transition> {
+        if permit.period != self.period {
+            return None;
+        }
+        let failed = match &mut self.phase {
+            Phase::HalfOpen { probes_in_flight } if permit.probe => {
+                *probes_in_flight = probes_in_flight.saturating_sub(1);
+                failed?
+            }
+            Phase::Closed(health) if !permit.probe => {
+                if !health.record(failed?, now_ms, policy) {
+                    return None;
+                }
+                true
+            }
+            _ => return None,
+        };
+        Some(if failed {
+            self.enter(Phase::Open {
+                until_ms: now_ms + f64::from(policy.cooldown_ms),
+            })
+        } else {
+            self.enter(Phase::default())
+        })
+    }
+
+    /// Closes the breaker and forgets its history; permits out now are ignored when recorded.
+    pub fn reset(&mut self) {
+        self.enter(Phase::default());
+    }
+
+    fn enter(&mut self, phase: Phase) -> Transition {
+        let from = self.kind();
+        self.phase = phase;
+        self.period = self.period.wrapping_add(1);
+        Transition {
+            from,
+            to: self.kind(),
+        }
+    }
+
+    fn kind(&self) -> BreakerState {
+        match self.phase {
+            Phase::Closed(_) => BreakerState::Closed,
+            Phase::Open { .. } => BreakerState::Open,
+            Phase::HalfOpen { .. } => BreakerState::HalfOpen,
+        }
+    }
+}
+
+impl Health {
+    /// Counts one call; true when the breaker should open.
+    fn record(&mut self, failed: bool, now_ms: f64, policy: &BreakerPolicy) -> bool {
+        self.consecutive_failures = if failed {
+            self.consecutive_failures.saturating_add(1)
+        } else {
+            0
+        };
+        match policy.mode {
+            BreakerMode::Consecutive => self.consecutive_failures >= policy.failure_threshold,
+            BreakerMode::FailureRate => {
+                self.push(failed, now_ms, policy);
+                let total = self.window.len();
+                failed
+                    && total >= policy.minimum_calls as usize
+                    && f64::from(self.window_failures) / total as f64
+                        >= policy.failure_rate_threshold
+            }
+        }
+    }
+
+    fn push(&mut self, failed: bool, now_ms: f64, policy: &BreakerPolicy) {
+        self.window.push_back(Sample {
+            at_ms: now_ms,
+            failed,
+        });
+        self.window_failures += u32::from(failed);
+        let (cap, oldest_kept) = match policy.window_type {
+            WindowType::Count => (policy.window_size as usize, f64::NEG_INFINITY),
+            WindowType::Time => (MAX_WINDOW_CALLS, now_ms - f64::from(policy.window_ms)),
+        };
+        let cap = cap.min(MAX_WINDOW_CALLS);
+        while let Some(front) = self.window.front() {
+            if self.window.len() <= cap && front.at_ms > oldest_kept {
+                break;
+            }
+            self.window_failures -= u32::from(front.failed);
+            self.window.pop_front();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn consecutive(threshold: u32) -> BreakerPolicy {
+        BreakerPolicy {
+            failure_threshold: threshold,
+            cooldown_ms: 1000,
+            ..BreakerPolicy::default()
+        }
+    }
+
+    fn rate(threshold: f64, minimum: u32, window_type: WindowType, size: u32) -> BreakerPolicy {
+        BreakerPolicy {
+            mode: BreakerMode::FailureRate,
+            failure_rate_threshold: threshold,
+            minimum_calls: minimum,
+            window_type,
+            window_size: size,
+            window_ms: size,
+            cooldown_ms: 1000,
+            ..BreakerPolicy::default()
+        }
+    }
+
+    /// One call through the breaker at `now`.
+    fn call(b: &mut Breaker, failed: bool, now: f64, p: &BreakerPolicy) -> Option<Transition> {
+        let permit = b
+            .try_acquire(now, p)
+            .expect("breaker lets the call through");
+        b.record(permit, Some(failed), now, p)
+    }
+
+    fn opened(p: &BreakerPolicy) -> Breaker {
+        let mut b = Breaker::new();
+        for _ in 0..p.failure_threshold {
+            let _ = call(&mut b, true, 0.0, p);
+        }
+        assert_eq!(b.state(0.0), BreakerState::Open);
+        b
+    }
+
+    const OPENED: Option<Transition> = Some(Transition {
+        from: BreakerState::Closed,
+        to: BreakerState::Open,
+    });
+
+    #[test]
+    fn consecutive_failures_open_it() {
+        let p = consecutive(3);
+        let mut b = Breaker::new();
+        assert_eq!(call(&mut b, true, 0.0, &p), None);
+        assert_eq!(call(&mut b, true, 0.0, &p), None);
+        assert_eq!(b.state(0.0), BreakerState::Closed);
+        assert_eq!(call(&mut b, true, 5.0, &p), OPENED);
+        assert_eq!(b.state(5.0), BreakerState::Open);
+    }
+
+    #[test]
+    fn a_success_resets_the_streak() {
+        let p = consecutive(2);
+        let mut b = Breaker::new();
+        let _ = call(&mut b, true, 0.0, &p);
+        let _ = call(&mut b, false, 0.0, &p);
+        assert_eq!(call(&mut b, true, 0.0, &p), None);
+        assert_eq!(b.state(0.0), BreakerState::Closed);
+    }
+
+    #[test]
+    fn open_rejects_until_the_cooldown_ends() {
+        let p = consecutive(1);
+        let mut b = opened(&p);
+        assert_eq!(
+            b.try_acquire(400.0, &p),
+            Err(Rejected {
+                retry_after_ms: 600.0
+            })
+        );
+        assert_eq!(b.state(999.0), BreakerState::Open);
+        assert_eq!(b.state(1000.0), BreakerState::HalfOpen);
+        let probe = b.try_acquire(1000.0, &p).expect("probe");
+        assert!(probe.is_probe());
+        assert_eq!(
+            probe.transition(),
+            Some(Transition {
+                from: BreakerState::Open,
+                to: BreakerState::HalfOpen
+            })
+        );
+        let _ = b.record(probe, None, 1000.0, &p);
+    }
+
+    #[test]
+    fn half_open_admits_at_most_max_probes() {
+        let p = BreakerPolicy {
+            half_open_max_calls: 2,
+            ..consecutive(1)
+        };
+        let mut b = opened(&p);
+        let first = b.try_acquire(1000.0, &p).expect("probe 1");
+        let second = b.try_acquire(1000.0, &p).expect("probe 2");
+        assert_eq!(second.transition(), None);
+        assert_eq!(b.probes_in_flight(), 2);
+        assert_eq!(
+            b.try_acquire(1000.0, &p),
+            Err(Rejected {
+                retry_after_ms: 1000.0
+            })
+        );
+        // A probe released without an answer frees its slot and decides nothing.
+        assert_eq!(b.record(first, None, 1001.0, &p), None);
+        assert_eq!(b.state(1001.0), BreakerState::HalfOpen);
+        let third = b.try_acquire(1001.0, &p).expect("freed slot");
+        let _ = b.record(second, None, 1001.0, &p);
+        let _ = b.record(third, None, 1001.0, &p);
+        assert_eq!(b.probes_in_flight(), 0);
+    }
+
+    #[test]
+    fn a_successful_probe_closes_it_with_a_fresh_history() {
+        let p = consecutive(2);
+        let mut b = opened(&p);
+        let probe = b.try_acquire(1000.0, &p).expect("probe");
+        assert_eq!(
+            b.record(probe, Some(false), 1000.0, &p),
+            Some(Transition {
+                from: BreakerState::HalfOpen,
+                to: BreakerState::Closed
+            })
+        );
+        assert_eq!(b.state(1000.0), BreakerState::Closed);
+        assert_eq!(
+            call(&mut b, true, 1000.0, &p),
+            None,
+            "the old streak is gone"
+        );
+    }
+
+    #[test]
+    fn a_failed_probe_reopens_it_for_a_new_cooldown() {
+        let p = consecutive(1);
+        let mut b = opened(&p);
+        let probe = b.try_acquire(1500.0, &p).expect("probe");
+        assert_eq!(
+            b.record(probe, Some(true), 1600.0, &p),
+            Some(Transition {
+                from: BreakerState::HalfOpen,
+                to: BreakerState::Open
+            })
+        );
+        assert_eq!(
+            b.try_acquire(2599.0, &p),
+            Err(Rejected {
+                retry_after_ms: 1.0
+            })
+        );
+        assert!(b.try_acquire(2600.0, &p).is_ok());
+    }
+
+    #[test]
+    fn answers_from_an_older_period_are_ignored() {
+        let p = BreakerPolicy {
+            half_open_max_calls: 2,
+            ..consecutive(1)
+        };
+        let mut b = Breaker::new();
+        let late = b.try_acquire(0.0, &p).expect("closed");
+        let _ = call(&mut b, true, 0.0, &p);
+        // The breaker opened meanwhile: the late success does not close it.
+        assert_eq!(b.record(late, Some(false), 1.0, &p), None);
+        assert_eq!(b.state(1.0), BreakerState::Open);
+        // Probes a and b; a fails and re-opens it; after the cooldown, probe c.
+        let a = b.try_acquire(1000.0, &p).expect("probe a");
+        let stale = b.try_acquire(1000.0, &p).expect("probe b");
+        let _ = b.record(a, Some(true), 1000.0, &p);
+        let c = b.try_acquire(2000.0, &p).expect("probe c");
+        // b's answer belongs to the earlier half-open period: it frees no slot of this one
+        // and decides nothing.
+        assert_eq!(b.record(stale, Some(false), 2000.0, &p), None);
+        assert_eq!(b.probes_in_flight(), 1);
+        let d = b.try_acquire(2000.0, &p).expect("probe d");
+        assert!(
+            b.try_acquire(2000.0, &p).is_err(),
+            "c and d fill both slots"
+        );
+        let _ = b.record(c, None, 2000.0, &p);
+        let _ = b.record(d, None, 2000.0, &p);
+    }
+
+    #[test]
+    fn an_aborted_call_counts_as_nothing() {
+        let p = consecutive(2);
+        let mut b = Breaker::new();
+        let _ = call(&mut b, true, 0.0, &p);
+        let permit = b.try_acquire(0.0, &p).expect("closed");
+        assert_eq!(b.record(permit, None, 0.0, &p), None);
+        assert_eq!(
+            call(&mut b, true, 0.0, &p),
+            OPENED,
+            "the streak survived the abort"
+        );
+    }
+
+    #[test]
+    fn failure_rate_needs_minimum_calls_then_opens_at_threshold() {
+        let p = rate(0.5, 4, WindowType::Count, 10);
+        let mut b = Breaker::new();
+        assert_eq!(call(&mut b, true, 0.0, &p), None);
+        assert_eq!(call(&mut b, true, 0.0, &p), None);
+        assert_eq!(call(&mut b, false, 0.0, &p), None);
+        // 3 of 4 failed, 75% ≥ 50%, and 4 calls seen.
+        assert_eq!(call(&mut b, true, 0.0, &p), OPENED);
+    }
+
+    #[test]
+    fn failure_rate_below_threshold_stays_closed() {
+        let p = rate(0.5, 4, WindowType::Count, 10);
+        let mut b = Breaker::new();
+        for failed in [false, false, true, false, false, true] {
+            assert_eq!(call(&mut b, failed, 0.0, &p), None);
+        }
+    }
+
+    #[test]
+    fn count_window_forgets_old_calls() {
+        let p = rate(0.6, 2, WindowType::Count, 3);
+        let mut b = Breaker::new();
+        for failed in [true, false, false, false, true] {
+            assert_eq!(call(&mut b, failed, 0.0, &p), None);
+        }
+        // Window [false, true, true]: 2 of 3 ≥ 60%. Counting every call it would be 3 of 6.
+        assert_eq!(call(&mut b, true, 0.0, &p), OPENED);
+    }
+
+    #[test]
+    fn time_window_forgets_calls_older_than_window_ms() {
+        let p = rate(0.6, 3, WindowType::Time, 100);
+        let mut b = Breaker::new();
+        let _ = call(&mut b, false, 0.0, &p);
+        let _ = call(&mut b, false, 50.0, &p);
+        let _ = call(&mut b, true, 120.0, &p); // the call at 0 has left the window
+        assert_eq!(
+            call(&mut b, true, 130.0, &p),
+            OPENED,
+            "2 of 3 within 100 ms"
+        );
+    }
+
+    #[test]
+    fn windows_are_bounded() {
+        let p = rate(1.0, 10_000, WindowType::Time, 2_000_000_000);
+        let mut b = Breaker::new();
+        for i in 0..3000 {
+            let _ = call(&mut b, i % 2 == 0, f64::from(i), &p);
+        }
+        let Phase::Closed(health) = &b.phase else {
+            panic!("still closed")
+        };
+        assert_eq!(health.window.len(), MAX_WINDOW_CALLS);
+        assert_eq!(health.window_failures, 500);
+    }
+
+    #[test]
+    fn reset_closes_and_ignores_permits_out() {
+        let p = consecutive(1);
+        let mut b = opened(&p);
+        let probe = b.try_acquire(1000.0, &p).expect("probe");
+        b.reset();
+        assert_eq!(b.state(1000.0), BreakerState::Closed);
+        assert_eq!(b.record(probe, Some(true), 1000.0, &p), None);
+        assert_eq!(b.state(1000.0), BreakerState::Closed);
+    }
+
+    #[test]
+    fn state_names() {
+        assert_eq!(BreakerState::Closed.as_str(), "closed");
+        assert_eq!(BreakerState::Open.as_str(), "open");
+        assert_eq!(BreakerState::HalfOpen.as_str(), "half-open");
+    }
+
+    #[derive(Clone, Debug)]
+    enum Op {
+        Acquire,
+        Record(usize, Option<bool>),
+        Advance(u32),
+    }
+
+    fn op() -> impl Strategy<Value = Op> {
+        prop_oneof![
+            Just(Op::Acquire),
+            (
+                any::<usize>(),
+                prop_oneof![Just(None), Just(Some(true)), Just(Some(false))]
+            )
+                .prop_map(|(i, f)| Op::Record(i, f)),
+            (0u32..1500).prop_map(Op::Advance),
+        ]
+    }
+
+    proptest! {
+        #[test]
+        fn never_more_probes_than_allowed(
+            max in 1u32..4,
+            threshold in 1u32..4,
+            ops in prop::collection::vec(op(), 1..200),
+        ) {
+            let p = BreakerPolicy { half_open_max_calls: max, ..consecutive(threshold) };
+            let mut b = Breaker::new();
+            let mut now = 0.0;
+            let mut out: Vec<Permit> = Vec::new();
+            for op in ops {
+                match op {
+                    Op::Acquire => {
+                        if let Ok(permit) = b.try_acquire(now, &p) {
+                            out.push(permit);
+                        }
+                    }
+                    Op::Record(i, failed) if !out.is_empty() => {
+                        let permit = out.swap_remove(i % out.len());
+                        let _ = b.record(permit, failed, now, &p);
+                    }
+                    Op::Record(..) => {}
+                    Op::Advance(ms) => now += f64::from(ms),
+                }
+                let current = out.iter().filter(|q| q.probe && q.period == b.period).count();
+                prop_assert!(b.probes_in_flight() <= max);
+                prop_assert_eq!(b.probes_in_flight() as usize, current);
+            }
+        }
+    }
+}

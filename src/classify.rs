@@ -1,0 +1,231 @@
+//! Classification: what one attempt's outcome means for the breaker and for retrying.
+
+use crate::events::{GiveUpReason, OutcomeKind, RetryReason};
+use crate::policy::RetryPolicy;
+
+/// How one attempt ended, as the transport reports it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum AttemptOutcome {
+    /// A response arrived.
+    Response {
+        /// Its status.
+        status: u16,
+        /// Its `Retry-After` header, if any.
+        retry_after: Option<String>,
+    },
+    /// The request failed without a response.
+    NetworkError,
+    /// The attempt ran out of time.
+    Timeout,
+    /// The caller aborted it.
+    Aborted,
+}
+
+impl AttemptOutcome {
+    /// The outcome without its data.
+    pub fn kind(&self) -> OutcomeKind {
+        match self {
+            AttemptOutcome::Response { .. } => OutcomeKind::Response,
+            AttemptOutcome::NetworkError => OutcomeKind::NetworkError,
+            AttemptOutcome::Timeout => OutcomeKind::Timeout,
+            AttemptOutcome::Aborted => OutcomeKind::Aborted,
+        }
+    }
+
+    /// The response status, if there was a response.
+    pub fn status(&self) -> Option<u16> {
+        match self {
+            AttemptOutcome::Response { status, .. } => Some(*status),
+            _ => None,
+        }
+    }
+}
+
+/// Whether `method` may be repeated without changing the result (RFC 9110 §9.2.2):
+/// GET, HEAD, OPTIONS, PUT, DELETE, TRACE, in any case.
+pub fn is_idempotent_method(method: &str) -> bool {
+    ["GET", "HEAD", "OPTIONS", "PUT", "DELETE", "TRACE"]
+        .iter()
+        .any(|m| m.eq_ignore_ascii_case(method))
+}
+
+/// What the breaker counts: `Some(true)` a failure (network error, timeout, 408, 429,
+/// status 500 and above), `Some(false)` a success (any other status), `None` for a caller
+/// abort, which counts as neither.
+pub fn is_breaker_failure(outcome: &AttemptOutcome) -> Option<bool> {
+    match outcome {
+        AttemptOutcome::Response { status, .. } => Some(matches!(status, 408 | 429 | 500..)),
+        AttemptOutcome::NetworkError | AttemptOutcome::Timeout => Some(true),
+        AttemptOutcome::Aborted => None,
+    }
+}
+
+/// What to do after one attempt, before attempts, budget and deadline are considered.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// Done: an answer not worth retrying that is not a failure (e.g. 200, 404).
+    Success,
+    /// Worth retrying, for this reason.
+    Retry(RetryReason),
+    /// A failure that will not be retried, for this reason.
+    GiveUp(GiveUpReason),
+    /// The caller aborted: stop, without retrying.
+    Aborted,
+}
+
+/// Classifies one outcome. `retry` is the retry policy (`None`: retries off); `safe` says
+/// whether repeating the request is safe (idempotent method or key, and a replayable body).
+/// Network errors and timeouts are always worth retrying; responses when their status is
+/// in `retry_on`.
+pub fn classify(outcome: &AttemptOutcome, retry: Option<&RetryPolicy>, safe: bool) -> Verdict {
+    let reason = match outcome {
+        AttemptOutcome::Aborted => return Verdict::Aborted,
+        AttemptOutcome::NetworkError => RetryReason::Network,
+        AttemptOutcome::Timeout => RetryReason::Timeout,
+        AttemptOutcome::Response { status, .. } => {
+            if retry.is_some_and(|r| r.retry_on.contains(status)) {
+                RetryReason::Status
+            } else if is_breaker_failure(outcome) == Some(true) {
+                return Verdict::GiveUp(GiveUpReason::NotRetryable);
+            } else {
+                return Verdict::Success;
+            }
+        }
+    };
+    if retry.is_none() {
+        Verdict::GiveUp(GiveUpReason::NotRetryable)
+    } else if !safe {
+        Verdict::GiveUp(GiveUpReason::UnsafeMethod)
+    } else {
+        Verdict::Retry(reason)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn status(status: u16) -> AttemptOutcome {
+        AttemptOutcome::Response {
+            status,
+            retry_after: None,
+        }
+    }
+
+    #[test]
+    fn idempotent_methods_in_any_case() {
+        for m in ["GET", "get", "Head", "OPTIONS", "put", "DELETE", "trace"] {
+            assert!(is_idempotent_method(m), "{m}");
+        }
+        for m in ["POST", "post", "PATCH", "CONNECT", "", "GETX", "PURGE"] {
+            assert!(!is_idempotent_method(m), "{m}");
+        }
+    }
+
+    #[test]
+    fn breaker_failures() {
+        for s in [408, 429, 500, 503, 599, 600, 999] {
+            assert_eq!(is_breaker_failure(&status(s)), Some(true), "{s}");
+        }
+        for s in [100, 200, 204, 301, 400, 404, 409, 499] {
+            assert_eq!(is_breaker_failure(&status(s)), Some(false), "{s}");
+        }
+        assert_eq!(
+            is_breaker_failure(&AttemptOutcome::NetworkError),
+            Some(true)
+        );
+        assert_eq!(is_breaker_failure(&AttemptOutcome::Timeout), Some(true));
+        assert_eq!(is_breaker_failure(&AttemptOutcome::Aborted), None);
+    }
+
+    #[test]
+    fn listed_statuses_network_errors_and_timeouts_are_retried_when_safe() {
+        let r = RetryPolicy::default();
+        assert_eq!(
+            classify(&status(503), Some(&r), true),
+            Verdict::Retry(RetryReason::Status)
+        );
+        assert_eq!(
+            classify(&status(429), Some(&r), true),
+            Verdict::Retry(RetryReason::Status)
+        );
+        assert_eq!(
+            classify(&AttemptOutcome::NetworkError, Some(&r), true),
+            Verdict::Retry(RetryReason::Network)
+        );
+        assert_eq!(
+            classify(&AttemptOutcome::Timeout, Some(&r), true),
+            Verdict::Retry(RetryReason::Timeout)
+        );
+    }
+
+    #[test]
+    fn unlisted_failures_are_not_retried_and_other_answers_succeed() {
+        let r = RetryPolicy::default();
+        assert_eq!(
+            classify(&status(501), Some(&r), true),
+            Verdict::GiveUp(GiveUpReason::NotRetryable)
+        );
+        assert_eq!(classify(&status(200), Some(&r), true), Verdict::Success);
+        assert_eq!(classify(&status(404), Some(&r), true), Verdict::Success);
+        let only_404 = RetryPolicy {
+            retry_on: vec![404],
+            ..RetryPolicy::default()
+        };
+        assert_eq!(
+            classify(&status(404), Some(&only_404), true),
+            Verdict::Retry(RetryReason::Status)
+        );
+        assert_eq!(
+            classify(&status(503), Some(&only_404), true),
+            Verdict::GiveUp(GiveUpReason::NotRetryable)
+        );
+    }
+
+    #[test]
+    fn unsafe_requests_are_not_retried() {
+        let r = RetryPolicy::default();
+        assert_eq!(
+            classify(&status(503), Some(&r), false),
+            Verdict::GiveUp(GiveUpReason::UnsafeMethod)
+        );
+        assert_eq!(
+            classify(&AttemptOutcome::Timeout, Some(&r), false),
+            Verdict::GiveUp(GiveUpReason::UnsafeMethod)
+        );
+        assert_eq!(classify(&status(200), Some(&r), false), Verdict::Success);
+    }
+
+    #[test]
+    fn without_retry_policy_nothing_is_retried() {
+        assert_eq!(
+            classify(&status(503), None, true),
+            Verdict::GiveUp(GiveUpReason::NotRetryable)
+        );
+        assert_eq!(
+            classify(&AttemptOutcome::NetworkError, None, true),
+            Verdict::GiveUp(GiveUpReason::NotRetryable)
+        );
+        assert_eq!(classify(&status(200), None, true), Verdict::Success);
+    }
+
+    #[test]
+    fn aborts_are_never_retried() {
+        let r = RetryPolicy::default();
+        assert_eq!(
+            classify(&AttemptOutcome::Aborted, Some(&r), true),
+            Verdict::Aborted
+        );
+    }
+
+    #[test]
+    fn outcome_kind_and_status() {
+        assert_eq!(status(503).kind(), OutcomeKind::Response);
+        assert_eq!(status(503).status(), Some(503));
+        assert_eq!(AttemptOutcome::Timeout.status(), None);
+        assert_eq!(
+            AttemptOutcome::NetworkError.kind(),
+            OutcomeKind::NetworkError
+        );
+    }
+}

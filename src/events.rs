@@ -1,0 +1,255 @@
+//! Events: what the engine reports while a call runs (the shell hands them to `onEvent`).
+
+use crate::breaker::BreakerState;
+
+/// One thing that happened during a call. Borrowed strings: the shell converts at once.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Event<'a> {
+    /// An attempt is about to be sent.
+    AttemptStart {
+        /// Attempt number, from 1.
+        attempt: u32,
+        /// Normalised origin.
+        origin: &'a str,
+    },
+    /// An attempt finished.
+    AttemptEnd {
+        /// Attempt number, from 1.
+        attempt: u32,
+        /// How it ended.
+        outcome: OutcomeKind,
+        /// The response status, when there was a response.
+        status: Option<u16>,
+        /// How long it took, in ms.
+        duration_ms: f64,
+    },
+    /// A retry is scheduled.
+    Retry {
+        /// Number of the attempt about to start.
+        attempt: u32,
+        /// The wait before it, in ms.
+        delay_ms: f64,
+        /// What made the last attempt worth retrying.
+        reason: RetryReason,
+        /// Whether the wait came from a `Retry-After` header.
+        retry_after: bool,
+    },
+    /// The call ends with a failure it will not retry.
+    GiveUp {
+        /// Why it stops.
+        reason: GiveUpReason,
+        /// Attempts made.
+        attempts: u32,
+    },
+    /// An origin's breaker changed state.
+    BreakerTransition {
+        /// Normalised origin.
+        origin: &'a str,
+        /// State before.
+        from: BreakerState,
+        /// State after.
+        to: BreakerState,
+    },
+    /// The breaker refused an attempt.
+    ShortCircuit {
+        /// Normalised origin.
+        origin: &'a str,
+        /// When the breaker may let a call through, in ms from now.
+        retry_after_ms: f64,
+    },
+    /// The bulkhead was full and its queue too.
+    BulkheadRejected {
+        /// Normalised origin.
+        origin: &'a str,
+    },
+    /// The call ends with an answer not worth retrying that is not a failure (e.g. 200, 404).
+    Success {
+        /// Attempts made.
+        attempts: u32,
+    },
+}
+
+impl Event<'_> {
+    /// The event's JS name: `attemptStart`, `attemptEnd`, `retry`, `giveUp`,
+    /// `breakerTransition`, `shortCircuit`, `bulkheadRejected` or `success`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Event::AttemptStart { .. } => "attemptStart",
+            Event::AttemptEnd { .. } => "attemptEnd",
+            Event::Retry { .. } => "retry",
+            Event::GiveUp { .. } => "giveUp",
+            Event::BreakerTransition { .. } => "breakerTransition",
+            Event::ShortCircuit { .. } => "shortCircuit",
+            Event::BulkheadRejected { .. } => "bulkheadRejected",
+            Event::Success { .. } => "success",
+        }
+    }
+}
+
+/// How an attempt ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OutcomeKind {
+    /// A response arrived (any status).
+    Response,
+    /// The request failed without a response.
+    NetworkError,
+    /// The attempt ran out of time.
+    Timeout,
+    /// The caller aborted it.
+    Aborted,
+}
+
+impl OutcomeKind {
+    /// JS name: `response`, `networkError`, `timeout` or `aborted`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OutcomeKind::Response => "response",
+            OutcomeKind::NetworkError => "networkError",
+            OutcomeKind::Timeout => "timeout",
+            OutcomeKind::Aborted => "aborted",
+        }
+    }
+}
+
+/// What made an attempt worth retrying.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RetryReason {
+    /// A status listed in `retry.retryOn`.
+    Status,
+    /// A network error.
+    Network,
+    /// A timeout.
+    Timeout,
+}
+
+impl RetryReason {
+    /// JS name: `status`, `network` or `timeout`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RetryReason::Status => "status",
+            RetryReason::Network => "network",
+            RetryReason::Timeout => "timeout",
+        }
+    }
+}
+
+/// Why a failing call stops.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GiveUpReason {
+    /// No attempts left.
+    MaxAttempts,
+    /// The retry budget has no tokens for another retry.
+    Budget,
+    /// The wait would not end before the total deadline.
+    Deadline,
+    /// The failure is not one the policy retries.
+    NotRetryable,
+    /// Repeating the request is not safe (method without key, or body not replayable).
+    UnsafeMethod,
+    /// `Retry-After` asks for longer than `maxRetryAfterMs` or than the deadline allows.
+    RetryAfterTooLong,
+    /// The breaker refused the retry.
+    BreakerOpen,
+}
+
+impl GiveUpReason {
+    /// JS name: `maxAttempts`, `budget`, `deadline`, `notRetryable`, `unsafeMethod`,
+    /// `retryAfterTooLong` or `breakerOpen`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            GiveUpReason::MaxAttempts => "maxAttempts",
+            GiveUpReason::Budget => "budget",
+            GiveUpReason::Deadline => "deadline",
+            GiveUpReason::NotRetryable => "notRetryable",
+            GiveUpReason::UnsafeMethod => "unsafeMethod",
+            GiveUpReason::RetryAfterTooLong => "retryAfterTooLong",
+            GiveUpReason::BreakerOpen => "breakerOpen",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kinds_are_the_js_names() {
+        let all = [
+            (
+                Event::AttemptStart {
+                    attempt: 1,
+                    origin: "o",
+                },
+                "attemptStart",
+            ),
+            (
+                Event::AttemptEnd {
+                    attempt: 1,
+                    outcome: OutcomeKind::Timeout,
+                    status: None,
+                    duration_ms: 1.0,
+                },
+                "attemptEnd",
+            ),
+            (
+                Event::Retry {
+                    attempt: 2,
+                    delay_ms: 1.0,
+                    reason: RetryReason::Status,
+                    retry_after: false,
+                },
+                "retry",
+            ),
+            (
+                Event::GiveUp {
+                    reason: GiveUpReason::Budget,
+                    attempts: 1,
+                },
+                "giveUp",
+            ),
+            (
+                Event::BreakerTransition {
+                    origin: "o",
+                    from: BreakerState::Closed,
+                    to: BreakerState::Open,
+                },
+                "breakerTransition",
+            ),
+            (
+                Event::ShortCircuit {
+                    origin: "o",
+                    retry_after_ms: 1.0,
+                },
+                "shortCircuit",
+            ),
+            (Event::BulkheadRejected { origin: "o" }, "bulkheadRejected"),
+            (Event::Success { attempts: 1 }, "success"),
+        ];
+        for (event, kind) in all {
+            assert_eq!(event.kind(), kind);
+        }
+    }
+
+    #[test]
+    fn reason_names() {
+        let give_ups = [
+            (GiveUpReason::MaxAttempts, "maxAttempts"),
+            (GiveUpReason::Budget, "budget"),
+            (GiveUpReason::Deadline, "deadline"),
+            (GiveUpReason::NotRetryable, "notRetryable"),
+            (GiveUpReason::UnsafeMethod, "unsafeMethod"),
+            (GiveUpReason::RetryAfterTooLong, "retryAfterTooLong"),
+            (GiveUpReason::BreakerOpen, "breakerOpen"),
+        ];
+        for (reason, name) in give_ups {
+            assert_eq!(reason.as_str(), name);
+        }
+        assert_eq!(RetryReason::Status.as_str(), "status");
+        assert_eq!(RetryReason::Network.as_str(), "network");
+        assert_eq!(RetryReason::Timeout.as_str(), "timeout");
+        assert_eq!(OutcomeKind::Response.as_str(), "response");
+        assert_eq!(OutcomeKind::NetworkError.as_str(), "networkError");
+        assert_eq!(OutcomeKind::Timeout.as_str(), "timeout");
+        assert_eq!(OutcomeKind::Aborted.as_str(), "aborted");
+    }
+}

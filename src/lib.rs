@@ -1,0 +1,44 @@
+//! resilient-fetch: a drop-in `fetch` that fails well.
+//!
+//! The crate is a functional **core** and a thin **shell**.
+//!
+//! The core is plain Rust with no JS types; time and randomness come in as
+//! parameters, so every rule is tested natively with `cargo test`.
+//! Where each concern lives:
+//!
+//! | concern | module |
+//! | --- | --- |
+//! | policy: defaults, decoding, merging, validation | [`policy`] |
+//! | the retry loop, `Env` and `Transport` traits | [`engine`] |
+//! | outcome classification, method safety | [`classify`] |
+//! | backoff windows and jitter | [`backoff`] |
+//! | `Retry-After` parsing (seconds, HTTP dates) | [`retry_after`] |
+//! | circuit breaker state machine | [`breaker`] |
+//! | retry budget (token bucket) | [`budget`] |
+//! | bulkhead (concurrency limit, FIFO queue) | [`bulkhead`] |
+//! | per-origin state, LRU bound, stats | [`registry`] |
+//! | origin normalisation | [`origin`] |
+//! | idempotency keys, UUID v4 | [`idempotency`] |
+//! | events for `onEvent` | [`events`] |
+//!
+//! The shell (`src/wasm/`, compiled for `wasm32` only) turns JS options into a
+//! core policy, calls the global `fetch`, owns `AbortController`s and timers,
+//! and maps outcomes back to `Response`s and JS errors.
+
+pub mod backoff;
+pub mod breaker;
+pub mod budget;
+pub mod bulkhead;
+pub mod classify;
+pub mod engine;
+pub mod events;
+pub mod idempotency;
+pub mod origin;
+pub mod policy;
+pub mod registry;
+pub mod retry_after;
+
+#[cfg(target_arch = "wasm32")]
+mod wasm;
+#[cfg(target_arch = "wasm32")]
+pub use wasm::{FetchInit, FetchInput, PolicyArg, ResilientClient, memory_bytes, resilient_fetch};

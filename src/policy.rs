@@ -1,0 +1,1478 @@
+//! The policy: defaults, decoding, merging and validation.
+//!
+//! A policy arrives from JS as a plain object. [`PolicyInput`] keeps it raw
+//! (decoded through any serde `Deserializer` into a small self-describing
+//! value), [`PolicyInput::merge`] lays a per-call policy over the client's, and
+//! [`Policy::from_input`] checks every field and fills in the [`defaults`].
+//! Types are checked here rather than by serde, so every error names its field.
+
+use crate::backoff::Jitter;
+use serde::de::{self, Deserialize, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use std::fmt;
+
+/// Every default of the policy, written once, with the JS field it fills.
+pub mod defaults {
+    use super::{BreakerMode, IdempotencyKey, WindowType};
+    use crate::backoff::Jitter;
+
+    /// Per-attempt timeout in ms (JS `timeoutMs`).
+    pub const TIMEOUT_MS: u32 = 10_000;
+    /// Whole-call deadline in ms, attempts and waits included (JS `totalTimeoutMs`).
+    pub const TOTAL_TIMEOUT_MS: u32 = 30_000;
+
+    /// Retries are on unless the policy says `retry: false`.
+    pub const RETRY_ENABLED: bool = true;
+    /// Attempts per call, the first one included (JS `retry.maxAttempts`).
+    pub const MAX_ATTEMPTS: u32 = 3;
+    /// Backoff window of the first retry in ms (JS `retry.baseDelayMs`).
+    pub const BASE_DELAY_MS: u32 = 100;
+    /// Largest backoff window in ms (JS `retry.maxDelayMs`).
+    pub const MAX_DELAY_MS: u32 = 10_000;
+    /// How the wait is drawn from the window (JS `retry.jitter`).
+    pub const JITTER: Jitter = Jitter::Full;
+    /// Response statuses worth retrying (JS `retry.retryOn`).
+    pub const RETRY_ON: [u16; 6] = [408, 429, 500, 502, 503, 504];
+    /// Longest `Retry-After` honoured in ms; a longer one ends the call (JS `retry.maxRetryAfterMs`).
+    pub const MAX_RETRY_AFTER_MS: u32 = 30_000;
+
+    /// The circuit breaker is on unless the policy says `breaker: false`.
+    pub const BREAKER_ENABLED: bool = true;
+    /// When the breaker trips (JS `breaker.mode`).
+    pub const BREAKER_MODE: BreakerMode = BreakerMode::Consecutive;
+    /// Consecutive failures that open the breaker (JS `breaker.failureThreshold`).
+    pub const FAILURE_THRESHOLD: u32 = 5;
+    /// How long an open breaker rejects calls, in ms (JS `breaker.cooldownMs`).
+    pub const COOLDOWN_MS: u32 = 30_000;
+    /// Concurrent trial calls while half-open (JS `breaker.halfOpenMaxCalls`).
+    pub const HALF_OPEN_MAX_CALLS: u32 = 1;
+    /// Failure share of the window that opens the breaker (JS `breaker.failureRateThreshold`).
+    pub const FAILURE_RATE_THRESHOLD: f64 = 0.5;
+    /// Calls the window must hold before the rate counts (JS `breaker.minimumCalls`).
+    pub const MINIMUM_CALLS: u32 = 10;
+    /// What the failure-rate window spans (JS `breaker.windowType`).
+    pub const WINDOW_TYPE: WindowType = WindowType::Count;
+    /// Calls in a count window (JS `breaker.windowSize`).
+    pub const WINDOW_SIZE: u32 = 20;
+    /// Span of a time window in ms (JS `breaker.windowMs`).
+    pub const WINDOW_MS: u32 = 10_000;
+
+    /// The retry budget is on unless the policy says `retryBudget: false`.
+    pub const RETRY_BUDGET_ENABLED: bool = true;
+    /// Tokens in a full budget (JS `retryBudget.capacity`).
+    pub const BUDGET_CAPACITY: u32 = 500;
+    /// Tokens a retry after an error status costs (JS `retryBudget.retryCost`).
+    pub const RETRY_COST: u32 = 5;
+    /// Tokens a retry after a network error or timeout costs (JS `retryBudget.timeoutRetryCost`).
+    pub const TIMEOUT_RETRY_COST: u32 = 10;
+    /// Tokens a first-attempt success gives back (JS `retryBudget.noRetryIncrement`).
+    pub const NO_RETRY_INCREMENT: u32 = 1;
+
+    /// The bulkhead is off unless the policy sets `bulkhead`.
+    pub const BULKHEAD_ENABLED: bool = false;
+    /// Calls in flight per origin (JS `bulkhead.maxConcurrent`).
+    pub const MAX_CONCURRENT: u32 = 10;
+    /// Calls waiting for a slot per origin (JS `bulkhead.maxQueue`).
+    pub const MAX_QUEUE: u32 = 0;
+
+    /// Automatic keys for POST and PATCH (JS `idempotencyKey`).
+    pub const IDEMPOTENCY_KEY: IdempotencyKey = IdempotencyKey::Auto;
+    /// Header that carries the key (JS `idempotencyHeader`).
+    pub const IDEMPOTENCY_HEADER: &str = "Idempotency-Key";
+    /// Origins whose state is kept (JS `maxOrigins`).
+    pub const MAX_ORIGINS: u32 = 1000;
+}
+
+/// Largest millisecond value accepted: the largest `setTimeout` delay.
+const MAX_MS: u32 = 2_147_483_647;
+
+/// A validated policy: every field concrete, every value in range.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Policy {
+    /// Per-attempt timeout in ms.
+    pub timeout_ms: u32,
+    /// Whole-call deadline in ms.
+    pub total_timeout_ms: u32,
+    /// Retry settings; `None` makes one attempt only.
+    pub retry: Option<RetryPolicy>,
+    /// Circuit breaker settings; `None` turns the breaker off.
+    pub breaker: Option<BreakerPolicy>,
+    /// Retry budget settings; `None` turns the budget off.
+    pub retry_budget: Option<BudgetPolicy>,
+    /// Bulkhead settings; `None` turns the bulkhead off.
+    pub bulkhead: Option<BulkheadPolicy>,
+    /// Which idempotency key to send.
+    pub idempotency_key: IdempotencyKey,
+    /// Name of the idempotency key header.
+    pub idempotency_header: String,
+    /// How many origins the registry keeps.
+    pub max_origins: u32,
+}
+
+/// Retry settings.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RetryPolicy {
+    /// Attempts per call, the first one included (1..=20).
+    pub max_attempts: u32,
+    /// Backoff window of the first retry in ms.
+    pub base_delay_ms: u32,
+    /// Largest backoff window in ms (at least `base_delay_ms`).
+    pub max_delay_ms: u32,
+    /// How the wait is drawn from the window.
+    pub jitter: Jitter,
+    /// Response statuses worth retrying.
+    pub retry_on: Vec<u16>,
+    /// Longest `Retry-After` honoured in ms.
+    pub max_retry_after_ms: u32,
+}
+
+/// When a closed breaker opens.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BreakerMode {
+    /// After `failure_threshold` failures in a row.
+    Consecutive,
+    /// When the failure share of a window reaches `failure_rate_threshold`.
+    FailureRate,
+}
+
+/// What a failure-rate window spans.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WindowType {
+    /// The last `window_size` calls.
+    Count,
+    /// The calls of the last `window_ms` milliseconds.
+    Time,
+}
+
+/// Circuit breaker settings. Fields of the mode not chosen are kept but unused.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BreakerPolicy {
+    /// When the breaker trips.
+    pub mode: BreakerMode,
+    /// Consecutive failures that trip it (consecutive mode).
+    pub failure_threshold: u32,
+    /// How long it stays open, in ms.
+    pub cooldown_ms: u32,
+    /// Concurrent trial calls while half-open.
+    pub half_open_max_calls: u32,
+    /// Failure share that trips it, in (0, 1] (failure-rate mode).
+    pub failure_rate_threshold: f64,
+    /// Calls the window must hold before the rate counts (failure-rate mode).
+    pub minimum_calls: u32,
+    /// What the window spans (failure-rate mode).
+    pub window_type: WindowType,
+    /// Calls in a count window.
+    pub window_size: u32,
+    /// Span of a time window in ms.
+    pub window_ms: u32,
+}
+
+/// Retry budget settings (tokens).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BudgetPolicy {
+    /// Tokens in a full budget.
+    pub capacity: u32,
+    /// Cost of a retry after an error status.
+    pub retry_cost: u32,
+    /// Cost of a retry after a network error or timeout.
+    pub timeout_retry_cost: u32,
+    /// Tokens a first-attempt success gives back.
+    pub no_retry_increment: u32,
+}
+
+/// Bulkhead settings.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BulkheadPolicy {
+    /// Calls in flight per origin.
+    pub max_concurrent: u32,
+    /// Calls waiting for a slot per origin; more are rejected at once.
+    pub max_queue: u32,
+}
+
+/// Which idempotency key a call sends.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum IdempotencyKey {
+    /// No key (`false`).
+    Off,
+    /// A fresh UUID for POST and PATCH (`true`).
+    Auto,
+    /// This key, for any method (a string).
+    Fixed(String),
+}
+
+impl Default for Policy {
+    fn default() -> Self {
+        Policy {
+            timeout_ms: defaults::TIMEOUT_MS,
+            total_timeout_ms: defaults::TOTAL_TIMEOUT_MS,
+            retry: defaults::RETRY_ENABLED.then(RetryPolicy::default),
+            breaker: defaults::BREAKER_ENABLED.then(BreakerPolicy::default),
+            retry_budget: defaults::RETRY_BUDGET_ENABLED.then(BudgetPolicy::default),
+            bulkhead: defaults::BULKHEAD_ENABLED.then(BulkheadPolicy::default),
+            idempotency_key: defaults::IDEMPOTENCY_KEY,
+            idempotency_header: defaults::IDEMPOTENCY_HEADER.to_owned(),
+            max_origins: defaults::MAX_ORIGINS,
+        }
+    }
+}
+
+impl Default for RetryPolicy {
+    fn default() -> Self {
+        RetryPolicy {
+            max_attempts: defaults::MAX_ATTEMPTS,
+            base_delay_ms: defaults::BASE_DELAY_MS,
+            max_delay_ms: defaults::MAX_DELAY_MS,
+            jitter: defaults::JITTER,
+            retry_on: defaults::RETRY_ON.to_vec(),
+            max_retry_after_ms: defaults::MAX_RETRY_AFTER_MS,
+        }
+    }
+}
+
+impl Default for BreakerPolicy {
+    fn default() -> Self {
+        BreakerPolicy {
+            mode: defaults::BREAKER_MODE,
+            failure_threshold: defaults::FAILURE_THRESHOLD,
+            cooldown_ms: defaults::COOLDOWN_MS,
+            half_open_max_calls: defaults::HALF_OPEN_MAX_CALLS,
+            failure_rate_threshold: defaults::FAILURE_RATE_THRESHOLD,
+            minimum_calls: defaults::MINIMUM_CALLS,
+            window_type: defaults::WINDOW_TYPE,
+            window_size: defaults::WINDOW_SIZE,
+            window_ms: defaults::WINDOW_MS,
+        }
+    }
+}
+
+impl Default for BudgetPolicy {
+    fn default() -> Self {
+        BudgetPolicy {
+            capacity: defaults::BUDGET_CAPACITY,
+            retry_cost: defaults::RETRY_COST,
+            timeout_retry_cost: defaults::TIMEOUT_RETRY_COST,
+            no_retry_increment: defaults::NO_RETRY_INCREMENT,
+        }
+    }
+}
+
+impl Default for BulkheadPolicy {
+    fn default() -> Self {
+        BulkheadPolicy {
+            max_concurrent: defaults::MAX_CONCURRENT,
+            max_queue: defaults::MAX_QUEUE,
+        }
+    }
+}
+
+/// Whether a policy error is about a value's type or its range.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PolicyErrorKind {
+    /// Right type, value outside the accepted range (JS `RangeError`).
+    Range,
+    /// Wrong type, or a field that does not exist (JS `TypeError`).
+    Type,
+}
+
+/// A policy field that cannot be accepted.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PolicyError {
+    /// The field's JS path, e.g. `retry.maxAttempts` (empty for the policy itself).
+    pub path: String,
+    /// The whole sentence: field, accepted range, and what was given.
+    pub message: String,
+    /// Type or range.
+    pub kind: PolicyErrorKind,
+}
+
+impl fmt::Display for PolicyError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for PolicyError {}
+
+/// A policy as decoded, not yet validated. `null` and `undefined` fields count as absent;
+/// a top-level `onEvent` is skipped while decoding (the shell handles it).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct PolicyInput {
+    root: Value,
+}
+
+/// A decoded JS value, kept as given until validation.
+#[derive(Clone, Debug, Default, PartialEq)]
+enum Value {
+    #[default]
+    Null,
+    Bool(bool),
+    Number(f64),
+    String(String),
+    List(Vec<Value>),
+    /// Entries in order, keys unique (a repeated key keeps its last value, as in `JSON.parse`).
+    Map(Vec<(String, Value)>),
+}
+
+type Map = [(String, Value)];
+
+impl<'de> Deserialize<'de> for PolicyInput {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let root = d.deserialize_any(ValueVisitor { top: true })?;
+        Ok(PolicyInput { root })
+    }
+}
+
+impl<'de> Deserialize<'de> for Value {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(ValueVisitor { top: false })
+    }
+}
+
+/// Decodes any value; `top` skips the policy's `onEvent` (a JS function is not data).
+struct ValueVisitor {
+    top: bool,
+}
+
+impl<'de> Visitor<'de> for ValueVisitor {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a policy value (null, boolean, number, string, array or object)")
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+    fn visit_none<E: de::Error>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+        d.deserialize_any(self)
+    }
+    fn visit_bool<E: de::Error>(self, v: bool) -> Result<Value, E> {
+        Ok(Value::Bool(v))
+    }
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Value, E> {
+        Ok(Value::Number(v as f64))
+    }
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Value, E> {
+        Ok(Value::Number(v as f64))
+    }
+    fn visit_i128<E: de::Error>(self, v: i128) -> Result<Value, E> {
+        Ok(Value::Number(v as f64))
+    }
+    fn visit_u128<E: de::Error>(self, v: u128) -> Result<Value, E> {
+        Ok(Value::Number(v as f64))
+    }
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Value, E> {
+        Ok(Value::Number(v))
+    }
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Value, E> {
+        Ok(Value::String(v.to_owned()))
+    }
+    fn visit_string<E: de::Error>(self, v: String) -> Result<Value, E> {
+        Ok(Value::String(v))
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let mut items = Vec::new();
+        while let Some(item) = seq.next_element::<Value>()? {
+            items.push(item);
+        }
+        Ok(Value::List(items))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let mut entries: Vec<(String, Value)> = Vec::new();
+        while let Some(key) = map.next_key::<String>()? {
+            if self.top && key == "onEvent" {
+                map.next_value::<IgnoredAny>()?;
+                continue;
+            }
+            let value = map.next_value::<Value>()?;
+            match entries.iter_mut().find(|(k, _)| *k == key) {
+                Some(entry) => entry.1 = value,
+                None => entries.push((key, value)),
+            }
+        }
+        Ok(Value::Map(entries))
+    }
+}
+
+impl PolicyInput {
+    /// This policy with `over` laid on top, field by field: nested objects merge field by
+    /// field, an absent or `null` field keeps this one's value, `false` turns a feature off,
+    /// an object over `false` turns it on with defaults plus its fields, and `true` over an
+    /// object keeps that object (on, with its settings).
+    pub fn merge(&self, over: &PolicyInput) -> PolicyInput {
+        PolicyInput {
+            root: merge(&self.root, &over.root),
+        }
+    }
+}
+
+fn merge(base: &Value, over: &Value) -> Value {
+    match (base, over) {
+        (_, Value::Null) | (Value::Map(_), Value::Bool(true)) => base.clone(),
+        (Value::Map(b), Value::Map(o)) => {
+            let mut out = b.clone();
+            for (key, value) in o {
+                match out.iter_mut().find(|(k, _)| k == key) {
+                    Some(entry) => entry.1 = merge(&entry.1, value),
+                    None => out.push((key.clone(), value.clone())),
+                }
+            }
+            Value::Map(out)
+        }
+        _ => over.clone(),
+    }
+}
+
+impl Policy {
+    /// Validates a decoded policy and fills in the defaults.
+    pub fn from_input(input: &PolicyInput) -> Result<Policy, PolicyError> {
+        let map: &Map = match &input.root {
+            Value::Null => &[],
+            Value::Map(m) => m,
+            other => {
+                return Err(PolicyError {
+                    path: String::new(),
+                    message: format!("policy must be an object (got {})", type_name(other)),
+                    kind: PolicyErrorKind::Type,
+                });
+            }
+        };
+        let [
+            timeout,
+            total,
+            retry,
+            breaker,
+            budget,
+            bulkhead,
+            key,
+            header,
+            origins,
+        ] = fields(
+            map,
+            "",
+            [
+                "timeoutMs",
+                "totalTimeoutMs",
+                "retry",
+                "breaker",
+                "retryBudget",
+                "bulkhead",
+                "idempotencyKey",
+                "idempotencyHeader",
+                "maxOrigins",
+            ],
+        )?;
+        let timeout_ms = int(timeout, "timeoutMs", 1, MAX_MS, defaults::TIMEOUT_MS)?;
+        let total_timeout_ms = int(
+            total,
+            "totalTimeoutMs",
+            1,
+            MAX_MS,
+            defaults::TOTAL_TIMEOUT_MS,
+        )?;
+        Ok(Policy {
+            timeout_ms,
+            total_timeout_ms,
+            retry: feature(retry, "retry", defaults::RETRY_ENABLED, retry_policy)?,
+            breaker: feature(
+                breaker,
+                "breaker",
+                defaults::BREAKER_ENABLED,
+                breaker_policy,
+            )?,
+            retry_budget: feature(
+                budget,
+                "retryBudget",
+                defaults::RETRY_BUDGET_ENABLED,
+                budget_policy,
+            )?,
+            bulkhead: feature(
+                bulkhead,
+                "bulkhead",
+                defaults::BULKHEAD_ENABLED,
+                bulkhead_policy,
+            )?,
+            idempotency_key: idempotency_key(key)?,
+            idempotency_header: idempotency_header(header)?,
+            max_origins: int(origins, "maxOrigins", 1, 1_000_000, defaults::MAX_ORIGINS)?,
+        })
+    }
+}
+
+fn retry_policy(map: &Map) -> Result<RetryPolicy, PolicyError> {
+    let [attempts, base, max, jitter, retry_on, max_retry_after] = fields(
+        map,
+        "retry",
+        [
+            "retry.maxAttempts",
+            "retry.baseDelayMs",
+            "retry.maxDelayMs",
+            "retry.jitter",
+            "retry.retryOn",
+            "retry.maxRetryAfterMs",
+        ],
+    )?;
+    let base_delay_ms = int(
+        base,
+        "retry.baseDelayMs",
+        0,
+        MAX_MS,
+        defaults::BASE_DELAY_MS,
+    )?;
+    let max_delay_ms = int(max, "retry.maxDelayMs", 0, MAX_MS, defaults::MAX_DELAY_MS)?;
+    if max_delay_ms < base_delay_ms {
+        return Err(PolicyError {
+            path: "retry.maxDelayMs".to_owned(),
+            message: format!(
+                "retry.maxDelayMs must be an integer from retry.baseDelayMs ({base_delay_ms}) \
+                 to {MAX_MS} (got {max_delay_ms})"
+            ),
+            kind: PolicyErrorKind::Range,
+        });
+    }
+    Ok(RetryPolicy {
+        max_attempts: int(attempts, "retry.maxAttempts", 1, 20, defaults::MAX_ATTEMPTS)?,
+        base_delay_ms,
+        max_delay_ms,
+        jitter: choice(
+            jitter,
+            "retry.jitter",
+            &[
+                ("full", Jitter::Full),
+                ("equal", Jitter::Equal),
+                ("decorrelated", Jitter::Decorrelated),
+                ("none", Jitter::None),
+            ],
+            defaults::JITTER,
+        )?,
+        retry_on: statuses(retry_on)?,
+        max_retry_after_ms: int(
+            max_retry_after,
+            "retry.maxRetryAfterMs",
+            0,
+            MAX_MS,
+            defaults::MAX_RETRY_AFTER_MS,
+        )?,
+    })
+}
+
+fn statuses(v: Option<&Value>) -> Result<Vec<u16>, PolicyError> {
+    const EXPECTED: &str = "an array of integer statuses from 100 to 599";
+    let items = match v {
+        None => return Ok(defaults::RETRY_ON.to_vec()),
+        Some(Value::List(items)) => items,
+        Some(other) => return Err(mistyped("retry.retryOn", EXPECTED, other)),
+    };
+    let mut out = Vec::with_capacity(items.len());
+    for (i, item) in items.iter().enumerate() {
+        match as_int(item, 100, 599) {
+            Some(status) => out.push(status as u16),
+            None => return Err(int_error(&format!("retry.retryOn[{i}]"), item, 100, 599)),
+        }
+    }
+    Ok(out)
+}
+
+fn breaker_policy(map: &Map) -> Result<BreakerPolicy, PolicyError> {
+    let [
+        mode,
+        threshold,
+        cooldown,
+        half_open,
+        rate,
+        minimum,
+        window_type,
+        size,
+        window_ms,
+    ] = fields(
+        map,
+        "breaker",
+        [
+            "breaker.mode",
+            "breaker.failureThreshold",
+            "breaker.cooldownMs",
+            "breaker.halfOpenMaxCalls",
+            "breaker.failureRateThreshold",
+            "breaker.minimumCalls",
+            "breaker.windowType",
+            "breaker.windowSize",
+            "breaker.windowMs",
+        ],
+    )?;
+    Ok(BreakerPolicy {
+        mode: choice(
+            mode,
+            "breaker.mode",
+            &[
+                ("consecutive", BreakerMode::Consecutive),
+                ("failure-rate", BreakerMode::FailureRate),
+            ],
+            defaults::BREAKER_MODE,
+        )?,
+        failure_threshold: int(
+            threshold,
+            "breaker.failureThreshold",
+            1,
+            1000,
+            defaults::FAILURE_THRESHOLD,
+        )?,
+        cooldown_ms: int(
+            cooldown,
+            "breaker.cooldownMs",
+            1,
+            MAX_MS,
+            defaults::COOLDOWN_MS,
+        )?,
+        half_open_max_calls: int(
+            half_open,
+            "breaker.halfOpenMaxCalls",
+            1,
+            1000,
+            defaults::HALF_OPEN_MAX_CALLS,
+        )?,
+        failure_rate_threshold: rate_value(rate)?,
+        minimum_calls: int(
+            minimum,
+            "breaker.minimumCalls",
+            1,
+            10_000,
+            defaults::MINIMUM_CALLS,
+        )?,
+        window_type: choice(
+            window_type,
+            "breaker.windowType",
+            &[("count", WindowType::Count), ("time", WindowType::Time)],
+            defaults::WINDOW_TYPE,
+        )?,
+        window_size: int(size, "breaker.windowSize", 1, 1000, defaults::WINDOW_SIZE)?,
+        window_ms: int(
+            window_ms,
+            "breaker.windowMs",
+            1,
+            MAX_MS,
+            defaults::WINDOW_MS,
+        )?,
+    })
+}
+
+fn rate_value(v: Option<&Value>) -> Result<f64, PolicyError> {
+    const PATH: &str = "breaker.failureRateThreshold";
+    const EXPECTED: &str = "a number greater than 0 and at most 1";
+    match v {
+        None => Ok(defaults::FAILURE_RATE_THRESHOLD),
+        Some(Value::Number(n)) if *n > 0.0 && *n <= 1.0 => Ok(*n),
+        Some(Value::Number(n)) => Err(out_of_range(PATH, EXPECTED, &js_number(*n))),
+        Some(other) => Err(mistyped(PATH, EXPECTED, other)),
+    }
+}
+
+fn budget_policy(map: &Map) -> Result<BudgetPolicy, PolicyError> {
+    let [capacity, retry_cost, timeout_cost, increment] = fields(
+        map,
+        "retryBudget",
+        [
+            "retryBudget.capacity",
+            "retryBudget.retryCost",
+            "retryBudget.timeoutRetryCost",
+            "retryBudget.noRetryIncrement",
+        ],
+    )?;
+    let capacity = int(
+        capacity,
+        "retryBudget.capacity",
+        1,
+        1_000_000,
+        defaults::BUDGET_CAPACITY,
+    )?;
+    let share = |v: Option<&Value>, path: &str, default: u32| -> Result<u32, PolicyError> {
+        let n = int(v, path, 0, 1_000_000, default)?;
+        if n > capacity {
+            return Err(PolicyError {
+                path: path.to_owned(),
+                message: format!(
+                    "{path} must be an integer from 0 to retryBudget.capacity ({capacity}) (got {n})"
+                ),
+                kind: PolicyErrorKind::Range,
+            });
+        }
+        Ok(n)
+    };
+    Ok(BudgetPolicy {
+        capacity,
+        retry_cost: share(retry_cost, "retryBudget.retryCost", defaults::RETRY_COST)?,
+        timeout_retry_cost: share(
+            timeout_cost,
+            "retryBudget.timeoutRetryCost",
+            defaults::TIMEOUT_RETRY_COST,
+        )?,
+        no_retry_increment: share(
+            increment,
+            "retryBudget.noRetryIncrement",
+            defaults::NO_RETRY_INCREMENT,
+        )?,
+    })
+}
+
+fn bulkhead_policy(map: &Map) -> Result<BulkheadPolicy, PolicyError> {
+    let [concurrent, queue] = fields(
+        map,
+        "bulkhead",
+        ["bulkhead.maxConcurrent", "bulkhead.maxQueue"],
+    )?;
+    Ok(BulkheadPolicy {
+        max_concurrent: int(
+            concurrent,
+            "bulkhead.maxConcurrent",
+            1,
+            100_000,
+            defaults::MAX_CONCURRENT,
+        )?,
+        max_queue: int(queue, "bulkhead.maxQueue", 0, 100_000, defaults::MAX_QUEUE)?,
+    })
+}
+
+fn idempotency_key(v: Option<&Value>) -> Result<IdempotencyKey, PolicyError> {
+    const PATH: &str = "idempotencyKey";
+    const EXPECTED: &str = "true, false or a string of 1 to 255 visible ASCII characters";
+    match v {
+        None => Ok(defaults::IDEMPOTENCY_KEY),
+        Some(Value::Bool(true)) => Ok(IdempotencyKey::Auto),
+        Some(Value::Bool(false)) => Ok(IdempotencyKey::Off),
+        Some(Value::String(s))
+            if (1..=255).contains(&s.len()) && s.bytes().all(|b| b.is_ascii_graphic()) =>
+        {
+            Ok(IdempotencyKey::Fixed(s.clone()))
+        }
+        Some(Value::String(s)) => Err(out_of_range(PATH, EXPECTED, &quoted(s))),
+        Some(other) => Err(mistyped(PATH, EXPECTED, other)),
+    }
+}
+
+fn idempotency_header(v: Option<&Value>) -> Result<String, PolicyError> {
+    const PATH: &str = "idempotencyHeader";
+    const EXPECTED: &str =
+        "an HTTP token (letters, digits and !#$%&'*+-.^_`|~) of 1 to 64 characters";
+    match v {
+        None => Ok(defaults::IDEMPOTENCY_HEADER.to_owned()),
+        Some(Value::String(s)) if (1..=64).contains(&s.len()) && s.bytes().all(is_tchar) => {
+            Ok(s.clone())
+        }
+        Some(Value::String(s)) => Err(out_of_range(PATH, EXPECTED, &quoted(s))),
+        Some(other) => Err(mistyped(PATH, EXPECTED, other)),
+    }
+}
+
+/// RFC 9110 `tchar`: the characters of a header name.
+fn is_tchar(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b)
+}
+
+/// Looks up the fields named by `paths` (full JS paths; the last segment is the key).
+/// Any other key is an error; `null` counts as absent.
+fn fields<'a, const N: usize>(
+    map: &'a Map,
+    prefix: &str,
+    paths: [&str; N],
+) -> Result<[Option<&'a Value>; N], PolicyError> {
+    let mut out = [None; N];
+    for (key, value) in map {
+        let slot = paths
+            .iter()
+            .position(|p| p.rsplit('.').next() == Some(key.as_str()))
+            .and_then(|i| out.get_mut(i));
+        match slot {
+            Some(slot) => *slot = (*value != Value::Null).then_some(value),
+            None => {
+                let path = if prefix.is_empty() {
+                    key.clone()
+                } else {
+                    format!("{prefix}.{key}")
+                };
+                return Err(PolicyError {
+                    message: format!("unknown policy field {path:?}"),
+                    path,
+                    kind: PolicyErrorKind::Type,
+                });
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// A feature field: absent (its default), `false` (off), `true` (on, defaults) or an object.
+fn feature<T>(
+    v: Option<&Value>,
+    path: &str,
+    on_by_default: bool,
+    build: fn(&Map) -> Result<T, PolicyError>,
+) -> Result<Option<T>, PolicyError> {
+    match v {
+        None if on_by_default => build(&[]).map(Some),
+        None | Some(Value::Bool(false)) => Ok(None),
+        Some(Value::Bool(true)) => build(&[]).map(Some),
+        Some(Value::Map(m)) => build(m).map(Some),
+        Some(other) => Err(mistyped(path, "true, false or an object", other)),
+    }
+}
+
+/// An integer field in `min..=max`; JS numbers arrive as f64, so 3.0 counts and 3.5 does not.
+fn int(
+    v: Option<&Value>,
+    path: &str,
+    min: u32,
+    max: u32,
+    default: u32,
+) -> Result<u32, PolicyError> {
+    match v {
+        None => Ok(default),
+        Some(v) => as_int(v, min, max).ok_or_else(|| int_error(path, v, min, max)),
+    }
+}
+
+fn as_int(v: &Value, min: u32, max: u32) -> Option<u32> {
+    match v {
+        Value::Number(n) if n.fract() == 0.0 && *n >= f64::from(min) && *n <= f64::from(max) => {
+            Some(*n as u32)
+        }
+        _ => None,
+    }
+}
+
+fn int_error(path: &str, v: &Value, min: u32, max: u32) -> PolicyError {
+    let expected = format!("an integer from {min} to {max}");
+    match v {
+        Value::Number(n) => out_of_range(path, &expected, &js_number(*n)),
+        other => mistyped(path, &expected, other),
+    }
+}
+
+/// A string field that must be one of `options`.
+fn choice<T: Copy>(
+    v: Option<&Value>,
+    path: &str,
+    options: &[(&str, T)],
+    default: T,
+) -> Result<T, PolicyError> {
+    let expected = || {
+        let names: Vec<String> = options
+            .iter()
+            .map(|(name, _)| format!("{name:?}"))
+            .collect();
+        format!("one of {}", names.join(", "))
+    };
+    match v {
+        None => Ok(default),
+        Some(Value::String(s)) => options
+            .iter()
+            .find(|(name, _)| name == s)
+            .map(|(_, value)| *value)
+            .ok_or_else(|| out_of_range(path, &expected(), &quoted(s))),
+        Some(other) => Err(mistyped(path, &expected(), other)),
+    }
+}
+
+fn out_of_range(path: &str, expected: &str, got: &str) -> PolicyError {
+    PolicyError {
+        path: path.to_owned(),
+        message: format!("{path} must be {expected} (got {got})"),
+        kind: PolicyErrorKind::Range,
+    }
+}
+
+fn mistyped(path: &str, expected: &str, got: &Value) -> PolicyError {
+    PolicyError {
+        path: path.to_owned(),
+        message: format!("{path} must be {expected} (got {})", type_name(got)),
+        kind: PolicyErrorKind::Type,
+    }
+}
+
+fn type_name(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::List(_) => "an array",
+        Value::Map(_) => "an object",
+    }
+}
+
+/// A number as JS prints it: `NaN`, `Infinity`, `3`, `3.5`.
+fn js_number(n: f64) -> String {
+    if n.is_nan() {
+        "NaN".to_owned()
+    } else if n.is_infinite() {
+        if n > 0.0 { "Infinity" } else { "-Infinity" }.to_owned()
+    } else {
+        n.to_string()
+    }
+}
+
+/// A string for an error message: quoted, escaped, cut after 40 characters.
+fn quoted(s: &str) -> String {
+    match s.char_indices().nth(40) {
+        Some((cut, _)) => format!("{:?}…", s.get(..cut).unwrap_or_default()),
+        None => format!("{s:?}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use serde_json::json;
+
+    fn input(v: serde_json::Value) -> PolicyInput {
+        serde_json::from_value(v).expect("any JSON decodes")
+    }
+
+    fn parse(v: serde_json::Value) -> Result<Policy, PolicyError> {
+        Policy::from_input(&input(v))
+    }
+
+    fn err(v: serde_json::Value) -> PolicyError {
+        parse(v).expect_err("policy must be rejected")
+    }
+
+    #[test]
+    fn empty_and_null_policies_are_the_defaults() {
+        assert_eq!(parse(json!({})), Ok(Policy::default()));
+        assert_eq!(parse(json!(null)), Ok(Policy::default()));
+        assert_eq!(
+            Policy::from_input(&PolicyInput::default()),
+            Ok(Policy::default())
+        );
+    }
+
+    #[test]
+    fn defaults_are_the_documented_values() {
+        let p = Policy::default();
+        assert_eq!((p.timeout_ms, p.total_timeout_ms), (10_000, 30_000));
+        let r = p.retry.expect("retry on by default");
+        assert_eq!(
+            (r.max_attempts, r.base_delay_ms, r.max_delay_ms),
+            (3, 100, 10_000)
+        );
+        assert_eq!(r.jitter, Jitter::Full);
+        assert_eq!(r.retry_on, vec![408, 429, 500, 502, 503, 504]);
+        assert_eq!(r.max_retry_after_ms, 30_000);
+        let b = p.breaker.expect("breaker on by default");
+        assert_eq!(b.mode, BreakerMode::Consecutive);
+        assert_eq!(
+            (b.failure_threshold, b.cooldown_ms, b.half_open_max_calls),
+            (5, 30_000, 1)
+        );
+        assert_eq!((b.failure_rate_threshold, b.minimum_calls), (0.5, 10));
+        assert_eq!(
+            (b.window_type, b.window_size, b.window_ms),
+            (WindowType::Count, 20, 10_000)
+        );
+        let g = p.retry_budget.expect("budget on by default");
+        assert_eq!(
+            (
+                g.capacity,
+                g.retry_cost,
+                g.timeout_retry_cost,
+                g.no_retry_increment
+            ),
+            (500, 5, 10, 1)
+        );
+        assert_eq!(p.bulkhead, None);
+        assert_eq!(
+            BulkheadPolicy::default(),
+            BulkheadPolicy {
+                max_concurrent: 10,
+                max_queue: 0
+            }
+        );
+        assert_eq!(p.idempotency_key, IdempotencyKey::Auto);
+        assert_eq!(p.idempotency_header, "Idempotency-Key");
+        assert_eq!(p.max_origins, 1000);
+    }
+
+    #[test]
+    fn true_means_defaults_and_false_means_off() {
+        let p =
+            parse(json!({"retry": true, "breaker": false, "retryBudget": false, "bulkhead": true}))
+                .expect("valid");
+        assert_eq!(p.retry, Some(RetryPolicy::default()));
+        assert_eq!(p.breaker, None);
+        assert_eq!(p.retry_budget, None);
+        assert_eq!(p.bulkhead, Some(BulkheadPolicy::default()));
+    }
+
+    #[test]
+    fn every_field_is_read() {
+        let p = parse(json!({
+            "timeoutMs": 1, "totalTimeoutMs": 2147483647,
+            "retry": {"maxAttempts": 20, "baseDelayMs": 0, "maxDelayMs": 0, "jitter": "decorrelated",
+                      "retryOn": [], "maxRetryAfterMs": 0},
+            "breaker": {"mode": "failure-rate", "failureThreshold": 1000, "cooldownMs": 1,
+                        "halfOpenMaxCalls": 1000, "failureRateThreshold": 1, "minimumCalls": 10000,
+                        "windowType": "time", "windowSize": 1000, "windowMs": 1},
+            "retryBudget": {"capacity": 7, "retryCost": 7, "timeoutRetryCost": 0, "noRetryIncrement": 3},
+            "bulkhead": {"maxConcurrent": 100000, "maxQueue": 100000},
+            "idempotencyKey": "k-1", "idempotencyHeader": "X-Key", "maxOrigins": 1000000,
+            "onEvent": "ignored by the core"
+        }))
+        .expect("valid");
+        let expected = Policy {
+            timeout_ms: 1,
+            total_timeout_ms: 2_147_483_647,
+            retry: Some(RetryPolicy {
+                max_attempts: 20,
+                base_delay_ms: 0,
+                max_delay_ms: 0,
+                jitter: Jitter::Decorrelated,
+                retry_on: vec![],
+                max_retry_after_ms: 0,
+            }),
+            breaker: Some(BreakerPolicy {
+                mode: BreakerMode::FailureRate,
+                failure_threshold: 1000,
+                cooldown_ms: 1,
+                half_open_max_calls: 1000,
+                failure_rate_threshold: 1.0,
+                minimum_calls: 10_000,
+                window_type: WindowType::Time,
+                window_size: 1000,
+                window_ms: 1,
+            }),
+            retry_budget: Some(BudgetPolicy {
+                capacity: 7,
+                retry_cost: 7,
+                timeout_retry_cost: 0,
+                no_retry_increment: 3,
+            }),
+            bulkhead: Some(BulkheadPolicy {
+                max_concurrent: 100_000,
+                max_queue: 100_000,
+            }),
+            idempotency_key: IdempotencyKey::Fixed("k-1".into()),
+            idempotency_header: "X-Key".into(),
+            max_origins: 1_000_000,
+        };
+        assert_eq!(p, expected);
+    }
+
+    #[test]
+    fn range_errors_name_the_field_and_the_range() {
+        let e = err(json!({"retry": {"maxAttempts": 0}}));
+        assert_eq!(
+            e.to_string(),
+            "retry.maxAttempts must be an integer from 1 to 20 (got 0)"
+        );
+        assert_eq!(
+            (e.path.as_str(), e.kind),
+            ("retry.maxAttempts", PolicyErrorKind::Range)
+        );
+        let e = err(json!({"retry": {"maxAttempts": 21}}));
+        assert_eq!(
+            e.message,
+            "retry.maxAttempts must be an integer from 1 to 20 (got 21)"
+        );
+        let e = err(json!({"timeoutMs": 0}));
+        assert_eq!(
+            e.message,
+            "timeoutMs must be an integer from 1 to 2147483647 (got 0)"
+        );
+        let e = err(json!({"totalTimeoutMs": 2147483648u64}));
+        assert_eq!(e.path, "totalTimeoutMs");
+        let e = err(json!({"maxOrigins": 1000001}));
+        assert_eq!(
+            e.message,
+            "maxOrigins must be an integer from 1 to 1000000 (got 1000001)"
+        );
+    }
+
+    #[test]
+    fn each_bound_is_enforced() {
+        let cases = [
+            json!({"retry": {"baseDelayMs": -1}}),
+            json!({"retry": {"maxRetryAfterMs": 2147483648u64}}),
+            json!({"breaker": {"failureThreshold": 0}}),
+            json!({"breaker": {"failureThreshold": 1001}}),
+            json!({"breaker": {"cooldownMs": 0}}),
+            json!({"breaker": {"halfOpenMaxCalls": 0}}),
+            json!({"breaker": {"halfOpenMaxCalls": 1001}}),
+            json!({"breaker": {"minimumCalls": 0}}),
+            json!({"breaker": {"minimumCalls": 10001}}),
+            json!({"breaker": {"windowSize": 0}}),
+            json!({"breaker": {"windowSize": 1001}}),
+            json!({"breaker": {"windowMs": 0}}),
+            json!({"retryBudget": {"capacity": 0}}),
+            json!({"retryBudget": {"capacity": 1000001}}),
+            json!({"bulkhead": {"maxConcurrent": 0}}),
+            json!({"bulkhead": {"maxConcurrent": 100001}}),
+            json!({"bulkhead": {"maxQueue": 100001}}),
+            json!({"maxOrigins": 0}),
+        ];
+        for case in cases {
+            let e = parse(case.clone()).expect_err(&case.to_string());
+            assert_eq!(e.kind, PolicyErrorKind::Range, "{case}");
+        }
+    }
+
+    #[test]
+    fn integers_may_come_as_floats_but_must_be_whole_and_finite() {
+        let p = Policy::from_input(&PolicyInput {
+            root: Value::Map(vec![("timeoutMs".into(), Value::Number(3.0))]),
+        });
+        assert_eq!(p.map(|p| p.timeout_ms), Ok(3));
+        for (n, shown) in [
+            (3.5, "3.5"),
+            (f64::NAN, "NaN"),
+            (f64::INFINITY, "Infinity"),
+            (f64::NEG_INFINITY, "-Infinity"),
+        ] {
+            let e = Policy::from_input(&PolicyInput {
+                root: Value::Map(vec![("timeoutMs".into(), Value::Number(n))]),
+            })
+            .expect_err("not an integer");
+            assert_eq!(e.kind, PolicyErrorKind::Range);
+            assert_eq!(
+                e.message,
+                format!("timeoutMs must be an integer from 1 to 2147483647 (got {shown})")
+            );
+        }
+    }
+
+    #[test]
+    fn type_errors_name_the_field_and_the_type() {
+        let e = err(json!({"retry": {"maxAttempts": "3"}}));
+        assert_eq!(
+            e.message,
+            "retry.maxAttempts must be an integer from 1 to 20 (got a string)"
+        );
+        assert_eq!(e.kind, PolicyErrorKind::Type);
+        let e = err(json!({"retry": 3}));
+        assert_eq!(
+            e.message,
+            "retry must be true, false or an object (got a number)"
+        );
+        assert_eq!(e.kind, PolicyErrorKind::Type);
+        let e = err(json!({"retry": {"jitter": 1}}));
+        assert_eq!(e.kind, PolicyErrorKind::Type);
+        assert_eq!(e.path, "retry.jitter");
+        let e = err(json!({"retry": {"retryOn": 503}}));
+        assert_eq!(
+            e.message,
+            "retry.retryOn must be an array of integer statuses from 100 to 599 (got a number)"
+        );
+        let e = err(json!({"idempotencyKey": 1}));
+        assert_eq!(
+            (e.path.as_str(), e.kind),
+            ("idempotencyKey", PolicyErrorKind::Type)
+        );
+        let e = err(json!({"idempotencyHeader": ["x"]}));
+        assert_eq!(
+            (e.path.as_str(), e.kind),
+            ("idempotencyHeader", PolicyErrorKind::Type)
+        );
+        let e = err(json!({"breaker": {"failureRateThreshold": "half"}}));
+        assert_eq!(e.kind, PolicyErrorKind::Type);
+        let e = err(json!([1]));
+        assert_eq!(e.message, "policy must be an object (got an array)");
+    }
+
+    #[test]
+    fn unknown_fields_are_named() {
+        let e = err(json!({"retyr": true}));
+        assert_eq!(e.message, r#"unknown policy field "retyr""#);
+        assert_eq!(e.kind, PolicyErrorKind::Type);
+        let e = err(json!({"retry": {"maxAttemps": 2}}));
+        assert_eq!(e.message, r#"unknown policy field "retry.maxAttemps""#);
+        assert_eq!(e.path, "retry.maxAttemps");
+        let e = err(json!({"breaker": {"retry": true}}));
+        assert_eq!(e.path, "breaker.retry");
+    }
+
+    #[test]
+    fn on_event_is_skipped_only_at_the_top() {
+        assert_eq!(
+            parse(json!({"onEvent": {"any": "thing"}})),
+            Ok(Policy::default())
+        );
+        assert_eq!(err(json!({"retry": {"onEvent": 1}})).path, "retry.onEvent");
+    }
+
+    #[test]
+    fn null_fields_count_as_absent() {
+        assert_eq!(
+            parse(json!({"retry": null, "timeoutMs": null})),
+            Ok(Policy::default())
+        );
+    }
+
+    #[test]
+    fn max_delay_below_base_names_both() {
+        let e = err(json!({"retry": {"baseDelayMs": 500, "maxDelayMs": 100}}));
+        assert_eq!(
+            e.message,
+            "retry.maxDelayMs must be an integer from retry.baseDelayMs (500) to 2147483647 (got 100)"
+        );
+        assert_eq!(
+            (e.path.as_str(), e.kind),
+            ("retry.maxDelayMs", PolicyErrorKind::Range)
+        );
+        assert!(parse(json!({"retry": {"baseDelayMs": 100, "maxDelayMs": 100}})).is_ok());
+    }
+
+    #[test]
+    fn budget_costs_are_bounded_by_capacity() {
+        let e = err(json!({"retryBudget": {"capacity": 4}}));
+        assert_eq!(
+            e.message,
+            "retryBudget.retryCost must be an integer from 0 to retryBudget.capacity (4) (got 5)"
+        );
+        let e =
+            err(json!({"retryBudget": {"capacity": 10, "retryCost": 1, "timeoutRetryCost": 11}}));
+        assert_eq!(e.path, "retryBudget.timeoutRetryCost");
+        let e = err(json!({"retryBudget": {"noRetryIncrement": 501}}));
+        assert_eq!(e.path, "retryBudget.noRetryIncrement");
+        assert!(
+            parse(json!({"retryBudget": {"capacity": 10, "retryCost": 10, "timeoutRetryCost": 0}}))
+                .is_ok()
+        );
+    }
+
+    #[test]
+    fn enumerations_list_their_choices() {
+        let e = err(json!({"retry": {"jitter": "fulll"}}));
+        assert_eq!(
+            e.message,
+            r#"retry.jitter must be one of "full", "equal", "decorrelated", "none" (got "fulll")"#
+        );
+        assert_eq!(e.kind, PolicyErrorKind::Range);
+        for (name, jitter) in [
+            ("full", Jitter::Full),
+            ("equal", Jitter::Equal),
+            ("none", Jitter::None),
+        ] {
+            let p = parse(json!({"retry": {"jitter": name}})).expect("valid");
+            assert_eq!(p.retry.map(|r| r.jitter), Some(jitter));
+        }
+        assert_eq!(
+            err(json!({"breaker": {"mode": "rate"}})).path,
+            "breaker.mode"
+        );
+        assert_eq!(
+            err(json!({"breaker": {"windowType": "calls"}})).path,
+            "breaker.windowType"
+        );
+    }
+
+    #[test]
+    fn retry_on_items_are_checked_one_by_one() {
+        let e = err(json!({"retry": {"retryOn": [503, 99]}}));
+        assert_eq!(
+            e.message,
+            "retry.retryOn[1] must be an integer from 100 to 599 (got 99)"
+        );
+        assert_eq!(
+            err(json!({"retry": {"retryOn": [600]}})).path,
+            "retry.retryOn[0]"
+        );
+        assert_eq!(
+            err(json!({"retry": {"retryOn": ["503"]}})).kind,
+            PolicyErrorKind::Type
+        );
+        let p = parse(json!({"retry": {"retryOn": [100, 599]}})).expect("valid");
+        assert_eq!(p.retry.map(|r| r.retry_on), Some(vec![100, 599]));
+    }
+
+    #[test]
+    fn failure_rate_is_in_zero_exclusive_one_inclusive() {
+        for bad in [json!(0), json!(-0.1), json!(1.01)] {
+            let e = err(json!({"breaker": {"failureRateThreshold": bad}}));
+            assert_eq!(e.kind, PolicyErrorKind::Range);
+            assert!(e.message.starts_with(
+                "breaker.failureRateThreshold must be a number greater than 0 and at most 1"
+            ));
+        }
+        let p = parse(json!({"breaker": {"failureRateThreshold": 0.001}})).expect("valid");
+        assert_eq!(p.breaker.map(|b| b.failure_rate_threshold), Some(0.001));
+    }
+
+    #[test]
+    fn idempotency_key_strings_are_visible_ascii_up_to_255() {
+        assert_eq!(
+            parse(json!({"idempotencyKey": false})).map(|p| p.idempotency_key),
+            Ok(IdempotencyKey::Off)
+        );
+        assert_eq!(
+            parse(json!({"idempotencyKey": true})).map(|p| p.idempotency_key),
+            Ok(IdempotencyKey::Auto)
+        );
+        let long = "k".repeat(255);
+        assert!(parse(json!({"idempotencyKey": long})).is_ok());
+        for bad in [
+            String::new(),
+            "k".repeat(256),
+            "a b".into(),
+            "ké".into(),
+            "tab\t".into(),
+        ] {
+            let e = err(json!({"idempotencyKey": bad}));
+            assert_eq!(
+                (e.path.as_str(), e.kind),
+                ("idempotencyKey", PolicyErrorKind::Range),
+                "{bad:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn idempotency_header_is_a_token_up_to_64() {
+        assert!(parse(json!({"idempotencyHeader": "x-!#$%&'*+-.^_`|~9"})).is_ok());
+        assert!(parse(json!({"idempotencyHeader": "h".repeat(64)})).is_ok());
+        for bad in [
+            String::new(),
+            "h".repeat(65),
+            "Idem Key".into(),
+            "a:b".into(),
+            "(x)".into(),
+        ] {
+            let e = err(json!({"idempotencyHeader": bad}));
+            assert_eq!(e.kind, PolicyErrorKind::Range, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn long_strings_are_cut_in_messages() {
+        let e = err(json!({"retry": {"jitter": "x".repeat(1000)}}));
+        assert!(e.message.len() < 200, "{}", e.message);
+        assert!(e.message.ends_with("…)"));
+    }
+
+    #[test]
+    fn merge_overrides_field_by_field() {
+        let client =
+            input(json!({"timeoutMs": 500, "retry": {"maxAttempts": 5, "baseDelayMs": 10}}));
+        let call = input(json!({"retry": {"baseDelayMs": 20}, "totalTimeoutMs": 900}));
+        let p = Policy::from_input(&client.merge(&call)).expect("valid");
+        assert_eq!((p.timeout_ms, p.total_timeout_ms), (500, 900));
+        let r = p.retry.expect("on");
+        assert_eq!((r.max_attempts, r.base_delay_ms), (5, 20));
+    }
+
+    #[test]
+    fn merge_false_turns_off_and_object_over_false_turns_on_with_defaults() {
+        let client = input(json!({"retry": {"maxAttempts": 5}, "breaker": false}));
+        let call = input(json!({"retry": false, "breaker": {"cooldownMs": 7}}));
+        let p = Policy::from_input(&client.merge(&call)).expect("valid");
+        assert_eq!(p.retry, None);
+        assert_eq!(
+            p.breaker,
+            Some(BreakerPolicy {
+                cooldown_ms: 7,
+                ..BreakerPolicy::default()
+            })
+        );
+    }
+
+    #[test]
+    fn merge_true_over_an_object_keeps_it_and_null_keeps_the_base() {
+        let client = input(json!({"retry": {"maxAttempts": 5}, "timeoutMs": 50}));
+        let call = input(json!({"retry": true, "timeoutMs": null}));
+        let p = Policy::from_input(&client.merge(&call)).expect("valid");
+        assert_eq!(p.retry.map(|r| r.max_attempts), Some(5));
+        assert_eq!(p.timeout_ms, 50);
+        let off = input(json!({"retry": false}));
+        let p = Policy::from_input(&off.merge(&input(json!({"retry": true})))).expect("valid");
+        assert_eq!(p.retry, Some(RetryPolicy::default()));
+    }
+
+    #[test]
+    fn merge_replaces_lists_and_keeps_unknown_fields_for_validation() {
+        let client = input(json!({"retry": {"retryOn": [500, 503]}}));
+        let call = input(json!({"retry": {"retryOn": [429]}}));
+        let p = Policy::from_input(&client.merge(&call)).expect("valid");
+        assert_eq!(p.retry.map(|r| r.retry_on), Some(vec![429]));
+        let bad = client.merge(&input(json!({"retry": {"tries": 1}})));
+        assert_eq!(
+            Policy::from_input(&bad).map_err(|e| e.path),
+            Err("retry.tries".to_owned())
+        );
+    }
+
+    #[test]
+    fn a_repeated_key_keeps_its_last_value() {
+        let p: PolicyInput =
+            serde_json::from_str(r#"{"timeoutMs": 1, "timeoutMs": 2}"#).expect("json");
+        assert_eq!(Policy::from_input(&p).map(|p| p.timeout_ms), Ok(2));
+    }
+
+    fn json_value() -> impl Strategy<Value = serde_json::Value> {
+        let names = prop::sample::select(vec![
+            "timeoutMs",
+            "totalTimeoutMs",
+            "retry",
+            "breaker",
+            "retryBudget",
+            "bulkhead",
+            "idempotencyKey",
+            "idempotencyHeader",
+            "maxOrigins",
+            "onEvent",
+            "maxAttempts",
+            "baseDelayMs",
+            "maxDelayMs",
+            "jitter",
+            "retryOn",
+            "capacity",
+            "retryCost",
+            "mode",
+            "windowType",
+            "failureRateThreshold",
+            "maxQueue",
+            "x",
+        ]);
+        let leaf = prop_oneof![
+            Just(serde_json::Value::Null),
+            any::<bool>().prop_map(serde_json::Value::from),
+            any::<i64>().prop_map(serde_json::Value::from),
+            any::<u64>().prop_map(serde_json::Value::from),
+            any::<f64>().prop_map(serde_json::Value::from),
+            "[ -~é]{0,12}".prop_map(serde_json::Value::from),
+        ];
+        leaf.prop_recursive(4, 48, 6, move |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..6).prop_map(serde_json::Value::Array),
+                prop::collection::vec((names.clone(), inner), 0..6).prop_map(|kv| {
+                    serde_json::Value::Object(
+                        kv.into_iter().map(|(k, v)| (k.to_owned(), v)).collect(),
+                    )
+                }),
+            ]
+        })
+    }
+
+    proptest! {
+        #[test]
+        fn decoding_and_validating_never_panics(a in json_value(), b in json_value()) {
+            let a = input(a);
+            let b = input(b);
+            for p in [&a, &b, &a.merge(&b)] {
+                match Policy::from_input(p) {
+                    Ok(policy) => {
+                        let r = policy.retry.unwrap_or_default();
+                        prop_assert!(r.base_delay_ms <= r.max_delay_ms);
+                        if let Some(g) = policy.retry_budget {
+                            prop_assert!(g.retry_cost <= g.capacity && g.timeout_retry_cost <= g.capacity);
+                        }
+                    }
+                    Err(e) => prop_assert!(e.message.contains(&e.path)),
+                }
+            }
+        }
+
+        #[test]
+        fn merging_with_an_empty_policy_changes_nothing(a in json_value()) {
+            let a = input(a);
+            prop_assert_eq!(Policy::from_input(&a.merge(&PolicyInput::default())), Policy::from_input(&a));
+        }
+    }
+}

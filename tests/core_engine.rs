@@ -1,0 +1,1222 @@
+//! End-to-end calls through `engine::run` with a scripted transport and a fake clock.
+//!
+//! Virtual time: in `auto` mode a sleep jumps the clock to its end at once, so a call with
+//! seconds of backoff runs in microseconds. In `manual` mode sleeps wait until the test
+//! advances the clock; concurrent calls are then stepped by a small executor below
+//! (`LocalPool` cannot spawn without `futures-util`'s `LocalSpawnExt`, which is not a
+//! dev-dependency), which polls a call only when its waker was used, so a missed wake-up
+//! shows up as a call that never finishes.
+
+#![cfg(not(target_arch = "wasm32"))]
+
+use futures_executor::block_on;
+use proptest::prelude::*;
+use resilient_fetch::breaker::BreakerState;
+use resilient_fetch::engine::{
+    self, AttemptLimit, AttemptOutcome, Call, CallResult, Env, Transport,
+};
+use resilient_fetch::events::{Event, GiveUpReason, OutcomeKind, RetryReason};
+use resilient_fetch::policy::{Policy, PolicyInput};
+use resilient_fetch::registry::{OriginSnapshot, Registry};
+use std::cell::{Cell, RefCell};
+use std::collections::VecDeque;
+use std::future::{Future, poll_fn};
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::task::{Context, Poll, Wake, Waker};
+
+const A: &str = "https://a.test";
+const B: &str = "https://b.test";
+/// 2025-01-01T00:00:00Z: the wall clock at virtual time 0.
+const UNIX_BASE: f64 = 1_735_689_600_000.0;
+
+// ---------------------------------------------------------------- fakes
+
+/// The fake environment: virtual clock, seeded randomness, an abort switch.
+struct Clock {
+    now: Cell<f64>,
+    seed: Cell<u64>,
+    aborted: Cell<bool>,
+    /// Auto mode: abort when a sleep reaches this time.
+    abort_at: Cell<Option<f64>>,
+    manual: bool,
+    wakers: RefCell<Vec<Waker>>,
+}
+
+impl Clock {
+    fn auto() -> Self {
+        Clock {
+            now: Cell::new(0.0),
+            seed: Cell::new(0x9e37_79b9_7f4a_7c15),
+            aborted: Cell::new(false),
+            abort_at: Cell::new(None),
+            manual: false,
+            wakers: RefCell::new(Vec::new()),
+        }
+    }
+
+    fn manual() -> Self {
+        Clock {
+            manual: true,
+            ..Clock::auto()
+        }
+    }
+
+    fn advance(&self, ms: f64) {
+        self.now.set(self.now.get() + ms);
+        self.wake_all();
+    }
+
+    fn abort(&self) {
+        self.aborted.set(true);
+        self.wake_all();
+    }
+
+    fn wake_all(&self) {
+        let wakers = std::mem::take(&mut *self.wakers.borrow_mut());
+        wakers.into_iter().for_each(Waker::wake);
+    }
+
+    fn park(&self, cx: &Context<'_>) {
+        self.wakers.borrow_mut().push(cx.waker().clone());
+    }
+}
+
+impl Env for Clock {
+    fn now_ms(&self) -> f64 {
+        self.now.get()
+    }
+
+    fn unix_ms(&self) -> f64 {
+        UNIX_BASE + self.now.get()
+    }
+
+    fn random(&self) -> f64 {
+        // xorshift64*
+        let mut x = self.seed.get();
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        self.seed.set(x);
+        (x.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 11) as f64 / (1u64 << 53) as f64
+    }
+
+    fn sleep(&self, ms: f64) -> impl Future<Output = ()> {
+        let due = self.now.get() + ms.max(0.0);
+        poll_fn(move |cx| {
+            if self.now.get() >= due {
+                return Poll::Ready(());
+            }
+            if self.manual {
+                self.park(cx);
+                return Poll::Pending;
+            }
+            match self.abort_at.get() {
+                Some(at) if at <= due => {
+                    self.now.set(self.now.get().max(at));
+                    self.abort_at.set(None);
+                    self.park(cx);
+                    self.abort();
+                    Poll::Pending
+                }
+                _ => {
+                    self.now.set(due);
+                    Poll::Ready(())
+                }
+            }
+        })
+    }
+
+    fn aborted(&self) -> bool {
+        self.aborted.get()
+    }
+
+    fn abort_wait(&self) -> impl Future<Output = ()> {
+        poll_fn(move |cx| {
+            if self.aborted.get() {
+                Poll::Ready(())
+            } else {
+                self.park(cx);
+                Poll::Pending
+            }
+        })
+    }
+}
+
+/// One scripted attempt.
+#[derive(Clone, Debug)]
+enum Step {
+    Status(u16),
+    RetryAfter(u16, String),
+    Network,
+    /// Never answers: takes the whole limit, then times out.
+    Hang,
+    /// The caller aborts while the attempt is on the wire.
+    Abort,
+    /// The caller aborts just as this status arrives.
+    AbortWith(u16),
+}
+
+/// Answers attempts from a script; each answer takes `took_ms` of virtual time. The output
+/// is the attempt's number, so tests can tell which attempt's output came back.
+struct Script<'e> {
+    clock: &'e Clock,
+    steps: VecDeque<Step>,
+    limits: Vec<AttemptLimit>,
+    took_ms: f64,
+}
+
+impl<'e> Script<'e> {
+    fn new(clock: &'e Clock, steps: &[Step]) -> Self {
+        Script {
+            clock,
+            steps: steps.iter().cloned().collect(),
+            limits: Vec::new(),
+            took_ms: 10.0,
+        }
+    }
+}
+
+impl Transport for Script<'_> {
+    type Output = u32;
+
+    fn send(
+        &mut self,
+        attempt: u32,
+        limit: AttemptLimit,
+    ) -> impl Future<Output = (AttemptOutcome, u32)> {
+        self.limits.push(limit);
+        let step = self.steps.pop_front().unwrap_or(Step::Status(200));
+        let (clock, took) = (self.clock, self.took_ms);
+        async move {
+            let outcome = match step {
+                Step::Hang => {
+                    clock.advance(limit.timeout_ms);
+                    AttemptOutcome::Timeout
+                }
+                Step::Abort => {
+                    clock.abort();
+                    AttemptOutcome::Aborted
+                }
+                Step::AbortWith(status) => {
+                    clock.abort();
+                    AttemptOutcome::Response {
+                        status,
+                        retry_after: None,
+                    }
+                }
+                Step::Network => {
+                    clock.advance(took);
+                    AttemptOutcome::NetworkError
+                }
+                Step::Status(status) => {
+                    clock.advance(took);
+                    AttemptOutcome::Response {
+                        status,
+                        retry_after: None,
+                    }
+                }
+                Step::RetryAfter(status, value) => {
+                    clock.advance(took);
+                    AttemptOutcome::Response {
+                        status,
+                        retry_after: Some(value),
+                    }
+                }
+            };
+            (outcome, attempt)
+        }
+    }
+}
+
+/// What the events said, in owned form.
+#[derive(Default, Debug)]
+struct Log {
+    kinds: Vec<&'static str>,
+    retries: Vec<(u32, f64, RetryReason, bool)>,
+    give_ups: Vec<(GiveUpReason, u32)>,
+    transitions: Vec<(String, BreakerState, BreakerState)>,
+    ends: Vec<(OutcomeKind, Option<u16>)>,
+    short_circuits: Vec<f64>,
+}
+
+impl Log {
+    fn record(&mut self, event: &Event<'_>) {
+        self.kinds.push(event.kind());
+        match *event {
+            Event::Retry {
+                attempt,
+                delay_ms,
+                reason,
+                retry_after,
+            } => {
+                self.retries.push((attempt, delay_ms, reason, retry_after));
+            }
+            Event::GiveUp { reason, attempts } => self.give_ups.push((reason, attempts)),
+            Event::BreakerTransition { origin, from, to } => {
+                self.transitions.push((origin.to_owned(), from, to));
+            }
+            Event::AttemptEnd {
+                outcome, status, ..
+            } => self.ends.push((outcome, status)),
+            Event::ShortCircuit { retry_after_ms, .. } => self.short_circuits.push(retry_after_ms),
+            _ => {}
+        }
+    }
+}
+
+// ---------------------------------------------------------------- helpers
+
+fn policy(json: serde_json::Value) -> Policy {
+    let input: PolicyInput = serde_json::from_value(json).expect("decodes");
+    Policy::from_input(&input).expect("valid policy")
+}
+
+fn get(origin: &'static str) -> Call<'static> {
+    Call {
+        origin,
+        method: "GET",
+        has_key: false,
+        replayable: true,
+    }
+}
+
+fn post(origin: &'static str, has_key: bool) -> Call<'static> {
+    Call {
+        origin,
+        method: "POST",
+        has_key,
+        replayable: true,
+    }
+}
+
+fn registry() -> RefCell<Registry> {
+    RefCell::new(Registry::new(1000))
+}
+
+/// Runs one call to completion.
+fn call(
+    reg: &RefCell<Registry>,
+    policy: &Policy,
+    call: Call<'_>,
+    script: &mut Script<'_>,
+) -> (CallResult<u32>, Log) {
+    let mut log = Log::default();
+    let clock = script.clock;
+    let result = block_on(engine::run(reg, policy, call, script, clock, &mut |e| {
+        log.record(e)
+    }));
+    (result, log)
+}
+
+fn snapshot(reg: &RefCell<Registry>, origin: &str, now: f64) -> OriginSnapshot {
+    reg.borrow()
+        .stats(now, 500)
+        .into_iter()
+        .find(|s| s.origin == origin)
+        .expect("origin is in the registry")
+}
+
+/// Nothing of the call is left holding a slot or counted as in flight.
+fn assert_released(reg: &RefCell<Registry>, origin: &str) {
+    let s = snapshot(reg, origin, 0.0);
+    assert_eq!(s.stats.in_flight, 0, "in_flight back to 0");
+    assert_eq!(
+        (s.bulkhead_active, s.bulkhead_queued),
+        (0, 0),
+        "bulkhead slots back"
+    );
+}
+
+fn done(output: u32, attempts: u32) -> CallResult<u32> {
+    CallResult::Done { output, attempts }
+}
+
+// ---------------------------------------------------------------- scripted calls
+
+#[test]
+fn flaky_5xx_then_200_takes_three_attempts() {
+    let clock = Clock::auto();
+    let reg = registry();
+    let p = Policy::default();
+    let mut script = Script::new(
+        &clock,
+        &[Step::Status(503), Step::Status(502), Step::Status(200)],
+    );
+    let (result, log) = call(&reg, &p, get(A), &mut script);
+    assert_eq!(result, done(3, 3));
+    assert_eq!(
+        log.kinds,
+        [
+            "attemptStart",
+            "attemptEnd",
+            "retry",
+            "attemptStart",
+            "attemptEnd",
+            "retry",
+            "attemptStart",
+            "attemptEnd",
+            "success",
+        ]
+    );
+    let [
+        (2, d1, RetryReason::Status, false),
+        (3, d2, RetryReason::Status, false),
+    ] = log.retries[..]
+    else {
+        panic!("two status retries expected: {:?}", log.retries);
+    };
+    assert!((0.0..100.0).contains(&d1), "first wait in [0, base): {d1}");
+    assert!(
+        (0.0..200.0).contains(&d2),
+        "second wait in [0, 2·base): {d2}"
+    );
+    assert_eq!(
+        clock.now_ms(),
+        30.0 + d1 + d2,
+        "only the waits and the attempts took time"
+    );
+    let s = snapshot(&reg, A, clock.now_ms());
+    assert_eq!(
+        (
+            s.stats.attempts,
+            s.stats.retries,
+            s.stats.failures,
+            s.stats.successes
+        ),
+        (3, 2, 2, 1)
+    );
+    // Two retries cost 5 each; the success refunds the cost of the retry that led to it.
+    assert_eq!(s.budget_tokens, 495);
+    assert_released(&reg, A);
+}
+
+#[test]
+fn a_first_attempt_success_earns_the_no_retry_increment() {
+    let clock = Clock::auto();
+    let reg = registry();
+    let p = Policy::default();
+    let _ = call(
+        &reg,
+        &p,
+        get(A),
+        &mut Script::new(
+            &clock,
+            &[Step::Status(503), Step::Status(503), Step::Status(503)],
+        ),
+    );
+    assert_eq!(snapshot(&reg, A, 0.0).budget_tokens, 490);
+    let (result, log) = call(
+        &reg,
+        &p,
+        get(A),
+        &mut Script::new(&clock, &[Step::Status(404)]),
+    );
+    assert_eq!(result, done(1, 1));
+    assert_eq!(log.kinds.last(), Some(&"success"));
+    assert_eq!(snapshot(&reg, A, 0.0).budget_tokens, 491);
+}
+
+#[test]
+fn hanging_attempts_time_out_and_are_retried() {
+    let clock = Clock::auto();
+    let reg = registry();
+    let p = policy(serde_json::json!({"timeoutMs": 1000}));
+    let mut script = Script::new(&clock, &[Step::Hang, Step::Hang, Step::Hang]);
+    let (result, log) = call(&reg, &p, get(A), &mut script);
+    assert_eq!(result, done(3, 3));
+    assert!(script.limits.iter().all(|l| *l
+        == AttemptLimit {
+            timeout_ms: 1000.0,
+            is_deadline: false
+        }));
+    assert_eq!(log.ends, vec![(OutcomeKind::Timeout, None); 3]);
+    assert!(log.retries.iter().all(|r| r.2 == RetryReason::Timeout));
+    assert_eq!(log.give_ups, [(GiveUpReason::MaxAttempts, 3)]);
+    let s = snapshot(&reg, A, clock.now_ms());
+    assert_eq!((s.stats.timeouts, s.stats.failures), (3, 3));
+    // Timeout retries cost timeoutRetryCost (10), not retryCost (5).
+    assert_eq!(s.budget_tokens, 480);
+    assert_released(&reg, A);
+}
+
+#[test]
+fn network_errors_are_retried_at_the_timeout_cost() {
+    let clock = Clock::auto();
+    let reg = registry();
+    let (result, log) = call(
+        &reg,
+        &Policy::default(),
+        get(A),
+        &mut Script::new(&clock, &[Step::Network, Step::Status(200)]),
+    );
+    assert_eq!(result, done(2, 2));
+    assert_eq!(log.retries[0].2, RetryReason::Network);
+    assert_eq!(
+        snapshot(&reg, A, 0.0).budget_tokens,
+        500,
+        "10 spent, then refunded by the success"
+    );
+}
+
+#[test]
+fn the_deadline_cuts_retries_and_limits_the_last_attempt() {
+    let clock = Clock::auto();
+    let reg = registry();
+    let p = policy(serde_json::json!({
+        "timeoutMs": 1000, "totalTimeoutMs": 2500,
+        "retry": {"maxAttempts": 10, "jitter": "none", "baseDelayMs": 100}
+    }));
+    let mut script = Script::new(&clock, &[Step::Hang, Step::Hang, Step::Hang, Step::Hang]);
+    let (result, log) = call(&reg, &p, get(A), &mut script);
+    // 0–1000 attempt 1, wait 100, 1100–2100 attempt 2, wait 200, attempt 3 gets the 200 left.
+    assert_eq!(result, done(3, 3));
+    assert_eq!(
+        script.limits[2],
+        AttemptLimit {
+            timeout_ms: 200.0,
+            is_deadline: true
+        }
+    );
+    assert_eq!(log.give_ups, [(GiveUpReason::Deadline, 3)]);
+    assert_eq!(clock.now_ms(), 2500.0);
+}
+
+#[test]
+fn a_wait_past_the_deadline_gives_up_at_once() {
+    let clock = Clock::auto();
+    let reg = registry();
+    let p = policy(serde_json::json!({
+        "totalTimeoutMs": 1000, "retry": {"jitter": "none", "baseDelayMs": 995}
+    }));
+    let (result, log) = call(
+        &reg,
+        &p,
+        get(A),
+        &mut Script::new(&clock, &[Step::Status(503)]),
+    );
+    assert_eq!(result, done(1, 1));
+    assert_eq!(log.give_ups, [(GiveUpReason::Deadline, 1)]);
+    assert_eq!(
+        clock.now_ms(),
+        10.0,
+        "no sleeping when the wait cannot end in time"
+    );
+    assert_eq!(
+        snapshot(&reg, A, 0.0).budget_tokens,
+        500,
+        "no tokens spent on a retry not made"
+    );
+}
+
+#[test]
+fn retry_after_seconds_are_honoured() {
+    let clock = Clock::auto();
+    let reg = registry();
+    let mut script = Script::new(
+        &clock,
+        &[Step::RetryAfter(503, "2".into()), Step::Status(200)],
+    );
+    let (result, log) = call(&reg, &Policy::default(), get(A), &mut script);
+    assert_eq!(result, done(2, 2));
+    assert_eq!(log.retries, [(2, 2000.0, RetryReason::Status, true)]);
+    assert_eq!(clock.now_ms(), 2020.0);
+}
+
+#[test]
+fn retry_after_dates_are_honoured() {
+    let clock = Clock::auto();
+    let reg = registry();
+    // The 503 arrives at virtual time 10, i.e. 00:00:00.010; the date says 00:00:03.
+    let date = "Wed, 01 Jan 2025 00:00:03 GMT".to_owned();
+    let mut script = Script::new(&clock, &[Step::RetryAfter(429, date), Step::Status(200)]);
+    let (result, log) = call(&reg, &Policy::default(), get(A), &mut script);
+    assert_eq!(result, done(2, 2));
+    assert_eq!(log.retries, [(2, 2990.0, RetryReason::Status, true)]);
+}
+
+#[test]
+fn malformed_retry_after_falls_back_to_backoff() {
+    let clock = Clock::auto();
+    let reg = registry();
+    let mut script = Script::new(
+        &clock,
+        &[Step::RetryAfter(503, "soon".into()), Step::Status(200)],
+    );
+    let (_, log) = call(&reg, &Policy::default(), get(A), &mut script);
+    let (_, delay, _, from_header) = log.retries[0];
+    assert!(!from_header && delay < 100.0);
+}
+
+#[test]
+fn retry_after_too_long_hands_back_that_response() {
+    let clock = Clock::auto();
+    let reg = registry();
+    let mut script = Script::new(&clock, &[Step::RetryAfter(503, "120".into())]);
+    let (result, log) = call(&reg, &Policy::default(), get(A), &mut script);
+    assert_eq!(result, done(1, 1));
+    assert_eq!(log.give_ups, [(GiveUpReason::RetryAfterTooLong, 1)]);
+    assert_eq!(clock.now_ms(), 10.0);
+    // Within maxRetryAfterMs but past the deadline: also too long.
+    let p = policy(serde_json::json!({"totalTimeoutMs": 5000}));
+    let mut script = Script::new(&clock, &[Step::RetryAfter(503, "6".into())]);
+    let (result, log) = call(&reg, &p, get(A), &mut script);
+    assert_eq!(result, done(1, 1));
+    assert_eq!(log.give_ups, [(GiveUpReason::RetryAfterTooLong, 1)]);
+}
+
+#[test]
+fn an_empty_budget_stops_retries() {
+    let clock = Clock::auto();
+    let reg = registry();
+    let p = policy(serde_json::json!({
+        "retry": {"maxAttempts": 10}, "retryBudget": {"capacity": 10, "retryCost": 5}
+    }));
+    let mut script = Script::new(&clock, &vec![Step::Status(503); 10]);
+    let (result, log) = call(&reg, &p, get(A), &mut script);
+    assert_eq!(result, done(3, 3), "two retries of 5 empty a budget of 10");
+    assert_eq!(log.give_ups, [(GiveUpReason::Budget, 3)]);
+    assert_eq!(reg.borrow().stats(0.0, 10)[0].budget_tokens, 0);
+    // The next call on the origin gets no retry at all.
+    let (result, log) = call(
+        &reg,
+        &p,
+        get(A),
+        &mut Script::new(&clock, &[Step::Status(503)]),
+    );
+    assert_eq!(result, done(1, 1));
+    assert_eq!(log.give_ups, [(GiveUpReason::Budget, 1)]);
+}
+
+#[test]
+fn the_breaker_opens_short_circuits_then_a_probe_closes_it() {
+    let clock = Clock::auto();
+    let reg = registry();
+    let p = policy(
+        serde_json::json!({"retry": false, "breaker": {"failureThreshold": 3, "cooldownMs": 5000}}),
+    );
+    for i in 0..3 {
+        let (result, log) = call(
+            &reg,
+            &p,
+            get(A),
+            &mut Script::new(&clock, &[Step::Status(500)]),
+        );
+        assert_eq!(result, done(1, 1));
+        assert_eq!(
+            log.give_ups,
+            [(GiveUpReason::NotRetryable, 1)],
+            "retry: false"
+        );
+        let opened = vec![(A.to_owned(), BreakerState::Closed, BreakerState::Open)];
+        assert_eq!(log.transitions, if i == 2 { opened } else { vec![] });
+    }
+    assert_eq!(
+        snapshot(&reg, A, clock.now_ms()).breaker,
+        BreakerState::Open
+    );
+
+    clock.advance(1000.0);
+    let mut script = Script::new(&clock, &[Step::Status(200)]);
+    let (result, log) = call(&reg, &p, get(A), &mut script);
+    assert_eq!(
+        result,
+        CallResult::ShortCircuited {
+            retry_after_ms: 4000.0
+        }
+    );
+    assert!(script.limits.is_empty(), "nothing sent");
+    assert_eq!(log.kinds, ["shortCircuit"]);
+    assert_eq!(snapshot(&reg, A, clock.now_ms()).stats.short_circuits, 1);
+
+    clock.advance(4000.0);
+    assert_eq!(
+        snapshot(&reg, A, clock.now_ms()).breaker,
+        BreakerState::HalfOpen
+    );
+    let (result, log) = call(
+        &reg,
+        &p,
+        get(A),
+        &mut Script::new(&clock, &[Step::Status(200)]),
+    );
+    assert_eq!(result, done(1, 1));
+    assert_eq!(
+        log.transitions,
+        [
+            (A.to_owned(), BreakerState::Open, BreakerState::HalfOpen),
+            (A.to_owned(), BreakerState::HalfOpen, BreakerState::Closed),
+        ]
+    );
+    assert_eq!(
+        log.kinds,
+        [
+            "breakerTransition",
+            "attemptStart",
+            "attemptEnd",
+            "breakerTransition",
+            "success"
+        ]
+    );
+    assert_eq!(
+        snapshot(&reg, A, clock.now_ms()).breaker,
+        BreakerState::Closed
+    );
+    assert_released(&reg, A);
+}
+
+#[test]
+fn a_failed_probe_reopens_the_breaker() {
+    let clock = Clock::auto();
+    let reg = registry();
+    let p = policy(
+        serde_json::json!({"retry": false, "breaker": {"failureThreshold": 1, "cooldownMs": 100}}),
+    );
+    let _ = call(&reg, &p, get(A), &mut Script::new(&clock, &[Step::Network]));
+    clock.advance(100.0);
+    let (_, log) = call(&reg, &p, get(A), &mut Script::new(&clock, &[Step::Hang]));
+    assert_eq!(
+        log.transitions.last(),
+        Some(&(A.to_owned(), BreakerState::HalfOpen, BreakerState::Open))
+    );
+    assert_eq!(
+        snapshot(&reg, A, clock.now_ms()).breaker,
+        BreakerState::Open
+    );
+}
+
+#[test]
+fn the_breaker_refusing_a_retry_hands_back_the_last_response() {
+    let clock = Clock::auto();
+    let reg = registry();
+    let p = policy(
+        serde_json::json!({"retry": {"maxAttempts": 5}, "breaker": {"failureThreshold": 2}}),
+    );
+    let (result, log) = call(
+        &reg,
+        &p,
+        get(A),
+        &mut Script::new(&clock, &vec![Step::Status(503); 5]),
+    );
+    assert_eq!(result, done(2, 2));
+    assert_eq!(
+        log.kinds[log.kinds.len() - 3..],
+        ["retry", "shortCircuit", "giveUp"]
+    );
+    assert_eq!(log.give_ups, [(GiveUpReason::BreakerOpen, 2)]);
+    assert_eq!(snapshot(&reg, A, clock.now_ms()).stats.short_circuits, 1);
+}
+
+#[test]
+fn origins_are_isolated() {
+    let clock = Clock::auto();
+    let reg = registry();
+    let p = policy(serde_json::json!({"retry": false, "breaker": {"failureThreshold": 1}}));
+    let _ = call(
+        &reg,
+        &p,
+        get(A),
+        &mut Script::new(&clock, &[Step::Status(503)]),
+    );
+    assert!(matches!(
+        call(&reg, &p, get(A), &mut Script::new(&clock, &[])).0,
+        CallResult::ShortCircuited { .. }
+    ));
+    let (result, _) = call(
+        &reg,
+        &p,
+        get(B),
+        &mut Script::new(&clock, &[Step::Status(200)]),
+    );
+    assert_eq!(result, done(1, 1));
+    assert_eq!(
+        snapshot(&reg, B, clock.now_ms()).breaker,
+        BreakerState::Closed
+    );
+    assert_eq!(snapshot(&reg, B, clock.now_ms()).stats.attempts, 1);
+}
+
+#[test]
+fn post_without_a_key_is_not_retried() {
+    let clock = Clock::auto();
+    let reg = registry();
+    let mut script = Script::new(&clock, &[Step::Status(503), Step::Status(200)]);
+    let (result, log) = call(&reg, &Policy::default(), post(A, false), &mut script);
+    assert_eq!(result, done(1, 1));
+    assert_eq!(log.give_ups, [(GiveUpReason::UnsafeMethod, 1)]);
+    assert_eq!(script.limits.len(), 1);
+}
+
+#[test]
+fn post_with_a_key_is_retried() {
+    let clock = Clock::auto();
+    let reg = registry();
+    let mut script = Script::new(&clock, &[Step::Status(503), Step::Status(200)]);
+    let (result, _) = call(&reg, &Policy::default(), post(A, true), &mut script);
+    assert_eq!(result, done(2, 2));
+}
+
+#[test]
+fn a_body_that_cannot_be_replayed_is_not_retried() {
+    let clock = Clock::auto();
+    let reg = registry();
+    let once = Call {
+        replayable: false,
+        ..post(A, true)
+    };
+    let (result, log) = call(
+        &reg,
+        &Policy::default(),
+        once,
+        &mut Script::new(&clock, &[Step::Network]),
+    );
+    assert_eq!(result, done(1, 1));
+    assert_eq!(log.give_ups, [(GiveUpReason::UnsafeMethod, 1)]);
+}
+
+#[test]
+fn unlisted_failures_are_not_retried() {
+    let clock = Clock::auto();
+    let reg = registry();
+    let (result, log) = call(
+        &reg,
+        &Policy::default(),
+        get(A),
+        &mut Script::new(&clock, &[Step::Status(501)]),
+    );
+    assert_eq!(result, done(1, 1));
+    assert_eq!(log.give_ups, [(GiveUpReason::NotRetryable, 1)]);
+}
+
+#[test]
+fn a_caller_abort_during_the_backoff_wait_ends_the_call() {
+    let clock = Clock::auto();
+    let reg = registry();
+    let p = policy(serde_json::json!({"retry": {"jitter": "none", "baseDelayMs": 1000}}));
+    clock.abort_at.set(Some(50.0));
+    let mut script = Script::new(&clock, &[Step::Status(503), Step::Status(200)]);
+    let (result, log) = call(&reg, &p, get(A), &mut script);
+    assert_eq!(result, CallResult::Aborted);
+    assert_eq!(script.limits.len(), 1, "the retry was never sent");
+    assert_eq!(clock.now_ms(), 50.0);
+    assert_eq!(log.kinds.last(), Some(&"retry"));
+    assert_released(&reg, A);
+}
+
+#[test]
+fn a_caller_abort_during_an_attempt_is_not_a_failure_and_not_retried() {
+    let clock = Clock::auto();
+    let reg = registry();
+    let p = policy(serde_json::json!({"breaker": {"failureThreshold": 1}}));
+    let (result, log) = call(
+        &reg,
+        &p,
+        get(A),
+        &mut Script::new(&clock, &[Step::Abort, Step::Status(200)]),
+    );
+    assert_eq!(result, done(1, 1), "the abort's output is handed back");
+    assert_eq!(log.kinds, ["attemptStart", "attemptEnd"]);
+    let s = snapshot(&reg, A, clock.now_ms());
+    assert_eq!(
+        (s.stats.failures, s.stats.successes, s.breaker),
+        (0, 0, BreakerState::Closed)
+    );
+    assert_released(&reg, A);
+}
+
+#[test]
+fn a_caller_abort_as_a_failure_arrives_is_not_counted_and_not_retried() {
+    let clock = Clock::auto();
+    let reg = registry();
+    let p = policy(serde_json::json!({"breaker": {"failureThreshold": 1}}));
+    let mut script = Script::new(&clock, &[Step::AbortWith(503), Step::Status(200)]);
+    let (result, log) = call(&reg, &p, get(A), &mut script);
+    assert_eq!(result, done(1, 1));
+    assert_eq!(log.kinds, ["attemptStart", "attemptEnd"]);
+    let s = snapshot(&reg, A, clock.now_ms());
+    assert_eq!((s.stats.failures, s.breaker), (0, BreakerState::Closed));
+}
+
+#[test]
+fn an_abort_before_the_first_attempt_sends_nothing() {
+    let clock = Clock::auto();
+    clock.abort();
+    let reg = registry();
+    let mut script = Script::new(&clock, &[]);
+    let (result, log) = call(&reg, &Policy::default(), get(A), &mut script);
+    assert_eq!(result, CallResult::Aborted);
+    assert!(script.limits.is_empty() && log.kinds.is_empty());
+}
+
+#[test]
+fn decorrelated_waits_stay_within_their_windows() {
+    let clock = Clock::auto();
+    let reg = registry();
+    let p = policy(serde_json::json!({
+        "totalTimeoutMs": 1000000, "breaker": false,
+        "retry": {"maxAttempts": 8, "jitter": "decorrelated", "baseDelayMs": 100, "maxDelayMs": 2000}
+    }));
+    let (_, log) = call(
+        &reg,
+        &p,
+        get(A),
+        &mut Script::new(&clock, &vec![Step::Status(503); 8]),
+    );
+    assert_eq!(log.retries.len(), 7);
+    let mut previous = 100.0;
+    for &(_, delay, _, _) in &log.retries {
+        assert!(
+            (100.0..=2000.0).contains(&delay) && (delay < previous * 3.0 || delay == 100.0),
+            "{delay}"
+        );
+        previous = delay;
+    }
+}
+
+#[test]
+fn events_may_read_the_registry() {
+    // onEvent runs JS, which may ask for stats: no borrow may be held while it runs.
+    let clock = Clock::auto();
+    let reg = registry();
+    let p = policy(serde_json::json!({"breaker": {"failureThreshold": 1}}));
+    let mut seen = 0;
+    let mut on_event = |_: &Event<'_>| {
+        seen += reg.borrow().stats(0.0, 500).len();
+        reg.borrow_mut().reset(None);
+    };
+    let mut script = Script::new(&clock, &[Step::Status(503), Step::Status(200)]);
+    let _ = block_on(engine::run(
+        &reg,
+        &p,
+        get(A),
+        &mut script,
+        &clock,
+        &mut on_event,
+    ));
+    assert!(seen > 0);
+}
+
+#[test]
+fn an_evicted_origin_does_not_break_a_call_in_flight() {
+    let clock = Clock::auto();
+    let reg = RefCell::new(Registry::new(1));
+    let mut script = Script::new(&clock, &[Step::Status(503), Step::Status(200)]);
+    let mut on_event = |e: &Event<'_>| {
+        if e.kind() == "attemptStart" {
+            // Another origin's call pushes this one out of the registry mid-attempt.
+            reg.borrow_mut().with(B, |_, _| ());
+        }
+    };
+    let result = block_on(engine::run(
+        &reg,
+        &Policy::default(),
+        get(A),
+        &mut script,
+        &clock,
+        &mut on_event,
+    ));
+    assert_eq!(result, done(2, 2));
+}
+
+// ---------------------------------------------------------------- concurrent calls
+
+struct Flag(AtomicBool);
+
+impl Wake for Flag {
+    fn wake(self: Arc<Self>) {
+        self.0.store(true, Ordering::SeqCst);
+    }
+}
+
+type CallFuture<'a> = Pin<Box<dyn Future<Output = CallResult<u32>> + 'a>>;
+
+/// A tiny single-threaded executor that polls a call only after its waker fired.
+struct Pool<'a> {
+    tasks: Vec<(CallFuture<'a>, Arc<Flag>, Option<CallResult<u32>>)>,
+}
+
+impl<'a> Pool<'a> {
+    fn new() -> Self {
+        Pool { tasks: Vec::new() }
+    }
+
+    fn spawn(&mut self, future: impl Future<Output = CallResult<u32>> + 'a) {
+        self.tasks.push((
+            Box::pin(future),
+            Arc::new(Flag(AtomicBool::new(true))),
+            None,
+        ));
+    }
+
+    fn run_until_stalled(&mut self) {
+        loop {
+            let mut progressed = false;
+            for (future, flag, result) in &mut self.tasks {
+                if result.is_none() && flag.0.swap(false, Ordering::SeqCst) {
+                    progressed = true;
+                    let waker = Waker::from(flag.clone());
+                    if let Poll::Ready(r) = future.as_mut().poll(&mut Context::from_waker(&waker)) {
+                        *result = Some(r);
+                    }
+                }
+            }
+            if !progressed {
+                return;
+            }
+        }
+    }
+
+    fn result(&self, i: usize) -> Option<&CallResult<u32>> {
+        self.tasks.get(i).and_then(|t| t.2.as_ref())
+    }
+
+    fn drop_task(&mut self, i: usize) {
+        drop(self.tasks.remove(i));
+    }
+}
+
+/// Requests that wait until the test answers them by name.
+#[derive(Default)]
+struct Board {
+    sent: RefCell<Vec<&'static str>>,
+    answers: RefCell<Vec<(&'static str, u16)>>,
+    wakers: RefCell<Vec<Waker>>,
+}
+
+impl Board {
+    fn answer(&self, name: &'static str, status: u16) {
+        self.answers.borrow_mut().push((name, status));
+        std::mem::take(&mut *self.wakers.borrow_mut())
+            .into_iter()
+            .for_each(Waker::wake);
+    }
+}
+
+struct Hand<'b> {
+    board: &'b Board,
+    name: &'static str,
+}
+
+impl Transport for Hand<'_> {
+    type Output = u32;
+
+    fn send(
+        &mut self,
+        attempt: u32,
+        _: AttemptLimit,
+    ) -> impl Future<Output = (AttemptOutcome, u32)> {
+        self.board.sent.borrow_mut().push(self.name);
+        let (board, name) = (self.board, self.name);
+        poll_fn(move |cx| {
+            let mut answers = board.answers.borrow_mut();
+            match answers.iter().position(|(n, _)| *n == name) {
+                Some(i) => {
+                    let (_, status) = answers.remove(i);
+                    Poll::Ready((
+                        AttemptOutcome::Response {
+                            status,
+                            retry_after: None,
+                        },
+                        attempt,
+                    ))
+                }
+                None => {
+                    board.wakers.borrow_mut().push(cx.waker().clone());
+                    Poll::Pending
+                }
+            }
+        })
+    }
+}
+
+fn spawn_call<'a>(
+    pool: &mut Pool<'a>,
+    reg: &'a RefCell<Registry>,
+    policy: &'a Policy,
+    clock: &'a Clock,
+    board: &'a Board,
+    name: &'static str,
+) {
+    pool.spawn(async move {
+        let mut transport = Hand { board, name };
+        engine::run(reg, policy, get(A), &mut transport, clock, &mut |_| {}).await
+    });
+}
+
+#[test]
+fn a_full_bulkhead_rejects_and_its_queue_is_fifo() {
+    let clock = Clock::manual();
+    let reg = registry();
+    let board = Board::default();
+    let p = policy(
+        serde_json::json!({"retry": false, "bulkhead": {"maxConcurrent": 1, "maxQueue": 2}}),
+    );
+    let mut pool = Pool::new();
+    for name in ["first", "second", "third", "fourth"] {
+        spawn_call(&mut pool, &reg, &p, &clock, &board, name);
+    }
+    pool.run_until_stalled();
+    assert_eq!(*board.sent.borrow(), ["first"]);
+    assert_eq!(
+        pool.result(3),
+        Some(&CallResult::BulkheadFull),
+        "queue full: rejected at once"
+    );
+    let s = snapshot(&reg, A, 0.0);
+    assert_eq!((s.bulkhead_active, s.bulkhead_queued), (1, 2));
+
+    board.answer("first", 200);
+    pool.run_until_stalled();
+    assert_eq!(pool.result(0), Some(&done(1, 1)));
+    assert_eq!(
+        *board.sent.borrow(),
+        ["first", "second"],
+        "the longest waiter goes next"
+    );
+    board.answer("second", 200);
+    pool.run_until_stalled();
+    assert_eq!(*board.sent.borrow(), ["first", "second", "third"]);
+    board.answer("third", 200);
+    pool.run_until_stalled();
+    assert_eq!(pool.result(2), Some(&done(1, 1)));
+    assert_released(&reg, A);
+}
+
+#[test]
+fn a_queued_call_ends_at_the_deadline_or_on_abort() {
+    let clock = Clock::manual();
+    let reg = registry();
+    let board = Board::default();
+    let p = policy(
+        serde_json::json!({"totalTimeoutMs": 1000, "bulkhead": {"maxConcurrent": 1, "maxQueue": 5}}),
+    );
+    let mut pool = Pool::new();
+    spawn_call(&mut pool, &reg, &p, &clock, &board, "holder");
+    spawn_call(&mut pool, &reg, &p, &clock, &board, "waiter");
+    pool.run_until_stalled();
+    clock.advance(1000.0);
+    pool.run_until_stalled();
+    assert_eq!(pool.result(1), Some(&CallResult::DeadlineExceeded));
+    assert_eq!(
+        snapshot(&reg, A, 0.0).bulkhead_queued,
+        0,
+        "it left the queue"
+    );
+
+    spawn_call(&mut pool, &reg, &p, &clock, &board, "aborted");
+    pool.run_until_stalled();
+    assert_eq!(snapshot(&reg, A, 0.0).bulkhead_queued, 1);
+    clock.abort();
+    pool.run_until_stalled();
+    assert_eq!(pool.result(2), Some(&CallResult::Aborted));
+    // The holder's answer arrives after the abort: handed back, not retried.
+    board.answer("holder", 503);
+    pool.run_until_stalled();
+    assert_eq!(pool.result(0), Some(&done(1, 1)));
+    assert_eq!(*board.sent.borrow(), ["holder"]);
+    assert_released(&reg, A);
+}
+
+#[test]
+fn dropping_a_call_mid_attempt_releases_everything() {
+    let clock = Clock::manual();
+    let reg = registry();
+    let board = Board::default();
+    let p = policy(serde_json::json!({
+        "breaker": {"failureThreshold": 1, "cooldownMs": 10},
+        "bulkhead": {"maxConcurrent": 1}
+    }));
+    {
+        // Open the breaker, then let the cooldown pass so the next attempt is a probe.
+        let mut pool = Pool::new();
+        spawn_call(&mut pool, &reg, &p, &clock, &board, "opener");
+        pool.run_until_stalled();
+        board.answer("opener", 501);
+        pool.run_until_stalled();
+    }
+    clock.advance(10.0);
+    let mut pool = Pool::new();
+    spawn_call(&mut pool, &reg, &p, &clock, &board, "probe");
+    pool.run_until_stalled();
+    let s = snapshot(&reg, A, clock.now_ms());
+    assert_eq!(
+        (s.stats.in_flight, s.bulkhead_active, s.breaker),
+        (1, 1, BreakerState::HalfOpen)
+    );
+    pool.drop_task(0);
+    assert_released(&reg, A);
+    // The probe slot came back: another call may probe at once.
+    spawn_call(&mut pool, &reg, &p, &clock, &board, "next");
+    pool.run_until_stalled();
+    assert_eq!(*board.sent.borrow(), ["opener", "probe", "next"]);
+}
+
+// ---------------------------------------------------------------- properties
+
+fn step() -> impl Strategy<Value = Step> {
+    prop_oneof![
+        prop::sample::select(vec![200u16, 204, 404, 408, 429, 500, 501, 502, 503, 504])
+            .prop_map(Step::Status),
+        (
+            prop::sample::select(vec![429u16, 503]),
+            prop::sample::select(vec!["0", "1", "45", "x"])
+        )
+            .prop_map(|(s, v)| Step::RetryAfter(s, v.to_owned())),
+        Just(Step::Network),
+        Just(Step::Hang),
+        Just(Step::Abort),
+        prop::sample::select(vec![200u16, 503]).prop_map(Step::AbortWith),
+    ]
+}
+
+proptest! {
+    #[test]
+    fn an_unsafe_request_is_never_retried(
+        steps in prop::collection::vec(step(), 1..6),
+        method in prop::sample::select(vec!["POST", "PATCH", "post", "CONNECT"]),
+        key_but_not_replayable in any::<bool>(),
+    ) {
+        let clock = Clock::auto();
+        let reg = registry();
+        let c = Call {
+            origin: A,
+            method,
+            has_key: key_but_not_replayable,
+            replayable: !key_but_not_replayable,
+        };
+        let p = policy(serde_json::json!({"timeoutMs": 100, "retry": {"maxAttempts": 5}}));
+        let mut script = Script::new(&clock, &steps);
+        let (result, log) = call(&reg, &p, c, &mut script);
+        prop_assert_eq!(script.limits.len(), 1);
+        prop_assert!(log.retries.is_empty());
+        let one_attempt = matches!(result, CallResult::Done { attempts: 1, .. });
+        prop_assert!(one_attempt, "{:?}", result);
+        prop_assert_eq!(snapshot(&reg, A, 0.0).stats.in_flight, 0);
+    }
+
+    #[test]
+    fn safe_requests_stay_within_attempts_and_release_everything(
+        steps in prop::collection::vec(step(), 1..8),
+        max_attempts in 1u32..6,
+    ) {
+        let clock = Clock::auto();
+        let reg = registry();
+        let p = policy(serde_json::json!({
+            "timeoutMs": 100, "totalTimeoutMs": 100000,
+            "retry": {"maxAttempts": max_attempts},
+            "breaker": {"failureThreshold": 3},
+            "bulkhead": true
+        }));
+        let mut script = Script::new(&clock, &steps);
+        let (result, log) = call(&reg, &p, get(A), &mut script);
+        let sent = script.limits.len() as u32;
+        prop_assert!(sent <= max_attempts);
+        // Every retry scheduled was sent, unless the breaker refused it.
+        prop_assert_eq!(sent as usize, log.retries.len() + 1 - log.short_circuits.len());
+        if let CallResult::Done { output, attempts } = result {
+            prop_assert_eq!((output, attempts), (sent, sent));
+        }
+        assert_released(&reg, A);
+    }
+}

@@ -1,0 +1,49 @@
+// The errors resilient-fetch rejects with. Real Error subclasses with stable
+// names, exported from the package so that `instanceof` works. The wasm shell
+// creates them through the make* functions below.
+// Keep the single `export { ... }` line last: the build turns it into
+// `module.exports` for the CommonJS copy.
+
+/** An attempt, or the whole call, ran out of time. `name === "TimeoutError"`. */
+class TimeoutError extends Error {
+  constructor(message, timeoutMs) {
+    super(message);
+    this.name = "TimeoutError";
+    /** The limit that ran out, in milliseconds. */
+    this.timeoutMs = timeoutMs;
+  }
+}
+
+/** The origin's circuit breaker is open: nothing was sent. `name === "CircuitOpenError"`. */
+class CircuitOpenError extends Error {
+  constructor(message, origin, retryAfterMs) {
+    super(message);
+    this.name = "CircuitOpenError";
+    /** The origin whose breaker is open, e.g. "https://api.example.com". */
+    this.origin = origin;
+    /** Milliseconds until the breaker lets a probe through. */
+    this.retryAfterMs = retryAfterMs;
+  }
+}
+
+/** The origin's bulkhead is full (in flight and queue): nothing was sent. `name === "BulkheadFullError"`. */
+class BulkheadFullError extends Error {
+  constructor(message, origin) {
+    super(message);
+    this.name = "BulkheadFullError";
+    /** The origin whose bulkhead is full. */
+    this.origin = origin;
+  }
+}
+
+function makeTimeoutError(message, timeoutMs) {
+  return new TimeoutError(message, timeoutMs);
+}
+function makeCircuitOpenError(message, origin, retryAfterMs) {
+  return new CircuitOpenError(message, origin, retryAfterMs);
+}
+function makeBulkheadFullError(message, origin) {
+  return new BulkheadFullError(message, origin);
+}
+
+export { TimeoutError, CircuitOpenError, BulkheadFullError, makeTimeoutError, makeCircuitOpenError, makeBulkheadFullError };

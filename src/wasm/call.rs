@@ -1,0 +1,163 @@
+//! One logical call: the request prepared once (URL checked, caller's signal
+//! taken out, idempotency key set), then the core's retry loop over the
+//! fetch transport, and its result mapped back to a `Response` or an error.
+
+use std::rc::Rc;
+
+use js_sys::{Function, Object, Reflect};
+use wasm_bindgen::JsCast;
+use wasm_bindgen::prelude::*;
+use web_sys::{AbortSignal, Request};
+
+use super::abort::AbortGuard;
+use super::bindings::{
+    ReadableStream, make_bulkhead_full_error, make_circuit_open_error, make_timeout_error,
+    new_request,
+};
+use super::client::ClientInner;
+use super::env::JsEnv;
+use super::events::emit;
+use super::options::{decode, policy_error};
+use super::transport::FetchTransport;
+use crate::engine::{self, Call, CallResult};
+use crate::idempotency::{self, Key, KeyChoice};
+use crate::origin;
+use crate::policy::Policy;
+
+fn get(object: &JsValue, key: &str) -> JsValue {
+    if object.is_object() {
+        Reflect::get(object, &JsValue::from_str(key)).unwrap_or(JsValue::UNDEFINED)
+    } else {
+        JsValue::UNDEFINED
+    }
+}
+
+/// The caller's signal: `init.signal` when given (even null), else the Request's.
+fn caller_signal(input: &JsValue, init: &JsValue) -> Option<AbortSignal> {
+    let has_init_signal =
+        init.is_object() && Reflect::has(init, &JsValue::from_str("signal")).unwrap_or(false);
+    let signal = if has_init_signal {
+        get(init, "signal")
+    } else if input.is_instance_of::<Request>() {
+        get(input, "signal")
+    } else {
+        JsValue::UNDEFINED
+    };
+    signal.dyn_into::<AbortSignal>().ok()
+}
+
+/// `init` without its signal: the core owns cancellation, so the request
+/// itself must not follow the caller's (possibly long-lived) signal.
+fn init_without_signal(init: &JsValue) -> Result<JsValue, JsValue> {
+    let copy = Object::new();
+    if init.is_object() {
+        Object::assign(&copy, init.unchecked_ref());
+    } else if !init.is_undefined() && !init.is_null() {
+        return Err(js_sys::TypeError::new("init must be an object").into());
+    }
+    Reflect::set(&copy, &JsValue::from_str("signal"), &JsValue::NULL)?;
+    Ok(copy.into())
+}
+
+fn type_error(message: &str) -> JsValue {
+    js_sys::TypeError::new(message).into()
+}
+
+/// Runs one call through `client`; resolves like `fetch` would.
+pub async fn run(
+    client: Rc<ClientInner>,
+    input: JsValue,
+    init: JsValue,
+    policy: JsValue,
+) -> Result<JsValue, JsValue> {
+    let options = decode(&policy)?;
+    let merged = client.policy.merge(&options.input);
+    let policy = Policy::from_input(&merged).map_err(|e| policy_error(&e))?;
+    let on_event: Option<Function> = options.on_event.or_else(|| client.on_event.clone());
+
+    let signal = caller_signal(&input, &init);
+    if let Some(signal) = signal.as_ref().filter(|s| s.aborted()) {
+        return Err(signal.reason());
+    }
+    let request = new_request(&input, &init_without_signal(&init)?)?;
+    let replayable = !get(&init, "body").is_instance_of::<ReadableStream>();
+    let origin = origin::normalize(&request.url())
+        .map_err(|e| type_error(&format!("resilientFetch: {e}")))?;
+
+    let method = request.method();
+    let headers = request.headers();
+    let header = policy.idempotency_header.as_str();
+    let existing = headers.get(header).ok().flatten();
+    let choice = idempotency::choose(&policy.idempotency_key, &method, existing.as_deref());
+    let has_key = choice.is_some();
+    if let Some(KeyChoice {
+        key,
+        add_header: true,
+    }) = choice
+    {
+        let key = match key {
+            Key::Given(key) => key,
+            Key::Generate => {
+                // Drawn per call from the platform CSPRNG, never at module load.
+                let mut bytes = [0u8; 16];
+                getrandom::fill(&mut bytes).map_err(|_| {
+                    type_error("resilientFetch: no CSPRNG (crypto.getRandomValues) for the idempotency key")
+                })?;
+                idempotency::uuid_v4(bytes)
+            }
+        };
+        headers.set(header, &key)?;
+    }
+
+    let guard = AbortGuard::new(signal);
+    let env = JsEnv {
+        abort: guard.state().clone(),
+    };
+    let mut transport = FetchTransport::new(
+        request,
+        replayable,
+        guard.state().clone(),
+        f64::from(policy.timeout_ms),
+        f64::from(policy.total_timeout_ms),
+    );
+    let call = Call {
+        origin: &origin,
+        method: &method,
+        has_key,
+        replayable,
+    };
+    let mut on_event = |event: &crate::events::Event| {
+        if let Some(f) = &on_event {
+            emit(f, &origin, event);
+        }
+    };
+    let result = engine::run(
+        &client.registry,
+        &policy,
+        call,
+        &mut transport,
+        &env,
+        &mut on_event,
+    )
+    .await;
+    let abort_reason = guard.state().reason();
+    drop(guard);
+
+    match result {
+        CallResult::Done { output, .. } => output,
+        CallResult::ShortCircuited { retry_after_ms } => Err(make_circuit_open_error(
+            &format!("resilientFetch: the circuit breaker for {origin} is open"),
+            &origin,
+            retry_after_ms,
+        )),
+        CallResult::BulkheadFull => Err(make_bulkhead_full_error(
+            &format!("resilientFetch: the bulkhead for {origin} is full"),
+            &origin,
+        )),
+        CallResult::Aborted => Err(abort_reason),
+        CallResult::DeadlineExceeded => Err(make_timeout_error(
+            "resilientFetch: the call's deadline (totalTimeoutMs) ran out",
+            f64::from(policy.total_timeout_ms),
+        )),
+    }
+}

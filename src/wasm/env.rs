@@ -1,0 +1,69 @@
+//! The core's [`Env`](crate::engine::Env) on the JS platform: `performance.now()`,
+//! `Date.now()`, `crypto.getRandomValues` (through getrandom, drawn per call,
+//! never at module load) and `setTimeout` (through gloo-timers).
+
+use std::future::Future;
+use std::rc::Rc;
+
+use gloo_timers::future::TimeoutFuture;
+
+use super::abort::{AbortState, AbortWait};
+use super::bindings::performance_now;
+use crate::engine::Env;
+
+/// The environment of one call.
+pub struct JsEnv {
+    /// The caller's signal, shared with the transport.
+    pub abort: Rc<AbortState>,
+}
+
+/// Milliseconds as `setTimeout` takes them (whole, non-negative, in range).
+pub fn timer_ms(ms: f64) -> u32 {
+    if ms.is_nan() || ms <= 0.0 {
+        0
+    } else {
+        ms.ceil().min(i32::MAX as f64) as u32
+    }
+}
+
+/// A uniform draw in [0, 1) from the platform CSPRNG.
+pub fn random_unit() -> f64 {
+    let mut bytes = [0u8; 8];
+    if getrandom::fill(&mut bytes).is_err() {
+        // No CSPRNG: jitter still spreads by Math.random; keys never come from here.
+        return js_sys::Math::random();
+    }
+    // 53 random bits, as a double's mantissa holds.
+    (u64::from_le_bytes(bytes) >> 11) as f64 / (1u64 << 53) as f64
+}
+
+impl Env for JsEnv {
+    fn now_ms(&self) -> f64 {
+        performance_now()
+    }
+
+    fn unix_ms(&self) -> f64 {
+        js_sys::Date::now()
+    }
+
+    fn random(&self) -> f64 {
+        random_unit()
+    }
+
+    fn sleep(&self, ms: f64) -> impl Future<Output = ()> {
+        TimeoutFuture::new(timer_ms(ms))
+    }
+
+    fn aborted(&self) -> bool {
+        self.abort.aborted()
+    }
+
+    fn abort_wait(&self) -> impl Future<Output = ()> {
+        AbortWait(self.abort.clone())
+    }
+}
+
+/// Monotonic now, for reads outside a call (breaker state, stats).
+pub fn now() -> f64 {
+    performance_now()
+}

@@ -1,0 +1,27 @@
+//! The wasm shell: JS options in, the global `fetch` out, JS errors back.
+//! Compiled for `wasm32` only. Where each part lives:
+//!
+//! | part | file |
+//! | --- | --- |
+//! | JS globals (`fetch`, `Request`, `performance`) and the error classes | `bindings.rs`, `js/errors.js` |
+//! | `resilientFetch`, `ResilientClient`, the default client | `client.rs` |
+//! | one call: request, key, signal, core loop, result | `call.rs` |
+//! | one attempt over `fetch` with its `AbortController` and timer | `transport.rs` |
+//! | the caller's `AbortSignal` | `abort.rs` |
+//! | clock, randomness, sleep for the core | `env.rs` |
+//! | policy objects into the core's input | `options.rs` |
+//! | events to `onEvent` | `events.rs` |
+//! | TypeScript declarations | `types.rs` |
+
+mod abort;
+mod bindings;
+mod call;
+mod client;
+mod env;
+mod events;
+mod options;
+mod transport;
+mod types;
+
+pub use client::{ResilientClient, memory_bytes, resilient_fetch};
+pub use types::{FetchInit, FetchInput, PolicyArg};

@@ -1,0 +1,44 @@
+//! JS policy objects into the core's [`PolicyInput`]: serde-wasm-bindgen does
+//! the decoding, the core validates; `onEvent` (a function) is taken here.
+
+use js_sys::{Function, Reflect};
+use wasm_bindgen::JsCast;
+use wasm_bindgen::prelude::*;
+
+use crate::policy::{PolicyError, PolicyErrorKind, PolicyInput};
+
+/// A decoded policy argument.
+#[derive(Default)]
+pub struct Options {
+    /// Everything but `onEvent`, not yet validated.
+    pub input: PolicyInput,
+    /// The `onEvent` callback, if any.
+    pub on_event: Option<Function>,
+}
+
+/// Decodes `policy` (undefined and null mean "no overrides").
+pub fn decode(policy: &JsValue) -> Result<Options, JsValue> {
+    if policy.is_undefined() || policy.is_null() {
+        return Ok(Options::default());
+    }
+    if !policy.is_object() || policy.is_function() || js_sys::Array::is_array(policy) {
+        return Err(js_sys::TypeError::new("policy must be an object").into());
+    }
+    let on_event = match Reflect::get(policy, &JsValue::from_str("onEvent")) {
+        Ok(f) if f.is_undefined() => None,
+        Ok(f) if f.is_function() => Some(f.unchecked_into::<Function>()),
+        _ => return Err(js_sys::TypeError::new("policy.onEvent must be a function").into()),
+    };
+    let input = serde_wasm_bindgen::from_value(policy.clone())
+        .map_err(|e| JsValue::from(js_sys::TypeError::new(&format!("invalid policy: {e}"))))?;
+    Ok(Options { input, on_event })
+}
+
+/// The JS error for an invalid policy: `RangeError` or `TypeError`, naming the field.
+pub fn policy_error(error: &PolicyError) -> JsValue {
+    let message = error.to_string();
+    match error.kind {
+        PolicyErrorKind::Range => js_sys::RangeError::new(&message).into(),
+        PolicyErrorKind::Type => js_sys::TypeError::new(&message).into(),
+    }
+}

@@ -1,0 +1,154 @@
+//! The TypeScript face of the package: argument types and the named
+//! interfaces of the options, events and stats, each field with its default.
+//! Defaults here must match `src/policy.rs` (a package test compares them).
+
+use wasm_bindgen::prelude::*;
+
+#[wasm_bindgen(typescript_custom_section)]
+const TYPES: &str = r#"
+/** Breaker state of one origin. */
+export type BreakerState = "closed" | "open" | "half-open";
+
+/** How a call may fail well. Every field is optional; a call's policy overrides its client's, field by field. */
+export interface Policy {
+  /** Time limit of one attempt, in ms (1..=2147483647). Aborts that attempt's request. @default 10000 */
+  timeoutMs?: number;
+  /** Time limit of the whole call, attempts and waits together, in ms (1..=2147483647). @default 30000 */
+  totalTimeoutMs?: number;
+  /** Retries of transient failures; `false` turns them off, `true` means the defaults. @default {} (all defaults) */
+  retry?: boolean | RetryPolicy;
+  /** The per-origin circuit breaker; `false` turns it off. @default {} (consecutive mode, all defaults) */
+  breaker?: boolean | BreakerPolicy;
+  /** The per-origin retry budget (token bucket); `false` turns it off. @default {} (all defaults) */
+  retryBudget?: boolean | RetryBudgetPolicy;
+  /** The per-origin concurrency limit. @default false (off) */
+  bulkhead?: boolean | BulkheadPolicy;
+  /**
+   * `true`: an automatic UUID v4 key for POST and PATCH (same key on every retry);
+   * a string (1..=255 visible ASCII characters): this key, for any method; `false`: none.
+   * A header of that name set by the caller is always kept. @default true
+   */
+  idempotencyKey?: boolean | string;
+  /** Name of the idempotency key header (an HTTP token, 1..=64 chars). @default "Idempotency-Key" */
+  idempotencyHeader?: string;
+  /** Most origins a client keeps state for; the least recently used is evicted (1..=1000000). @default 1000 */
+  maxOrigins?: number;
+  /** Called with every event of the call. A throwing listener does not break the call. */
+  onEvent?: (event: ResilienceEvent) => void;
+}
+
+export interface RetryPolicy {
+  /** Attempts in all, counting the first (1..=20). @default 3 */
+  maxAttempts?: number;
+  /** Backoff base in ms: retry n waits within min(maxDelayMs, baseDelayMs * 2^n) (0..=2147483647). @default 100 */
+  baseDelayMs?: number;
+  /** Backoff cap in ms (>= baseDelayMs, ..=2147483647). @default 10000 */
+  maxDelayMs?: number;
+  /** "full": uniform in [0, window); "equal": window/2 + uniform [0, window/2); "decorrelated"; "none". @default "full" */
+  jitter?: "full" | "equal" | "decorrelated" | "none";
+  /** Statuses that are retried (100..=599). @default [408, 429, 500, 502, 503, 504] */
+  retryOn?: number[];
+  /** Longest Retry-After honoured, in ms (0..=2147483647); a longer one ends the call with that response. @default 30000 */
+  maxRetryAfterMs?: number;
+}
+
+export interface BreakerPolicy {
+  /** "consecutive": open after failureThreshold failures in a row; "failure-rate": open on a rate over a sliding window. @default "consecutive" */
+  mode?: "consecutive" | "failure-rate";
+  /** Consecutive failures that open the breaker (1..=1000). @default 5 */
+  failureThreshold?: number;
+  /** Time the breaker stays open before it lets probes through, in ms (1..=2147483647). @default 30000 */
+  cooldownMs?: number;
+  /** Concurrent probes while half-open (1..=1000). @default 1 */
+  halfOpenMaxCalls?: number;
+  /** failure-rate mode: the rate that opens it, in (0, 1]. @default 0.5 */
+  failureRateThreshold?: number;
+  /** failure-rate mode: calls the window must hold before it can open (1..=10000). @default 10 */
+  minimumCalls?: number;
+  /** failure-rate mode: "count" (the last windowSize calls) or "time" (the last windowMs). @default "count" */
+  windowType?: "count" | "time";
+  /** failure-rate mode, count window: calls (1..=1000). @default 20 */
+  windowSize?: number;
+  /** failure-rate mode, time window: ms (1..=2147483647). @default 10000 */
+  windowMs?: number;
+}
+
+export interface RetryBudgetPolicy {
+  /** Tokens per origin; the bucket starts full (1..=1000000). @default 500 */
+  capacity?: number;
+  /** Tokens a retry after an error status costs (0..=capacity). @default 5 */
+  retryCost?: number;
+  /** Tokens a retry after a timeout or network error costs (0..=capacity). @default 10 */
+  timeoutRetryCost?: number;
+  /** Tokens a success with no retry gives back (0..=capacity). @default 1 */
+  noRetryIncrement?: number;
+}
+
+export interface BulkheadPolicy {
+  /** Calls in flight per origin (1..=100000). @default 10 */
+  maxConcurrent?: number;
+  /** Calls waiting for a slot per origin; beyond that a call is rejected (0..=100000). @default 0 */
+  maxQueue?: number;
+}
+
+/** One event of a call, as given to `onEvent`. `type` tells which; the other fields depend on it. */
+export interface ResilienceEvent {
+  type: "attemptStart" | "attemptEnd" | "retry" | "giveUp" | "breakerTransition" | "shortCircuit"
+    | "bulkheadRejected" | "success";
+  /** The origin of the call, e.g. "http://127.0.0.1:8080". */
+  origin: string;
+  /** attemptStart, attemptEnd, retry: the attempt (from 1) the event is about; retry: the one about to start. */
+  attempt?: number;
+  /** giveUp, success: attempts made. */
+  attempts?: number;
+  /** attemptEnd: "response", "networkError", "timeout" or "aborted". */
+  outcome?: "response" | "networkError" | "timeout" | "aborted";
+  /** attemptEnd: the response status, when there was a response. */
+  status?: number;
+  /** attemptEnd: how long the attempt took, in ms. */
+  durationMs?: number;
+  /** retry: the wait before the next attempt, in ms; shortCircuit: ms until the breaker lets a probe through. */
+  delayMs?: number;
+  /**
+   * retry: what made the attempt worth retrying ("status", "network", "timeout");
+   * giveUp: why the call stops ("maxAttempts", "budget", "deadline", "notRetryable", "unsafeMethod",
+   * "retryAfterTooLong", "breakerOpen").
+   */
+  reason?: string;
+  /** retry: whether the wait came from the response's Retry-After. */
+  retryAfter?: boolean;
+  /** breakerTransition: the state left. */
+  from?: BreakerState;
+  /** breakerTransition: the state entered. */
+  to?: BreakerState;
+}
+
+/** Counters and state of one origin. */
+export interface OriginStats {
+  attempts: number;
+  successes: number;
+  failures: number;
+  retries: number;
+  shortCircuits: number;
+  timeouts: number;
+  inFlight: number;
+  breakerState: BreakerState;
+  budgetTokens: number;
+}
+
+/** Stats per origin ("scheme://host[:port]"). */
+export type ClientStats = Record<string, OriginStats>;
+"#;
+
+#[wasm_bindgen]
+unsafe extern "C" {
+    /// What `fetch` takes as its first argument.
+    #[wasm_bindgen(typescript_type = "RequestInfo | URL")]
+    pub type FetchInput;
+    /// What `fetch` takes as its second argument.
+    #[wasm_bindgen(typescript_type = "RequestInit")]
+    pub type FetchInit;
+    /// A policy object.
+    #[wasm_bindgen(typescript_type = "Policy")]
+    pub type PolicyArg;
+}

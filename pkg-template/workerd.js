@@ -1,0 +1,11 @@
+// Cloudflare Workers (workerd, wrangler): the wasm is imported as a compiled
+// module, as Workers require. Instantiation only: no timers or randomness here.
+import wasm from "./web/resilient_fetch_bg.wasm";
+import { initSync } from "./web/resilient_fetch.js";
+
+initSync({ module: wasm });
+
+export * from "./web/resilient_fetch.js";
+export { TimeoutError, CircuitOpenError, BulkheadFullError } from "./errors.js";
+/** Resolves at once: the module is ready when its import resolves. */
+export default async function ready() {}

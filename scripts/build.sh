@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# Builds the npm package into pkg/: release wasm (size profile), wasm-bindgen
+# once per target the package needs, wasm-opt -Oz, then pkg-template/ around it.
+#   web/  ES module glue: browsers, bundlers, Deno, workerd and Node ESM
+#   cjs/  CommonJS glue: Node's require()
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+[[ "${RF_SKIP_TOOLCHAIN:-}" == 1 ]] || "$ROOT/scripts/toolchain.sh" build
+
+log "cargo build --release (wasm32)"
+(cd "$ROOT" && wasm_cargo build --lib --release --quiet)
+WASM="$CARGO_TARGET_DIR/wasm32-unknown-unknown/release/resilient_fetch.wasm"
+
+PKG="$ROOT/pkg"
+rm -rf "$PKG"
+mkdir -p "$PKG"
+for target in web:web nodejs:cjs; do
+  out="$PKG/${target#*:}"
+  log "wasm-bindgen --target ${target%%:*} -> pkg/${target#*:}"
+  # --weak-refs: a ResilientClient nobody references is freed by the GC.
+  wasm-bindgen --target "${target%%:*}" --weak-refs --out-dir "$out" --out-name resilient_fetch "$WASM"
+  log "wasm-opt -Oz pkg/${target#*:}/resilient_fetch_bg.wasm"
+  wasm-opt -Oz "$out/resilient_fetch_bg.wasm" -o "$out/resilient_fetch_bg.wasm"
+  rm -f "$out/resilient_fetch_bg.wasm.d.ts" "$out/.gitignore" "$out/package.json"
+  # Declaring [Symbol.dispose] needs TypeScript's esnext.disposable lib, which
+  # most projects do not load; the method still exists at run time.
+  sed -i '/^    \[Symbol\.dispose\](): void;$/d' "$out/resilient_fetch.d.ts"
+done
+
+# The two runs emit the same wasm; ship it once and point the CommonJS glue at it.
+if cmp -s "$PKG/web/resilient_fetch_bg.wasm" "$PKG/cjs/resilient_fetch_bg.wasm" &&
+   grep -q '^const wasmPath = `${__dirname}/resilient_fetch_bg.wasm`;$' "$PKG/cjs/resilient_fetch.js"; then
+  sed -i 's|^const wasmPath = `${__dirname}/resilient_fetch_bg.wasm`;$|const wasmPath = `${__dirname}/../web/resilient_fetch_bg.wasm`;|' \
+    "$PKG/cjs/resilient_fetch.js"
+  rm "$PKG/cjs/resilient_fetch_bg.wasm"
+fi
+
+# The error classes (js/errors.js) reach the glue as a wasm-bindgen snippet.
+# Users must get the very same classes (for instanceof), so the package
+# re-exports the snippet; the CommonJS copy is turned into a CommonJS module.
+snippet_dir() {
+  local found=("$PKG/$1"/snippets/*/js)
+  [[ ${#found[@]} -eq 1 && -f "${found[0]}/errors.js" ]] || die "expected one errors.js snippet in pkg/$1"
+  echo "${found[0]#"$PKG/$1/"}"
+}
+web_snippet="$(snippet_dir web)/errors.js"
+cjs_snippet="$(snippet_dir cjs)/errors.js"
+echo "export { TimeoutError, CircuitOpenError, BulkheadFullError } from \"./web/$web_snippet\";" > "$PKG/errors.js"
+exports_line='^export \{ ([A-Za-z, ]+) \};$'
+grep -Eq "$exports_line" "$PKG/cjs/$cjs_snippet" || die "js/errors.js must end with one export { ... } line"
+sed -E -i "s/$exports_line/module.exports = { \1 };/" "$PKG/cjs/$cjs_snippet"
+echo "module.exports = require(\"./$cjs_snippet\");" > "$PKG/cjs/errors.js"
+
+cp -R "$ROOT/pkg-template/." "$PKG/"
+cp "$ROOT/LICENSE" "$PKG/LICENSE"
+version="$(awk -F'"' '/^version = / { print $2; exit }' "$ROOT/Cargo.toml")"
+node -e '
+  const fs = require("fs"), p = process.argv[1];
+  const pkg = JSON.parse(fs.readFileSync(p, "utf8"));
+  pkg.version = process.argv[2];
+  fs.writeFileSync(p, JSON.stringify(pkg, null, 2) + "\n");
+' "$PKG/package.json" "$version"
+
+raw=$(stat -c %s "$PKG/web/resilient_fetch_bg.wasm")
+gz=$(gzip -9 -c "$PKG/web/resilient_fetch_bg.wasm" | wc -c)
+log "built pkg/ (resilient-fetch $version): web wasm $raw bytes, $gz gzipped"

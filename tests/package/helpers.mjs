@@ -1,0 +1,83 @@
+// Shared by the package tests: origins of the fault server, a static file
+// server on 127.0.0.1, and headless Chromium through playwright-core.
+import { createRequire } from "node:module";
+import fs from "node:fs";
+import http from "node:http";
+import path from "node:path";
+
+export const ORIGIN_A = must("RF_TEST_ORIGIN_A");
+export const ORIGIN_B = must("RF_TEST_ORIGIN_B");
+export const SCRATCH = must("RF_SCRATCH");
+export const OUT = process.env.RF_OUT || SCRATCH;
+
+function must(name) {
+  const v = process.env[name];
+  if (!v) throw new Error(`${name} is not set: run the tests through scripts/test.sh`);
+  return v;
+}
+
+/** Tools installed by scripts/toolchain.sh in tools/ (playwright-core, vite). */
+export const toolsRequire = createRequire(path.join(must("RF_TOOLS_DIR"), "package.json"));
+
+/** The fault server's request log for one id. */
+export async function serverLog(origin, id) {
+  return (await fetch(`${origin}/log?id=${encodeURIComponent(id)}`)).json();
+}
+
+/** A unique id per test, so server-side counts never mix. */
+export const uid = (name) => `${name}-${process.pid}-${Math.random().toString(36).slice(2)}`;
+
+const TYPES = { ".html": "text/html", ".js": "text/javascript", ".mjs": "text/javascript",
+  ".wasm": "application/wasm", ".css": "text/css", ".json": "application/json" };
+
+/** Serves `dir` on 127.0.0.1 (a random port); resolves to { url, close }. */
+export function serveStatic(dir) {
+  const root = path.resolve(dir);
+  const server = http.createServer((req, res) => {
+    const rel = decodeURIComponent(new URL(req.url, "http://x").pathname).replace(/^\/+/, "") || "index.html";
+    const file = path.resolve(root, rel);
+    if (!file.startsWith(root)) { res.writeHead(403); res.end(); return; }
+    fs.readFile(file, (err, data) => {
+      if (err) { res.writeHead(404); res.end(); return; }
+      res.writeHead(200, { "content-type": TYPES[path.extname(file)] || "application/octet-stream" });
+      res.end(data);
+    });
+  });
+  return new Promise((resolve) => server.listen(0, "127.0.0.1", () => resolve({
+    url: `http://127.0.0.1:${server.address().port}`,
+    close: () => new Promise((r) => { server.closeAllConnections?.(); server.close(r); }),
+  })));
+}
+
+/** Debian's Chromium, headless, driven by playwright-core. */
+export async function launchChromium() {
+  const { chromium } = toolsRequire("playwright-core");
+  return chromium.launch({
+    executablePath: "/usr/bin/chromium",
+    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+      "--disable-background-networking", "--disable-component-update", "--disable-sync",
+      "--disable-dev-shm-usage"],
+  });
+}
+
+/** Opens `url`, waits until the page sets window.__result (or throws its window.__error). */
+export async function pageResult(browser, url, { screenshot, timeout = 20000 } = {}) {
+  const page = await browser.newPage();
+  const logs = [];
+  page.on("console", (m) => logs.push(`${m.type()}: ${m.text()}`));
+  page.on("pageerror", (e) => logs.push(`pageerror: ${e.message}`));
+  try {
+    await page.goto(url);
+    await page.waitForFunction(() => window.__result !== undefined || window.__error !== undefined,
+      null, { timeout });
+    const { result, error } = await page.evaluate(() => ({ result: window.__result, error: window.__error }));
+    if (screenshot) await page.screenshot({ path: path.join(OUT, screenshot) });
+    if (error !== undefined) throw new Error(`page error: ${error}\n${logs.join("\n")}`);
+    return { result, logs };
+  } catch (e) {
+    e.message += `\nconsole:\n${logs.join("\n")}`;
+    throw e;
+  } finally {
+    await page.close();
+  }
+}

@@ -1,0 +1,34 @@
+// Installs the packed tarball into a scratch project the way a user would
+// (`npm install ./resilient-fetch-x.y.z.tgz`), copies the package tests beside
+// it, and runs them there with `node --test`, so they import "resilient-fetch"
+// by name. Environment: RF_TARBALL, RF_TOOLS_DIR, RF_OUT, RF_TEST_ORIGIN_A/B.
+import { execFileSync, spawnSync } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const tarball = process.env.RF_TARBALL;
+if (!tarball) throw new Error("RF_TARBALL is not set");
+
+const scratch = fs.mkdtempSync(path.join(os.tmpdir(), "rf-consumer-"));
+fs.writeFileSync(path.join(scratch, "package.json"),
+  JSON.stringify({ name: "consumer", private: true, type: "module" }, null, 2));
+fs.copyFileSync(path.join(here, "..", "..", ".npmrc"), path.join(scratch, ".npmrc"));
+console.error(`[package] npm install ${path.basename(tarball)} in ${scratch}`);
+execFileSync("npm", ["install", "--no-audit", "--no-fund", "--loglevel=error", tarball],
+  { cwd: scratch, stdio: "inherit" });
+
+for (const f of fs.readdirSync(here)) {
+  if (f.endsWith(".mjs") && f !== "run.mjs") fs.copyFileSync(path.join(here, f), path.join(scratch, f));
+}
+// RF_ONLY=word runs only the test files whose name contains it.
+const files = fs.readdirSync(scratch)
+  .filter((f) => f.endsWith(".test.mjs") || f.endsWith(".test.cjs"))
+  .filter((f) => !process.env.RF_ONLY || f.includes(process.env.RF_ONLY))
+  .sort();
+const result = spawnSync(process.execPath, ["--test", "--test-reporter=tap", "--test-concurrency=1", ...files],
+  { cwd: scratch, stdio: "inherit", env: { ...process.env, RF_SCRATCH: scratch } });
+fs.rmSync(scratch, { recursive: true, force: true });
+process.exit(result.status ?? 1);

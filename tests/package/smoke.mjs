@@ -1,0 +1,72 @@
+// One smoke run of the package in whatever runtime imports this file (Node,
+// Deno, a browser page, a Vite app, a Cloudflare worker): imports, retries,
+// breaker, idempotency key and timeout, each checked against the fault server.
+// Plain ESM with no runtime-specific imports. Returns { imports, retries,
+// breaker, key, timeout }, each { ok, detail }.
+
+const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+
+export async function smoke(api, originA, originB) {
+  const { resilientFetch, ResilientClient, TimeoutError, CircuitOpenError } = api;
+  const uid = (name) => `smoke-${name}-${Date.now()}-${Math.random().toString(36).slice(2)}`;
+  const log = async (id) => (await fetch(`${originA}/log?id=${id}`)).json();
+  const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+  const check = async (fn) => {
+    try {
+      const detail = await fn();
+      return { ok: detail.ok, detail };
+    } catch (e) {
+      return { ok: false, detail: { error: `${e?.name}: ${e?.message}` } };
+    }
+  };
+  const fast = { retry: { baseDelayMs: 1, maxDelayMs: 5 } };
+  const report = {};
+
+  report.imports = await check(async () => ({
+    ok: typeof resilientFetch === "function" && typeof ResilientClient === "function"
+      && typeof TimeoutError === "function" && typeof CircuitOpenError === "function",
+  }));
+
+  report.retries = await check(async () => {
+    const id = uid("retry");
+    const res = await resilientFetch(`${originA}/flaky?id=${id}&fail=2&code=503`, undefined, fast);
+    const attempts = (await log(id)).length;
+    return { ok: res.status === 200 && attempts === 3, status: res.status, attempts };
+  });
+
+  report.key = await check(async () => {
+    const id = uid("key");
+    const res = await resilientFetch(`${originA}/effect?id=${id}&drop=1`, { method: "POST", body: "x" }, fast);
+    const keys = (await log(id)).map((r) => r.key);
+    return { ok: res.status === 201 && keys.length === 2 && keys[0] === keys[1] && UUID_V4.test(keys[0]),
+      status: res.status, keys };
+  });
+
+  report.timeout = await check(async () => {
+    const id = uid("timeout");
+    const err = await resilientFetch(`${originA}/hang?id=${id}`, undefined, { timeoutMs: 100, retry: false })
+      .then(() => null, (e) => e);
+    let closedEarly = false;
+    for (let i = 0; i < 50 && !closedEarly; i++) {
+      closedEarly = (await log(id))[0]?.closedEarly === true;
+      if (!closedEarly) await sleep(20);
+    }
+    return { ok: err instanceof TimeoutError && err.name === "TimeoutError" && closedEarly,
+      error: err && err.name, closedEarly };
+  });
+
+  report.breaker = await check(async () => {
+    const client = new ResilientClient({ retry: false, breaker: { failureThreshold: 2, cooldownMs: 60000 } });
+    const id = uid("breaker");
+    await client.fetch(`${originA}/status?id=${id}&code=503`);
+    await client.fetch(`${originA}/status?id=${id}&code=503`);
+    const err = await client.fetch(`${originA}/status?id=${id}&code=503`).then(() => null, (e) => e);
+    const sent = (await log(id)).length;
+    const other = await client.fetch(`${originB}/ok`);
+    return { ok: err instanceof CircuitOpenError && sent === 2 && client.breakerState(originA) === "open"
+      && client.breakerState(originB) === "closed" && other.status === 200,
+      error: err && err.name, sent };
+  });
+
+  return report;
+}

@@ -1,0 +1,176 @@
+// A fault-injecting HTTP server for the tests and the demo, on 127.0.0.1 only.
+//
+// It listens on two ports (two origins, "a" and "b"). Run as a program, it
+// prints one JSON line when ready: {"a":"http://127.0.0.1:PORT","b":"http://127.0.0.1:PORT"}.
+//   node fault-server.mjs [--ports 0,0]
+// or import { startFaultServer } from it.
+//
+// Faults are chosen per request by the path and query, and counted per `id`:
+//   /ok                                  200 "ok"
+//   /status?code=503                     that status
+//   /flaky?id=X&fail=N&code=503          the first N requests of X fail with code
+//                                        (code may be drop = reset, hang = never answer), then 200
+//   /hang?id=X                           never answers; records when the client hangs up
+//   /slow?id=X&ms=N                      answers after N ms
+//   /retry-after?id=X&value=V&code=503   first request: code + Retry-After: V (V "date:2" =
+//                                        an HTTP-date 2 s ahead, "date:-60" a minute ago), then 200
+//   /effect?id=X&drop=N  (POST)          applies the effect once per Idempotency-Key, then drops the
+//                                        connection on the first N attempts of X instead of answering
+//   /log?id=X                            JSON: every request of X {method, key, t, closedEarly, status}
+//   /effects?id=X                        JSON: {effects, keys} applied for X
+//   /chaos (GET/PUT JSON)                the origin's chaos settings for /api (the demo's controls)
+//   /api                                 answers according to /chaos
+// Every response allows CORS and exposes Retry-After.
+import http from "node:http";
+
+import { fileURLToPath } from "node:url";
+
+function createOrigin(name) {
+  const logs = new Map(); // id -> [{...}]
+  const effects = new Map(); // id -> Set of idempotency keys applied
+  const chaos = { errorRate: 0, latencyMs: 0, hang: false, failStatus: 503, retryAfter: "1", outage: false };
+  let apiSeq = 0;
+
+  const record = (id, entry) => {
+    if (!id) return entry;
+    if (!logs.has(id)) logs.set(id, []);
+    logs.get(id).push(entry);
+    return entry;
+  };
+  const send = (res, status, body, headers = {}) => {
+    if (res.destroyed) return;
+    res.writeHead(status, { "content-type": "text/plain", ...headers });
+    res.end(body);
+  };
+  const json = (res, status, value) => send(res, status, JSON.stringify(value), { "content-type": "application/json" });
+  const fail = (req, res, code, entry) => {
+    if (code === "drop") { entry.status = "drop"; req.socket.destroy(); return; }
+    if (code === "hang") { entry.status = "hang"; return; }
+    entry.status = Number(code);
+    send(res, Number(code), "fault " + code);
+  };
+  const seen = (id) => (logs.get(id) || []).length;
+
+  return http.createServer((req, res) => {
+    res.setHeader("access-control-allow-origin", "*");
+    res.setHeader("access-control-allow-headers", "*");
+    res.setHeader("access-control-allow-methods", "GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS");
+    res.setHeader("access-control-expose-headers", "retry-after, x-attempt, x-effects");
+    if (req.method === "OPTIONS") { res.writeHead(204); res.end(); return; }
+
+    const url = new URL(req.url, "http://127.0.0.1");
+    const q = url.searchParams;
+    const id = q.get("id");
+    const entry = { method: req.method, key: req.headers["idempotency-key"] || null,
+      t: Date.now(), closedEarly: false, status: null, origin: name };
+    res.on("close", () => { if (!res.writableFinished) entry.closedEarly = true; });
+
+    switch (url.pathname) {
+      case "/ok": record(id, entry).status = 200; send(res, 200, "ok"); return;
+      case "/status": record(id, entry); entry.status = Number(q.get("code") || 500);
+        send(res, entry.status, "status " + entry.status); return;
+      case "/flaky": {
+        const n = seen(id); record(id, entry);
+        if (n < Number(q.get("fail") || 1)) return fail(req, res, q.get("code") || "503", entry);
+        entry.status = 200; send(res, 200, "ok after " + n, { "x-attempt": String(n + 1) }); return;
+      }
+      case "/hang": record(id, entry).status = "hang"; return;
+      case "/slow": record(id, entry);
+        setTimeout(() => { entry.status = 200; send(res, 200, "slow"); }, Number(q.get("ms") || 1000)); return;
+      case "/retry-after": {
+        const n = seen(id); record(id, entry);
+        if (n > 0) { entry.status = 200; send(res, 200, "ok"); return; }
+        let value = q.get("value") || "1";
+        const m = /^date:([+-]?\d+)$/.exec(value);
+        if (m) value = new Date(Date.now() + Number(m[1]) * 1000).toUTCString();
+        entry.status = Number(q.get("code") || 503);
+        send(res, entry.status, "later", { "retry-after": value }); return;
+      }
+      case "/effect": {
+        const n = seen(id); record(id, entry);
+        let body = "";
+        req.on("data", (c) => { body += c; });
+        req.on("end", () => {
+          // the effect happens once per key; a request without a key is an effect of its own
+          if (!effects.has(id)) effects.set(id, new Set());
+          const applied = effects.get(id);
+          applied.add(entry.key || `no-key-${n}`);
+          if (n < Number(q.get("drop") || 0)) { entry.status = "drop"; req.socket.destroy(); return; }
+          entry.status = 201;
+          json(res, 201, { key: entry.key, effects: applied.size, body });
+        });
+        return;
+      }
+      case "/log": json(res, 200, logs.get(id) || []); return;
+      case "/effects": {
+        const applied = effects.get(id) || new Set();
+        json(res, 200, { effects: applied.size, keys: [...applied.keys()] }); return;
+      }
+      case "/chaos":
+        if (req.method === "PUT" || req.method === "POST") {
+          let body = "";
+          req.on("data", (c) => { body += c; });
+          req.on("end", () => {
+            try { Object.assign(chaos, JSON.parse(body || "{}")); json(res, 200, chaos); }
+            catch (e) { json(res, 400, { error: String(e) }); }
+          });
+          return;
+        }
+        json(res, 200, chaos); return;
+      case "/api": {
+        record(id || "api", entry);
+        const go = () => {
+          if (chaos.outage) return fail(req, res, String(chaos.failStatus === 0 ? "drop" : 503), entry);
+          if (chaos.hang) return fail(req, res, "hang", entry);
+          if (Math.random() < chaos.errorRate) {
+            const headers = chaos.failStatus === 429 ? { "retry-after": String(chaos.retryAfter) } : {};
+            entry.status = chaos.failStatus;
+            return send(res, chaos.failStatus, "chaos", headers);
+          }
+          entry.status = 200;
+          json(res, 200, { origin: name, seq: ++apiSeq });
+        };
+        if (req.method === "POST") {
+          // effects counted per idempotency key, so the demo can show "3 attempts, 1 charge"
+          const applied = effects.get("api") || new Set();
+          effects.set("api", applied);
+          applied.add(entry.key || `no-key-${apiSeq++}`);
+        }
+        if (chaos.latencyMs > 0) setTimeout(go, chaos.latencyMs); else go();
+        return;
+      }
+      case "/reset": logs.clear(); effects.clear(); json(res, 200, { ok: true }); return;
+      default:
+        send(res, 404, "not found");
+    }
+  });
+}
+
+/**
+ * Starts origins "a" and "b" on 127.0.0.1 (port 0: any free port).
+ * Resolves to { a, b, close } where a and b are the origins' URLs.
+ */
+export async function startFaultServer(ports = [0, 0]) {
+  const servers = [createOrigin("a"), createOrigin("b")];
+  const urls = {};
+  await Promise.all(servers.map((server, i) => new Promise((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(ports[i] || 0, "127.0.0.1", () => {
+      urls["ab"[i]] = `http://127.0.0.1:${server.address().port}`;
+      resolve();
+    });
+  })));
+  const close = () => Promise.all(servers.map((server) => new Promise((resolve) => {
+    server.closeAllConnections();
+    server.close(resolve);
+  })));
+  return { ...urls, close };
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const i = process.argv.indexOf("--ports");
+  const ports = i >= 0 ? process.argv[i + 1].split(",").map(Number) : [0, 0];
+  const { a, b } = await startFaultServer(ports);
+  process.stdout.write(JSON.stringify({ a, b }) + "\n");
+  for (const sig of ["SIGINT", "SIGTERM"]) process.on(sig, () => process.exit(0));
+}

@@ -15,11 +15,13 @@ die() { log "error: $*"; exit 1; }
 
 # Runs cargo for the wasm32 target, with the fallback toolchain's settings
 # when that route is in use. Native cargo commands never see them.
+# The target goes right after the subcommand, before any `--` for the tool.
 wasm_cargo() {
+  local sub="$1"; shift
   if [[ -f "$TOOLCHAIN_ENV" ]]; then
-    (set -a; . "$TOOLCHAIN_ENV"; set +a; cargo "$@" --target wasm32-unknown-unknown)
+    (set -a; . "$TOOLCHAIN_ENV"; set +a; cargo "$sub" --target wasm32-unknown-unknown "$@")
   else
-    cargo "$@" --target wasm32-unknown-unknown
+    cargo "$sub" --target wasm32-unknown-unknown "$@"
   fi
 }
 

@@ -6,6 +6,7 @@
 #   wasm-node wasm-bindgen-test in Node against the fault server on 127.0.0.1
 #   wasm-browser the same tests, plus browser-only ones, in headless Chromium
 #   package   the packed npm package installed into a scratch project, used by name
+#   demo      the demo page in headless Chromium, served as scripts/demo.sh serves it
 # Sets up whatever is missing first (scripts/toolchain.sh).
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -82,11 +83,17 @@ package() {
   return $status
 }
 
+demo() {
+  # needs pkg/ from the package layer
+  RF_TOOLS_DIR="$ROOT/tools" RF_OUT="$OUT" node --test --test-reporter=tap "$ROOT/tests/demo/"
+}
+
 layer lint lint
 layer native cargo test
 layer wasm-node wasm_node
 layer wasm-browser wasm_browser
 layer package package
+layer demo demo
 
 echo
 printf '%s\n' "${SUMMARY[@]}"

@@ -88,26 +88,28 @@ pub async fn run(
     let headers = request.headers();
     let header = policy.idempotency_header.as_str();
     let existing = headers.get(header).ok().flatten();
-    let choice = idempotency::choose(&policy.idempotency_key, &method, existing.as_deref());
-    let has_key = choice.is_some();
-    if let Some(KeyChoice {
-        key,
-        add_header: true,
-    }) = choice
-    {
-        let key = match key {
-            Key::Given(key) => key,
-            Key::Generate => {
-                // Drawn per call from the platform CSPRNG, never at module load.
-                let mut bytes = [0u8; 16];
-                getrandom::fill(&mut bytes).map_err(|_| {
-                    type_error("resilientFetch: no CSPRNG (crypto.getRandomValues) for the idempotency key")
-                })?;
-                idempotency::uuid_v4(bytes)
+    // The key this call carries, if any: the caller's header, a given string, or a fresh UUID.
+    let key = match idempotency::choose(&policy.idempotency_key, &method, existing.as_deref()) {
+        None => None,
+        Some(KeyChoice { key, add_header }) => {
+            let key = match key {
+                Key::Given(key) => key,
+                Key::Generate => {
+                    // Drawn per call from the platform CSPRNG, never at module load.
+                    let mut bytes = [0u8; 16];
+                    getrandom::fill(&mut bytes).map_err(|_| {
+                        type_error("resilientFetch: no CSPRNG (crypto.getRandomValues) for the idempotency key")
+                    })?;
+                    idempotency::uuid_v4(bytes)
+                }
+            };
+            if add_header {
+                headers.set(header, &key)?;
             }
-        };
-        headers.set(header, &key)?;
-    }
+            Some(key)
+        }
+    };
+    let has_key = key.is_some();
 
     let guard = AbortGuard::new(signal);
     let env = JsEnv {
@@ -128,7 +130,7 @@ pub async fn run(
     };
     let mut on_event = |event: &crate::events::Event| {
         if let Some(f) = &on_event {
-            emit(f, &origin, event);
+            emit(f, &origin, key.as_deref(), event);
         }
     };
     let result = engine::run(

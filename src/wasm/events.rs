@@ -10,13 +10,19 @@ fn set(o: &Object, key: &str, value: JsValue) {
     let _ = Reflect::set(o, &JsValue::from_str(key), &value);
 }
 
-/// The event as a JS object: `{ type, origin, ... }`.
-pub fn to_js(origin: &str, event: &Event) -> JsValue {
+/// The event as a JS object: `{ type, origin, ... }`; `key` is the call's
+/// idempotency key, shown on `attemptStart`.
+pub fn to_js(origin: &str, key: Option<&str>, event: &Event) -> JsValue {
     let o = Object::new();
     set(&o, "type", event.kind().into());
     set(&o, "origin", origin.into());
     match *event {
-        Event::AttemptStart { attempt, .. } => set(&o, "attempt", attempt.into()),
+        Event::AttemptStart { attempt, .. } => {
+            set(&o, "attempt", attempt.into());
+            if let Some(key) = key {
+                set(&o, "idempotencyKey", key.into());
+            }
+        }
         Event::AttemptEnd {
             attempt,
             outcome,
@@ -57,6 +63,6 @@ pub fn to_js(origin: &str, event: &Event) -> JsValue {
 }
 
 /// Calls `listener` with the event; whatever it throws is dropped.
-pub fn emit(listener: &Function, origin: &str, event: &Event) {
-    let _ = listener.call1(&JsValue::UNDEFINED, &to_js(origin, event));
+pub fn emit(listener: &Function, origin: &str, key: Option<&str>, event: &Event) {
+    let _ = listener.call1(&JsValue::UNDEFINED, &to_js(origin, key, event));
 }

@@ -99,6 +99,8 @@ export interface ResilienceEvent {
   origin: string;
   /** attemptStart, attemptEnd, retry: the attempt (from 1) the event is about; retry: the one about to start. */
   attempt?: number;
+  /** attemptStart: the Idempotency-Key the attempt carries (the same on every attempt of a call). */
+  idempotencyKey?: string;
   /** giveUp, success: attempts made. */
   attempts?: number;
   /** attemptEnd: "response", "networkError", "timeout" or "aborted". */

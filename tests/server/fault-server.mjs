@@ -19,7 +19,8 @@
 //   /log?id=X                            JSON: every request of X {method, key, t, closedEarly, status}
 //   /effects?id=X                        JSON: {effects, keys} applied for X
 //   /chaos (GET/PUT JSON)                the origin's chaos settings for /api (the demo's controls)
-//   /api                                 answers according to /chaos
+//   /api?id=G                            answers according to /chaos; a POST applies its effect once
+//                                        per Idempotency-Key (see /effects?id=G), even when it then fails
 // Every response allows CORS and exposes Retry-After.
 import http from "node:http";
 
@@ -28,13 +29,16 @@ import { fileURLToPath } from "node:url";
 function createOrigin(name) {
   const logs = new Map(); // id -> [{...}]
   const effects = new Map(); // id -> Set of idempotency keys applied
+  // The demo's controls for /api: errorRate in [0, 1], failStatus 503 | 500 | 429 (with Retry-After).
   const chaos = { errorRate: 0, latencyMs: 0, hang: false, failStatus: 503, retryAfter: "1", outage: false };
   let apiSeq = 0;
 
   const record = (id, entry) => {
     if (!id) return entry;
     if (!logs.has(id)) logs.set(id, []);
-    logs.get(id).push(entry);
+    const log = logs.get(id);
+    log.push(entry);
+    if (log.length > 10000) log.splice(0, log.length - 10000); // the demo runs for long
     return entry;
   };
   const send = (res, status, body, headers = {}) => {
@@ -111,17 +115,31 @@ function createOrigin(name) {
           let body = "";
           req.on("data", (c) => { body += c; });
           req.on("end", () => {
-            try { Object.assign(chaos, JSON.parse(body || "{}")); json(res, 200, chaos); }
-            catch (e) { json(res, 400, { error: String(e) }); }
+            try {
+              const next = JSON.parse(body || "{}");
+              for (const k of Object.keys(next)) {
+                if (!(k in chaos) || typeof next[k] !== typeof chaos[k]) throw new Error(`bad chaos field ${k}`);
+              }
+              Object.assign(chaos, next);
+              json(res, 200, chaos);
+            } catch (e) { json(res, 400, { error: String(e.message) }); }
           });
           return;
         }
         json(res, 200, chaos); return;
       case "/api": {
-        record(id || "api", entry);
+        const group = id || "api";
+        record(group, entry);
         const go = () => {
-          if (chaos.outage) return fail(req, res, String(chaos.failStatus === 0 ? "drop" : 503), entry);
+          // a full outage or a hang: nothing is applied
+          if (chaos.outage) return fail(req, res, "503", entry);
           if (chaos.hang) return fail(req, res, "hang", entry);
+          if (req.method === "POST") {
+            // the effect is applied once per idempotency key (a request without one is
+            // an effect of its own), even when the answer then fails: "3 attempts, 1 charge"
+            if (!effects.has(group)) effects.set(group, new Set());
+            effects.get(group).add(entry.key || `no-key-${++apiSeq}`);
+          }
           if (Math.random() < chaos.errorRate) {
             const headers = chaos.failStatus === 429 ? { "retry-after": String(chaos.retryAfter) } : {};
             entry.status = chaos.failStatus;
@@ -130,16 +148,13 @@ function createOrigin(name) {
           entry.status = 200;
           json(res, 200, { origin: name, seq: ++apiSeq });
         };
-        if (req.method === "POST") {
-          // effects counted per idempotency key, so the demo can show "3 attempts, 1 charge"
-          const applied = effects.get("api") || new Set();
-          effects.set("api", applied);
-          applied.add(entry.key || `no-key-${apiSeq++}`);
-        }
         if (chaos.latencyMs > 0) setTimeout(go, chaos.latencyMs); else go();
         return;
       }
-      case "/reset": logs.clear(); effects.clear(); json(res, 200, { ok: true }); return;
+      case "/reset":
+        logs.clear(); effects.clear();
+        Object.assign(chaos, { errorRate: 0, latencyMs: 0, hang: false, failStatus: 503, retryAfter: "1", outage: false });
+        json(res, 200, { ok: true }); return;
       default:
         send(res, 404, "not found");
     }

@@ -1,0 +1,336 @@
+// The demo page: chaos controls for two local origins, an editable policy,
+// a live timeline of attempts fed by onEvent, breaker lights fed by stats(),
+// and a retry-storm comparison drawn from the backend's own request log.
+import { ResilientClient, CircuitOpenError } from "resilient-fetch";
+
+const $ = (sel, root = document) => root.querySelector(sel);
+const el = (tag, attrs = {}, ...children) => {
+  const node = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (k === "class") node.className = v;
+    else if (k.startsWith("on")) node.addEventListener(k.slice(2), v);
+    else node.setAttribute(k, v);
+  }
+  node.append(...children);
+  return node;
+};
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+const backend = await (await fetch("/backend.json")).json();
+const ORIGINS = { a: backend.a, b: backend.b };
+const NAMES = { a: "Origin A", b: "Origin B" };
+// One id per page load groups this page's requests in the backend's log.
+const GROUP = `demo-${Date.now().toString(36)}`;
+
+// One client for the page: it owns the breakers; each call passes the policy from the form.
+const client = new ResilientClient();
+const calls = [];
+const demo = { fired: 0, settled: 0, posts: 0 };
+window.__demo = demo;
+
+// ---------------------------------------------------------------- backend controls
+async function putChaos(origin, patch) {
+  const res = await fetch(`${ORIGINS[origin]}/chaos`, { method: "PUT", body: JSON.stringify(patch) });
+  return res.json();
+}
+
+async function buildOriginControls(box) {
+  const origin = box.dataset.origin;
+  const chaos = await (await fetch(`${ORIGINS[origin]}/chaos`)).json();
+  const rate = el("input", { type: "range", min: "0", max: "100", value: String(chaos.errorRate * 100), name: "errorRate" });
+  const rateOut = el("output", {}, `${Math.round(chaos.errorRate * 100)} %`);
+  const latency = el("input", { type: "number", min: "0", max: "10000", step: "50", value: String(chaos.latencyMs), name: "latencyMs" });
+  const status = el("select", { name: "failStatus" },
+    el("option", { value: "503" }, "503"), el("option", { value: "500" }, "500"),
+    el("option", { value: "429" }, "429 + Retry-After: 1"));
+  status.value = String(chaos.failStatus);
+  const hang = el("input", { type: "checkbox", name: "hang" });
+  const outage = el("input", { type: "checkbox", name: "outage" });
+  hang.checked = chaos.hang;
+  outage.checked = chaos.outage;
+  const apply = () => {
+    rateOut.textContent = `${rate.value} %`;
+    box.classList.toggle("down", outage.checked);
+    return putChaos(origin, {
+      errorRate: Number(rate.value) / 100, latencyMs: Number(latency.value) || 0,
+      failStatus: Number(status.value), hang: hang.checked, outage: outage.checked,
+    });
+  };
+  for (const input of [rate, latency, status, hang, outage]) input.addEventListener("input", apply);
+  box.append(
+    el("h3", {}, NAMES[origin], " ", el("code", {}, ORIGINS[origin])),
+    el("label", {}, "error rate ", rate, rateOut),
+    el("label", {}, "fail with ", status),
+    el("label", {}, "added latency (ms) ", latency),
+    el("label", { class: "check" }, hang, " hang (never answer)"),
+    el("label", { class: "check" }, outage, " full outage"),
+  );
+}
+
+// ---------------------------------------------------------------- policy
+function readPolicy() {
+  const f = new FormData($("#policy-form"));
+  const n = (k) => Number(f.get(k));
+  return {
+    timeoutMs: n("timeoutMs"),
+    totalTimeoutMs: n("totalTimeoutMs"),
+    retry: { maxAttempts: n("maxAttempts"), baseDelayMs: n("baseDelayMs"), maxDelayMs: n("maxDelayMs"), jitter: f.get("jitter") },
+    breaker: { failureThreshold: n("failureThreshold"), cooldownMs: n("cooldownMs") },
+    retryBudget: f.get("budget") === "on",
+    idempotencyKey: f.get("idempotency") === "on",
+  };
+}
+
+/** Shows the policy and checks it with the library itself (invalid values name the field). */
+function showPolicy() {
+  const policy = readPolicy();
+  $("#policy-json").textContent = JSON.stringify(policy, null, 1);
+  const error = $("#policy-error");
+  try {
+    new ResilientClient(policy).free();
+    error.hidden = true;
+    return policy;
+  } catch (e) {
+    error.hidden = false;
+    error.textContent = `${e.name}: ${e.message}`;
+    return null;
+  }
+}
+
+// ---------------------------------------------------------------- breaker lights
+const lastTransition = { a: "", b: "" };
+function renderLights() {
+  const box = $("#lights");
+  box.replaceChildren(...Object.keys(ORIGINS).map((o) => {
+    const state = client.breakerState(ORIGINS[o]);
+    const stats = client.stats()[ORIGINS[o]];
+    return el("div", { class: `light ${state}`, "data-origin": o, "data-state": state },
+      el("span", { class: "bulb" }),
+      el("strong", {}, NAMES[o]), " ", el("span", { class: "state" }, state),
+      el("small", {}, stats
+        ? ` · ${stats.attempts} attempts, ${stats.retries} retries, ${stats.shortCircuits} short-circuits, budget ${stats.budgetTokens}`
+        : " · no calls yet", lastTransition[o] ? ` · last: ${lastTransition[o]}` : ""));
+  }));
+}
+
+// ---------------------------------------------------------------- fire and the timeline
+const t0 = performance.now();
+const now = () => performance.now() - t0;
+
+async function fireOne(index, origin, method, policy) {
+  const call = { index, origin, method, start: now(), end: null, attempts: [], waits: [], result: "…", key: null };
+  calls.push(call);
+  if (calls.length > 60) calls.shift();
+  const onEvent = (e) => {
+    const t = now();
+    if (e.type === "attemptStart") {
+      call.attempts.push({ n: e.attempt, start: t, end: null, outcome: "pending" });
+      if (e.idempotencyKey) call.key = e.idempotencyKey;
+    } else if (e.type === "attemptEnd") {
+      const a = call.attempts.find((x) => x.n === e.attempt);
+      if (a) Object.assign(a, { end: t, outcome: e.outcome, status: e.status });
+    } else if (e.type === "retry") {
+      call.waits.push({ start: t, end: t + e.delayMs, reason: e.reason, retryAfter: e.retryAfter });
+    } else if (e.type === "shortCircuit") {
+      call.shortAt = t;
+    } else if (e.type === "breakerTransition") {
+      const o = Object.keys(ORIGINS).find((k) => ORIGINS[k] === e.origin);
+      lastTransition[o] = `${e.from} → ${e.to}`;
+      $("#transitions").prepend(el("li", {}, `${(t / 1000).toFixed(2)} s  ${NAMES[o]}: ${e.from} → ${e.to}`));
+    }
+    scheduleRender();
+  };
+  const body = method === "POST" ? JSON.stringify({ order: index }) : undefined;
+  try {
+    const res = await client.fetch(`${ORIGINS[origin]}/api?id=${GROUP}`, { method, body }, { ...policy, onEvent });
+    call.result = String(res.status);
+    call.ok = res.ok;
+    await res.body?.cancel();
+  } catch (e) {
+    call.result = e instanceof CircuitOpenError ? "circuit open" : e.name;
+    call.ok = false;
+  }
+  call.end = now();
+  demo.settled++;
+  scheduleRender();
+}
+
+async function fire() {
+  const policy = showPolicy();
+  if (!policy) return;
+  const n = Math.min(200, Math.max(1, Number($("#fire-n").value) || 1));
+  const method = $("#fire-method").value;
+  const origin = $("#fire-origin").value;
+  const pending = [];
+  for (let i = 0; i < n; i++) {
+    demo.fired++;
+    if (method === "POST") demo.posts++;
+    pending.push(fireOne(demo.fired, origin, method, policy));
+    await sleep(40);
+  }
+  await Promise.all(pending);
+  await showEffects();
+}
+
+async function showEffects() {
+  if (demo.posts === 0) return;
+  const counts = await Promise.all(Object.values(ORIGINS).map(async (o) => {
+    const [log, effects] = await Promise.all([
+      (await fetch(`${o}/log?id=${GROUP}`)).json(),
+      (await fetch(`${o}/effects?id=${GROUP}`)).json(),
+    ]);
+    return { attempts: log.filter((r) => r.method === "POST").length, effects: effects.effects };
+  }));
+  const attempts = counts.reduce((s, c) => s + c.attempts, 0);
+  const effects = counts.reduce((s, c) => s + c.effects, 0);
+  const p = $("#effects");
+  p.dataset.logical = String(demo.posts);
+  p.dataset.attempts = String(attempts);
+  p.dataset.effects = String(effects);
+  p.textContent = `POST: ${demo.posts} logical calls, ${attempts} attempts reached the backend, ${effects} charges applied`
+    + (effects === demo.posts ? " — exactly once each, thanks to the Idempotency-Key."
+      : " (with idempotency keys off, or calls that never reached it, these differ).");
+}
+
+let renderQueued = false;
+function scheduleRender() {
+  if (renderQueued) return;
+  renderQueued = true;
+  requestAnimationFrame(() => { renderQueued = false; renderTimeline(); renderLights(); });
+}
+
+function renderTimeline() {
+  const box = $("#timeline");
+  if (calls.length === 0) { box.replaceChildren(el("p", { class: "muted" }, "Fire some requests.")); return; }
+  const from = Math.min(...calls.map((c) => c.start));
+  const to = Math.max(now(), ...calls.map((c) => c.end ?? now()));
+  const span = Math.max(to - from, 1);
+  const pct = (t) => `${(((t - from) / span) * 100).toFixed(2)}%`;
+  const width = (a, b) => `${Math.max(((b - a) / span) * 100, 0.3).toFixed(2)}%`;
+  const rows = calls.map((c) => {
+    const track = el("div", { class: "track" });
+    for (const w of c.waits) {
+      track.append(el("div", { class: "bar wait", style: `left:${pct(w.start)};width:${width(w.start, Math.min(w.end, c.end ?? w.end))}`,
+        title: `backoff ${Math.round(w.end - w.start)} ms after ${w.reason}${w.retryAfter ? " (Retry-After)" : ""}` }));
+    }
+    for (const a of c.attempts) {
+      const end = a.end ?? now();
+      const kind = a.outcome === "pending" ? "pending" : a.outcome === "response" ? (a.status < 400 ? "ok" : "fail")
+        : a.outcome === "timeout" ? "timeout" : a.outcome === "networkError" ? "neterr" : "fail";
+      track.append(el("div", { class: `bar ${kind}`, style: `left:${pct(a.start)};width:${width(a.start, end)}`,
+        title: `attempt ${a.n}: ${a.outcome}${a.status ? " " + a.status : ""}, ${Math.round(end - a.start)} ms` }));
+    }
+    if (c.shortAt !== undefined) {
+      track.append(el("div", { class: "bar short", style: `left:${pct(c.shortAt)};width:0.6%`,
+        title: "short-circuited: the breaker is open, nothing was sent" }));
+    }
+    return el("div", { class: "trow" },
+      el("span", { class: "label" }, `#${c.index} ${c.method} ${c.origin.toUpperCase()}`),
+      track,
+      el("span", { class: `result ${c.ok ? "ok" : c.end ? "bad" : ""}` }, c.result),
+      el("code", { class: "key", title: "Idempotency-Key" }, c.key ? c.key.slice(0, 8) + "…" : ""));
+  });
+  box.replaceChildren(...rows.reverse());
+}
+
+// ---------------------------------------------------------------- retry storm
+const LANES = [
+  { name: "plain fetch", color: "#8a8f98" },
+  { name: "naive retry ×3", color: "#d9534f" },
+  { name: "resilientFetch", color: "#2e7d32" },
+];
+
+async function naiveRetry(url) {
+  for (let i = 0; i < 4; i++) {
+    try {
+      const res = await fetch(url);
+      if (res.ok) return res;
+      await res.body?.cancel();
+    } catch { /* retry at once */ }
+  }
+  return null;
+}
+
+async function storm() {
+  const button = $("#storm-button");
+  button.disabled = true;
+  const origin = $("#storm-origin").value;
+  const base = ORIGINS[origin];
+  const run = `storm-${Date.now().toString(36)}`;
+  const policy = showPolicy() ?? {};
+  const stormClient = new ResilientClient(policy); // fresh breakers: the comparison starts even
+  const prev = await (await fetch(`${base}/chaos`)).json();
+  await putChaos(origin, { outage: true });
+  const start = Date.now();
+  const url = (lane) => `${base}/api?id=${run}-${lane}`;
+  const lanes = [
+    (i) => fetch(url(0)).then((r) => r.body?.cancel(), () => {}),
+    (i) => naiveRetry(url(1)),
+    (i) => stormClient.fetch(url(2)).then((r) => r.body?.cancel(), () => {}),
+  ];
+  const pending = [];
+  for (let i = 0; i < 60; i++) {
+    for (const lane of lanes) pending.push(lane(i));
+    await sleep(100);
+  }
+  await Promise.all(pending);
+  await putChaos(origin, { outage: prev.outage });
+  const logs = await Promise.all(LANES.map(async (_, k) => (await fetch(`${base}/log?id=${run}-${k}`)).json()));
+  drawStorm(logs.map((log) => log.map((r) => r.t - start)));
+  $("#storm-summary").textContent = LANES.map((l, k) => `${l.name}: ${(logs[k].length / 60).toFixed(2)} requests per logical call`).join(" · ");
+  stormClient.free();
+  button.disabled = false;
+}
+
+function drawStorm(series) {
+  const svg = $("#storm-chart");
+  const seconds = 7;
+  const buckets = series.map((times) => {
+    const b = new Array(seconds).fill(0);
+    for (const t of times) b[Math.min(seconds - 1, Math.max(0, Math.floor(t / 1000)))]++;
+    return b;
+  });
+  const max = Math.max(1, ...buckets.flat());
+  const W = 720, H = 220, left = 40, bottom = 30, top = 10;
+  const groupW = (W - left - 190) / seconds; // the legend sits on the right
+  const barW = groupW / (series.length + 1);
+  const y = (v) => H - bottom - ((H - bottom - top) * v) / max;
+  const ns = "http://www.w3.org/2000/svg";
+  const node = (tag, attrs, text) => {
+    const n = document.createElementNS(ns, tag);
+    for (const [k, v] of Object.entries(attrs)) n.setAttribute(k, v);
+    if (text !== undefined) n.textContent = text;
+    return n;
+  };
+  svg.replaceChildren();
+  svg.append(node("line", { x1: left, y1: H - bottom, x2: W - 180, y2: H - bottom, stroke: "#999" }));
+  svg.append(node("text", { x: 4, y: top + 10, "font-size": 11 }, `${max}/s`));
+  buckets.forEach((b, k) => b.forEach((v, s) => {
+    svg.append(node("rect", { x: left + s * groupW + k * barW, y: y(v), width: barW - 2, height: H - bottom - y(v),
+      fill: LANES[k].color }, undefined));
+  }));
+  for (let s = 0; s < seconds; s++) {
+    svg.append(node("text", { x: left + s * groupW + groupW / 3, y: H - 10, "font-size": 11 }, `${s}–${s + 1} s`));
+  }
+  LANES.forEach((l, k) => {
+    svg.append(node("rect", { x: W - 160, y: top + k * 16, width: 10, height: 10, fill: l.color }));
+    svg.append(node("text", { x: W - 145, y: top + 9 + k * 16, "font-size": 11 }, l.name));
+  });
+}
+
+// ---------------------------------------------------------------- start
+await Promise.all([...document.querySelectorAll(".origin")].map(buildOriginControls));
+$("#policy-form").addEventListener("input", showPolicy);
+$("#fire-button").addEventListener("click", fire);
+$("#reset-button").addEventListener("click", () => {
+  client.reset();
+  lastTransition.a = lastTransition.b = "";
+  renderLights();
+});
+$("#storm-button").addEventListener("click", storm);
+showPolicy();
+renderLights();
+renderTimeline();
+setInterval(renderLights, 250); // half-open is decided lazily: stats() shows it when the cooldown ends
+$("#status").textContent = `backend: ${ORIGINS.a} and ${ORIGINS.b}`;
+window.__demoReady = true;

@@ -34,6 +34,19 @@ impl AbortState {
             .map_or(JsValue::UNDEFINED, |s| s.reason())
     }
 
+    /// The signal an attempt's `fetch` gets: its own controller's, joined with
+    /// the caller's through `AbortSignal.any` where the platform has it, so that
+    /// aborting the caller's signal also stops reading the final response's
+    /// body after the call has settled (as with `fetch`). `AbortSignal.any`
+    /// holds the caller's signal weakly: no listener of ours stays on it.
+    pub fn attempt_signal(&self, controller: &AbortController) -> AbortSignal {
+        let own = controller.signal();
+        match &self.signal {
+            Some(caller) => abort_signal_any(&js_sys::Array::of2(caller, &own)).unwrap_or(own),
+            None => own,
+        }
+    }
+
     /// Makes `controller` the one a caller abort reaches (None when idle).
     pub fn set_current(&self, controller: Option<AbortController>) {
         *self.current.borrow_mut() = controller;
@@ -48,6 +61,13 @@ impl AbortState {
             w.wake();
         }
     }
+}
+
+#[wasm_bindgen]
+unsafe extern "C" {
+    /// `AbortSignal.any(signals)`; throws where the platform lacks it (Node < 20.3).
+    #[wasm_bindgen(js_namespace = AbortSignal, js_name = any, catch)]
+    fn abort_signal_any(signals: &js_sys::Array) -> Result<AbortSignal, JsValue>;
 }
 
 /// Owns the listener on the caller's signal; dropping it removes the listener.

@@ -17,11 +17,10 @@ use super::bindings::{
 use super::client::ClientInner;
 use super::env::JsEnv;
 use super::events::emit;
-use super::options::{decode, policy_error};
+use super::options::{check_scope, decode, policy_error};
 use super::transport::FetchTransport;
 use crate::engine::{self, Call, CallResult};
 use crate::idempotency::{self, Key, KeyChoice};
-use crate::origin;
 use crate::policy::Policy;
 
 fn get(object: &JsValue, key: &str) -> JsValue {
@@ -32,12 +31,12 @@ fn get(object: &JsValue, key: &str) -> JsValue {
     }
 }
 
-/// The caller's signal: `init.signal` when given (even null), else the Request's.
+/// The caller's signal: `init.signal` unless undefined (null means none, as
+/// in `fetch`), else the Request's own.
 fn caller_signal(input: &JsValue, init: &JsValue) -> Option<AbortSignal> {
-    let has_init_signal =
-        init.is_object() && Reflect::has(init, &JsValue::from_str("signal")).unwrap_or(false);
-    let signal = if has_init_signal {
-        get(init, "signal")
+    let from_init = get(init, "signal");
+    let signal = if !from_init.is_undefined() {
+        from_init
     } else if input.is_instance_of::<Request>() {
         get(input, "signal")
     } else {
@@ -46,9 +45,24 @@ fn caller_signal(input: &JsValue, init: &JsValue) -> Option<AbortSignal> {
     signal.dyn_into::<AbortSignal>().ok()
 }
 
+/// Sets `referrer` and `referrerPolicy` on `init` from `request` where `init`
+/// has none: a non-empty init otherwise resets them (Fetch, Request
+/// constructor), and a caller's "no-referrer" must survive our re-wrapping.
+pub fn keep_referrer(init: &Object, request: &Request) -> Result<(), JsValue> {
+    // Read reflectively: Workers have no referrer, and a getter that is missing
+    // must not throw through the wasm.
+    for field in ["referrer", "referrerPolicy"] {
+        let value = get(request, field);
+        if value.is_string() && get(init, field).is_undefined() {
+            Reflect::set(init, &JsValue::from_str(field), &value)?;
+        }
+    }
+    Ok(())
+}
+
 /// `init` without its signal: the core owns cancellation, so the request
 /// itself must not follow the caller's (possibly long-lived) signal.
-fn init_without_signal(init: &JsValue) -> Result<JsValue, JsValue> {
+fn init_without_signal(input: &JsValue, init: &JsValue) -> Result<JsValue, JsValue> {
     let copy = Object::new();
     if init.is_object() {
         Object::assign(&copy, init.unchecked_ref());
@@ -56,7 +70,23 @@ fn init_without_signal(init: &JsValue) -> Result<JsValue, JsValue> {
         return Err(js_sys::TypeError::new("init must be an object").into());
     }
     Reflect::set(&copy, &JsValue::from_str("signal"), &JsValue::NULL)?;
+    if let Some(request) = input.dyn_ref::<Request>() {
+        keep_referrer(&copy, request)?;
+    }
     Ok(copy.into())
+}
+
+/// The registry key of a request: its origin as the platform's URL parser
+/// serialises it (lower-case host, default port dropped, IDNA applied), or,
+/// for URLs with an opaque origin (`data:`, `blob:`, `file:`), the scheme.
+pub fn origin_of(url: &str) -> Result<String, JsValue> {
+    let url = web_sys::Url::new(url)?;
+    let origin = url.origin();
+    Ok(if origin == "null" {
+        url.protocol()
+    } else {
+        origin
+    })
 }
 
 fn type_error(message: &str) -> JsValue {
@@ -72,17 +102,18 @@ pub async fn run(
 ) -> Result<JsValue, JsValue> {
     let options = decode(&policy)?;
     let merged = client.policy.merge(&options.input);
-    let policy = Policy::from_input(&merged).map_err(|e| policy_error(&e))?;
+    let validated = Policy::from_input(&merged).map_err(|e| policy_error(&e))?;
+    check_scope(&policy, true)?;
+    let policy = validated;
     let on_event: Option<Function> = options.on_event.or_else(|| client.on_event.clone());
 
     let signal = caller_signal(&input, &init);
     if let Some(signal) = signal.as_ref().filter(|s| s.aborted()) {
         return Err(signal.reason());
     }
-    let request = new_request(&input, &init_without_signal(&init)?)?;
+    let request = new_request(&input, &init_without_signal(&input, &init)?)?;
     let replayable = !get(&init, "body").is_instance_of::<ReadableStream>();
-    let origin = origin::normalize(&request.url())
-        .map_err(|e| type_error(&format!("resilientFetch: {e}")))?;
+    let origin = origin_of(&request.url())?;
 
     let method = request.method();
     let headers = request.headers();
@@ -106,7 +137,9 @@ pub async fn run(
             if add_header {
                 headers.set(header, &key)?;
             }
-            Some(key)
+            // Under mode "no-cors" the header cannot be set: then there is no key,
+            // and the call is not retried as if it had one.
+            headers.get(header).ok().flatten().is_some().then_some(key)
         }
     };
     let has_key = key.is_some();
@@ -144,6 +177,9 @@ pub async fn run(
     .await;
     let abort_reason = guard.state().reason();
     drop(guard);
+    if !matches!(result, CallResult::Done { .. }) {
+        transport.discard_previous();
+    }
 
     match result {
         CallResult::Done { output, .. } => output,

@@ -8,9 +8,9 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::future_to_promise;
 
 use super::call;
-use super::options::{decode, policy_error};
+use super::call::origin_of;
+use super::options::{check_scope, decode, policy_error};
 use super::types::{FetchInit, FetchInput, PolicyArg};
-use crate::origin;
 use crate::policy::defaults::BUDGET_CAPACITY;
 use crate::policy::{Policy, PolicyInput};
 use crate::registry::Registry;
@@ -31,6 +31,7 @@ impl ClientInner {
     fn new(policy: &JsValue) -> Result<Self, JsValue> {
         let options = decode(policy)?;
         let validated = Policy::from_input(&options.input).map_err(|e| policy_error(&e))?;
+        check_scope(policy, false)?;
         Ok(ClientInner {
             registry: RefCell::new(Registry::new(validated.max_origins)),
             budget_capacity: validated
@@ -120,8 +121,7 @@ impl ResilientClient {
     /// The breaker state of `origin` (a URL or an origin): "closed", "open" or "half-open".
     #[wasm_bindgen(js_name = breakerState, unchecked_return_type = "BreakerState")]
     pub fn breaker_state(&self, origin: &str) -> Result<String, JsValue> {
-        let key = origin::normalize(origin)
-            .map_err(|e| JsValue::from(js_sys::TypeError::new(&e.to_string())))?;
+        let key = origin_of(origin)?;
         let state = self
             .inner
             .registry
@@ -158,10 +158,7 @@ impl ResilientClient {
     /// Forgets the state of `origin`, or of every origin when none is given.
     pub fn reset(&self, origin: Option<String>) -> Result<(), JsValue> {
         let key = match origin {
-            Some(o) => Some(
-                origin::normalize(&o)
-                    .map_err(|e| JsValue::from(js_sys::TypeError::new(&e.to_string())))?,
-            ),
+            Some(o) => Some(origin_of(&o)?),
             None => None,
         };
         self.inner.registry.borrow_mut().reset(key.as_deref());

@@ -16,6 +16,30 @@ pub struct Options {
     pub on_event: Option<Function>,
 }
 
+/// Rejects what belongs to a client, not to one call: `maxOrigins` sizes the
+/// client's registry, and a fixed `idempotencyKey` string names one operation.
+pub fn check_scope(policy: &JsValue, per_call: bool) -> Result<(), JsValue> {
+    let field =
+        |name: &str| Reflect::get(policy, &JsValue::from_str(name)).unwrap_or(JsValue::UNDEFINED);
+    if !policy.is_object() {
+        return Ok(());
+    }
+    if per_call && !field("maxOrigins").is_undefined() {
+        return Err(js_sys::TypeError::new(
+            "maxOrigins sizes a client's registry: give it to new ResilientClient(...), not to one call",
+        )
+        .into());
+    }
+    if !per_call && field("idempotencyKey").is_string() {
+        return Err(js_sys::TypeError::new(
+            "idempotencyKey: a key string names one operation; give it per call, not to a ResilientClient \
+             (whose every POST would then share it)",
+        )
+        .into());
+    }
+    Ok(())
+}
+
 /// Decodes `policy` (undefined and null mean "no overrides").
 pub fn decode(policy: &JsValue) -> Result<Options, JsValue> {
     if policy.is_undefined() || policy.is_null() {
@@ -25,7 +49,7 @@ pub fn decode(policy: &JsValue) -> Result<Options, JsValue> {
         return Err(js_sys::TypeError::new("policy must be an object").into());
     }
     let on_event = match Reflect::get(policy, &JsValue::from_str("onEvent")) {
-        Ok(f) if f.is_undefined() => None,
+        Ok(f) if f.is_undefined() || f.is_null() => None,
         Ok(f) if f.is_function() => Some(f.unchecked_into::<Function>()),
         _ => return Err(js_sys::TypeError::new("policy.onEvent must be a function").into()),
     };

@@ -13,6 +13,7 @@ use web_sys::{AbortController, Request, RequestInit, Response};
 
 use super::abort::AbortState;
 use super::bindings::{global_fetch, make_timeout_error};
+use super::call::keep_referrer;
 use super::env::timer_ms;
 use crate::engine::{AttemptLimit, AttemptOutcome, Transport};
 
@@ -52,6 +53,13 @@ impl FetchTransport {
         }
     }
 
+    /// Cancels the body of the last response, when the call ends without it.
+    pub fn discard_previous(&mut self) {
+        if let Some(previous) = self.previous.take() {
+            discard(previous);
+        }
+    }
+
     fn timeout_error(&self, limit: &AttemptLimit) -> JsValue {
         if limit.is_deadline {
             make_timeout_error(
@@ -81,25 +89,25 @@ impl Transport for FetchTransport {
     type Output = Result<JsValue, JsValue>;
 
     async fn send(&mut self, _attempt: u32, limit: AttemptLimit) -> (AttemptOutcome, Self::Output) {
-        if let Some(previous) = self.previous.take() {
-            discard(previous);
-        }
+        self.discard_previous();
         if self.abort.aborted() {
             return (AttemptOutcome::Aborted, Err(self.abort.reason()));
         }
+        // A failure here is local, not the origin's: reported as `Aborted`, it is
+        // neither retried nor counted against the breaker, and the call rejects with it.
         // `Request::clone` (the JS method) tees the body so it can be sent again;
         // a stream body is sent once, as is, and never retried.
         let request = if self.replayable {
             match self.request.clone() {
                 Ok(r) => r,
-                Err(e) => return (AttemptOutcome::NetworkError, Err(e)),
+                Err(e) => return (AttemptOutcome::Aborted, Err(e)),
             }
         } else {
             Clone::clone(&self.request)
         };
         let controller = match AbortController::new() {
             Ok(c) => c,
-            Err(e) => return (AttemptOutcome::NetworkError, Err(e)),
+            Err(e) => return (AttemptOutcome::Aborted, Err(e)),
         };
         let timed_out = Rc::new(Cell::new(false));
         let reason = self.timeout_error(&limit);
@@ -113,8 +121,11 @@ impl Transport for FetchTransport {
         };
         self.abort.set_current(Some(controller.clone()));
         let init = RequestInit::new();
-        init.set_signal(Some(&controller.signal()));
-        let result = match global_fetch(&request, &init) {
+        init.set_signal(Some(&self.abort.attempt_signal(&controller)));
+        let init_object: &js_sys::Object = init.as_ref();
+        let result = match keep_referrer(init_object, &request)
+            .and_then(|()| global_fetch(&request, &init))
+        {
             Ok(promise) => JsFuture::from(promise).await,
             Err(e) => Err(e),
         };

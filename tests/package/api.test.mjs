@@ -51,6 +51,16 @@ describe("same contract as fetch", () => {
     assert.equal((await serverLog(ORIGIN_A, id)).length, 3);
   });
 
+  test("URLs with an opaque origin work as with fetch (data:)", async () => {
+    const res = await fetchFresh("data:text/plain,hello");
+    assert.equal(await res.text(), "hello");
+  });
+
+  test("maxOrigins belongs to a client, not to one call", async () => {
+    await assert.rejects(fetchFresh(`${ORIGIN_A}/ok`, undefined, { maxOrigins: 5 }),
+      (e) => e instanceof TypeError && e.message.includes("maxOrigins"));
+  });
+
   test("a non-retryable 4xx is returned at once", async () => {
     const id = uid("404");
     const res = await fetchFresh(`${ORIGIN_A}/status?id=${id}&code=404`, undefined, FAST);
@@ -136,6 +146,24 @@ describe("the caller's AbortSignal", () => {
       (e) => e.name === "AbortError",
     );
     assert.equal((await serverLog(ORIGIN_A, id)).length, 0);
+  });
+
+  test("aborting after the call settled still stops reading the body, as with fetch", async () => {
+    const ac = new AbortController();
+    const res = await fetchFresh(`${ORIGIN_A}/stalled-body?id=${uid("stalled")}`, { signal: ac.signal });
+    assert.equal(res.status, 200);
+    const reading = res.text();
+    ac.abort();
+    await assert.rejects(reading, (e) => e.name === "AbortError");
+  });
+
+  test("init.signal undefined leaves the Request's own signal in charge", async () => {
+    const id = uid("signal-undefined");
+    const ac = new AbortController();
+    const p = fetchFresh(new Request(`${ORIGIN_A}/hang?id=${id}`, { signal: ac.signal }), { signal: undefined });
+    await waitLog(ORIGIN_A, id, (l) => l.length === 1);
+    ac.abort();
+    await assert.rejects(p, (e) => e.name === "AbortError");
   });
 
   test("a Request's own signal is honoured", async () => {
@@ -267,6 +295,22 @@ describe("idempotency keys", () => {
     });
   }
 
+  test("attemptStart events carry the call's key", async () => {
+    const id = uid("key-event");
+    const events = [];
+    await fetchFresh(`${ORIGIN_A}/flaky?id=${id}&fail=1&code=503`, { method: "POST", body: "x" },
+      { ...FAST, onEvent: (e) => events.push(e) });
+    const sent = (await serverLog(ORIGIN_A, id)).map((r) => r.key);
+    const shown = events.filter((e) => e.type === "attemptStart").map((e) => e.idempotencyKey);
+    assert.deepEqual(shown, sent);
+  });
+
+  test("a key string belongs to one call: ResilientClient rejects it, a call takes it", async () => {
+    assert.throws(() => new ResilientClient({ idempotencyKey: "order-1" }), (e) => e instanceof TypeError
+      && e.message.includes("idempotencyKey"));
+    assert.doesNotThrow(() => new ResilientClient({ idempotencyKey: false }));
+  });
+
   test("each logical call gets its own key", async () => {
     const id = uid("key-distinct");
     for (let i = 0; i < 5; i++) await fetchFresh(`${ORIGIN_A}/ok?id=${id}`, { method: "POST", body: "x" });
@@ -295,7 +339,9 @@ describe("idempotency keys", () => {
     const id2 = uid("key-header");
     await fetchFresh(`${ORIGIN_A}/ok?id=${id2}`, { method: "POST", body: "x" },
       { idempotencyHeader: "X-Request-Key" });
-    assert.deepEqual((await serverLog(ORIGIN_A, id2)).map((r) => r.key), [null]);
+    const [entry] = await serverLog(ORIGIN_A, id2);
+    assert.equal(entry.key, null, "the default header must not be sent");
+    assert.ok(entry.headers.includes("x-request-key"), `headers: ${entry.headers}`);
   });
 
   test("a connection dropped after the server applied a POST: one effect", async () => {

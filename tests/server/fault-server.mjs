@@ -11,12 +11,16 @@
 //   /flaky?id=X&fail=N&code=503          the first N requests of X fail with code
 //                                        (code may be drop = reset, hang = never answer), then 200
 //   /hang?id=X                           never answers; records when the client hangs up
+//   /partial-headers?id=X&then=reset     half a header, then a reset (or then=hang: nothing more)
+//   /stalled-body?id=X                   200 and a first chunk, then the body never ends
 //   /slow?id=X&ms=N                      answers after N ms
 //   /retry-after?id=X&value=V&code=503   first request: code + Retry-After: V (V "date:2" =
 //                                        an HTTP-date 2 s ahead, "date:-60" a minute ago), then 200
-//   /effect?id=X&drop=N  (POST)          applies the effect once per Idempotency-Key, then drops the
-//                                        connection on the first N attempts of X instead of answering
-//   /log?id=X                            JSON: every request of X {method, key, t, closedEarly, status}
+//   /effect?id=X&drop=N&dropRate=P (POST) applies the effect once per Idempotency-Key, then drops the
+//                                        connection on the first N attempts of X (and on a random
+//                                        fraction P of all) instead of answering
+//   /log?id=X                            JSON: every request of X {method, key, t, closedEarly, status,
+//                                        headers (the names the client sent), referer}
 //   /effects?id=X                        JSON: {effects, keys} applied for X
 //   /chaos (GET/PUT JSON)                the origin's chaos settings for /api (the demo's controls)
 //   /api?id=G                            answers according to /chaos; a POST applies its effect once
@@ -66,7 +70,8 @@ function createOrigin(name) {
     const q = url.searchParams;
     const id = q.get("id");
     const entry = { method: req.method, key: req.headers["idempotency-key"] || null,
-      t: Date.now(), closedEarly: false, status: null, origin: name };
+      t: Date.now(), closedEarly: false, status: null, origin: name, headers: Object.keys(req.headers).sort(),
+      referer: req.headers.referer || null };
     res.on("close", () => { if (!res.writableFinished) entry.closedEarly = true; });
 
     switch (url.pathname) {
@@ -79,12 +84,23 @@ function createOrigin(name) {
         entry.status = 200; send(res, 200, "ok after " + n, { "x-attempt": String(n + 1) }); return;
       }
       case "/hang": record(id, entry).status = "hang"; return;
+      case "/stalled-body": // headers and a first chunk at once, then nothing more
+        record(id, entry).status = 200;
+        res.writeHead(200, { "content-type": "text/plain" });
+        res.write("first chunk");
+        return;
+      case "/partial-headers":
+        // half a status line and header, then a reset (then=reset) or nothing more (then=hang)
+        record(id, entry).status = "partial";
+        req.socket.write("HTTP/1.1 200 OK\r\nContent-Ty");
+        if (q.get("then") !== "hang") setTimeout(() => req.socket.destroy(), 20);
+        return;
       case "/slow": record(id, entry);
         setTimeout(() => { entry.status = 200; send(res, 200, "slow"); }, Number(q.get("ms") || 1000)); return;
       case "/retry-after": {
         const n = seen(id); record(id, entry);
         if (n > 0) { entry.status = 200; send(res, 200, "ok"); return; }
-        let value = q.get("value") || "1";
+        let value = q.has("value") ? q.get("value") : "1";
         const m = /^date:([+-]?\d+)$/.exec(value);
         if (m) value = new Date(Date.now() + Number(m[1]) * 1000).toUTCString();
         entry.status = Number(q.get("code") || 503);
@@ -99,7 +115,8 @@ function createOrigin(name) {
           if (!effects.has(id)) effects.set(id, new Set());
           const applied = effects.get(id);
           applied.add(entry.key || `no-key-${n}`);
-          if (n < Number(q.get("drop") || 0)) { entry.status = "drop"; req.socket.destroy(); return; }
+          const dropped = n < Number(q.get("drop") || 0) || Math.random() < Number(q.get("dropRate") || 0);
+          if (dropped) { entry.status = "drop"; req.socket.destroy(); return; }
           entry.status = 201;
           json(res, 201, { key: entry.key, effects: applied.size, body });
         });

@@ -128,6 +128,12 @@ impl Breaker {
         }
     }
 
+    /// Whether it is closed now (has not tripped). Unlike [`Breaker::state`] this needs no
+    /// time: an open breaker whose cooldown has passed is not closed either.
+    pub fn is_closed(&self) -> bool {
+        matches!(self.phase, Phase::Closed(_))
+    }
+
     /// Probes currently out (0 unless half-open).
     pub fn probes_in_flight(&self) -> u32 {
         match self.phase {

@@ -7,14 +7,22 @@
 //!
 //! Order of a call: bulkhead (may queue), then per attempt: breaker, send (limited by the
 //! per-attempt timeout and what is left of the total deadline), record, decide; a retry
-//! needs a safe request, attempts left, an acceptable `Retry-After`, a wait that ends before
-//! the deadline and budget tokens, in that order. No `RefCell` borrow is held across an
-//! `await` or while an event is delivered (`onEvent` may call back into the registry).
+//! needs a safe request, attempts left, an acceptable `Retry-After`, a wait that ends at
+//! least [`MIN_ATTEMPT_MS`] before the deadline, a breaker that will not still be open when
+//! the wait ends, and budget tokens, in that order. The tokens are withdrawn when the retry
+//! is decided (so concurrent calls cannot spend them during the wait) and given back if the
+//! retry is then not sent: the breaker refuses it, the deadline has come, the caller
+//! aborts, or the call is dropped. No `RefCell` borrow is held across an `await` or while
+//! an event is delivered (`onEvent` may call back into the registry).
+//!
+//! An attempt whose limit was what was left of the total deadline and that timed out
+//! says nothing about the origin (the call ran out of time, not the server): it counts in
+//! `timeouts` but not as a breaker failure or success.
 
 pub use crate::classify::AttemptOutcome;
 
 use crate::backoff;
-use crate::breaker::{Permit, Transition};
+use crate::breaker::{BreakerState, Permit, Transition};
 use crate::bulkhead::{Admission, BulkheadPermit};
 use crate::classify::{Verdict, classify, is_breaker_failure, is_idempotent_method};
 use crate::events::{Event, GiveUpReason, RetryReason};
@@ -43,12 +51,18 @@ pub trait Env {
     fn abort_wait(&self) -> impl Future<Output = ()>;
 }
 
+/// Least time, in ms, that must be left before the total deadline for an attempt to start;
+/// with less, the deadline counts as reached (an attempt given a sliver of time would only
+/// time out).
+pub const MIN_ATTEMPT_MS: f64 = 1.0;
+
 /// How long one attempt may take.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct AttemptLimit {
     /// The attempt's time limit in ms: `timeoutMs`, or less if the deadline is nearer.
     pub timeout_ms: f64,
-    /// Whether this limit is what is left of the total deadline (not `timeoutMs`).
+    /// Whether this limit is what is left of the total deadline (not `timeoutMs`). A
+    /// timeout under such a limit is not held against the origin's breaker.
     pub is_deadline: bool,
 }
 
@@ -134,21 +148,31 @@ pub async fn run<T: Transport, E: Env>(
     };
     // The last attempt's output, kept while waiting to retry it.
     let mut previous: Option<T::Output> = None;
+    // The budget tokens of the retry about to be sent; given back when dropped unsent.
+    let mut reserved: Option<Reservation<'_>> = None;
     loop {
         if env.aborted() {
+            drop(reserved.take());
             return CallResult::Aborted;
         }
         progress.attempt += 1;
         let attempt = progress.attempt;
         let start = env.now_ms();
         let remaining = ctx.deadline - start;
-        let began = if remaining > 0.0 {
+        let began = if remaining >= MIN_ATTEMPT_MS {
             AttemptGuard::begin(&ctx, start, attempt, on_event)
         } else {
             Err(Blocked::Deadline)
         };
+        if began.is_err() {
+            // The retry is not sent: its tokens go back before the call ends.
+            drop(reserved.take());
+        }
         let guard = match (began, previous.take()) {
-            (Ok(guard), _) => guard,
+            (Ok(guard), _) => {
+                progress.spent = reserved.take().map(Reservation::commit);
+                guard
+            }
             (Err(Blocked::Deadline), None) => return CallResult::DeadlineExceeded,
             (Err(Blocked::Breaker(retry_after_ms)), None) => {
                 return CallResult::ShortCircuited { retry_after_ms };
@@ -169,7 +193,9 @@ pub async fn run<T: Transport, E: Env>(
         let (outcome, output) = transport.send(attempt, limit).await;
         let end = env.now_ms();
         let aborted = outcome == AttemptOutcome::Aborted || env.aborted();
-        let failed = if aborted {
+        // Cut short by the call's own deadline: no verdict on the origin.
+        let cut_by_deadline = limit.is_deadline && outcome == AttemptOutcome::Timeout;
+        let failed = if aborted || cut_by_deadline {
             None
         } else {
             is_breaker_failure(&outcome)
@@ -208,7 +234,7 @@ pub async fn run<T: Transport, E: Env>(
                 delay_ms,
                 reason,
                 retry_after,
-                cost,
+                tokens,
             } => {
                 on_event(&Event::Retry {
                     attempt: attempt + 1,
@@ -217,10 +243,11 @@ pub async fn run<T: Transport, E: Env>(
                     retry_after,
                 });
                 if let Either::Left(()) = race(env.abort_wait(), env.sleep(delay_ms)).await {
+                    drop(tokens);
                     return CallResult::Aborted;
                 }
                 progress.last_delay_ms = delay_ms;
-                progress.spent = cost;
+                reserved = tokens;
                 previous = Some(output);
             }
         }
@@ -244,7 +271,8 @@ struct Progress {
     attempt: u32,
     /// The last backoff wait (for decorrelated jitter; `baseDelayMs` before the first).
     last_delay_ms: f64,
-    /// Budget tokens the retry that led to this attempt cost.
+    /// Budget tokens the retry that led to this attempt cost (`None` for the first attempt
+    /// or without a budget).
     spent: Option<u32>,
 }
 
@@ -256,7 +284,7 @@ enum Blocked {
     Breaker(f64),
 }
 
-enum Next {
+enum Next<'a> {
     /// The caller aborted: hand the output back, no event.
     Stop,
     Success,
@@ -265,29 +293,31 @@ enum Next {
         delay_ms: f64,
         reason: RetryReason,
         retry_after: bool,
-        cost: Option<u32>,
+        /// The retry's budget tokens (`None` without a budget).
+        tokens: Option<Reservation<'a>>,
     },
 }
 
 /// Decides what follows an attempt; withdraws or refunds budget tokens as it goes.
-fn decide(
-    ctx: &Ctx<'_>,
+fn decide<'a>(
+    ctx: &Ctx<'a>,
     verdict: Verdict,
     outcome: &AttemptOutcome,
     progress: &Progress,
     now: f64,
     unix_ms: &dyn Fn() -> f64,
     random: &dyn Fn() -> f64,
-) -> Next {
+) -> Next<'a> {
     let budget = ctx.policy.retry_budget.as_ref();
     let (reason, retry) = match (verdict, ctx.policy.retry.as_ref()) {
         (Verdict::Aborted, _) => return Next::Stop,
         (Verdict::Success, _) => {
             if let Some(b) = budget {
                 let refund = progress.spent.unwrap_or(b.no_retry_increment);
-                ctx.registry
-                    .borrow_mut()
-                    .with(ctx.origin, |_, s| s.budget.on_success(refund, b.capacity));
+                ctx.registry.borrow_mut().with(ctx.origin, |_, s| {
+                    s.budget_capacity = b.capacity;
+                    s.budget.on_success(refund, b.capacity);
+                });
             }
             return Next::Success;
         }
@@ -306,8 +336,10 @@ fn decide(
         } => retry_after::parse(value, unix_ms()),
         _ => None,
     };
+    // Whether an attempt could still start after waiting `wait` ms.
+    let in_time = |wait: f64| ctx.deadline - (now + wait) >= MIN_ATTEMPT_MS;
     let delay_ms = match header {
-        Some(wait) if wait > f64::from(retry.max_retry_after_ms) || now + wait >= ctx.deadline => {
+        Some(wait) if wait > f64::from(retry.max_retry_after_ms) || !in_time(wait) => {
             return Next::GiveUp(GiveUpReason::RetryAfterTooLong);
         }
         Some(wait) => wait,
@@ -320,31 +352,85 @@ fn decide(
             random(),
         ),
     };
-    if now + delay_ms >= ctx.deadline {
+    if !in_time(delay_ms) {
         return Next::GiveUp(GiveUpReason::Deadline);
     }
-    let cost = match budget {
+    // Still open when the wait ends (e.g. this very attempt just opened it and the cooldown
+    // is longer than the wait): the retry would be refused, so do not wait for it.
+    if ctx.policy.breaker.is_some()
+        && ctx
+            .registry
+            .borrow()
+            .breaker_state(ctx.origin, now + delay_ms)
+            == BreakerState::Open
+    {
+        return Next::GiveUp(GiveUpReason::BreakerOpen);
+    }
+    let tokens = match budget {
         None => None,
         Some(b) => {
             let cost = match reason {
                 RetryReason::Status => b.retry_cost,
                 RetryReason::Network | RetryReason::Timeout => b.timeout_retry_cost,
             };
-            let withdrawn = ctx
-                .registry
-                .borrow_mut()
-                .with(ctx.origin, |_, s| s.budget.try_withdraw(cost, b.capacity));
+            let (id, withdrawn) = ctx.registry.borrow_mut().with(ctx.origin, |id, s| {
+                s.budget_capacity = b.capacity;
+                (id, s.budget.try_withdraw(cost, b.capacity))
+            });
             if !withdrawn {
                 return Next::GiveUp(GiveUpReason::Budget);
             }
-            Some(cost)
+            Some(Reservation {
+                registry: ctx.registry,
+                origin: ctx.origin,
+                id,
+                cost,
+                capacity: b.capacity,
+                sent: false,
+            })
         }
     };
     Next::Retry {
         delay_ms,
         reason,
         retry_after: header.is_some(),
-        cost,
+        tokens,
+    }
+}
+
+/// Budget tokens withdrawn for a retry that has not started yet. Dropped before
+/// [`Reservation::commit`] (the retry was not sent), it gives them back to the entry it
+/// took them from; nothing happens if that entry was evicted meanwhile.
+struct Reservation<'a> {
+    registry: &'a RefCell<Registry>,
+    origin: &'a str,
+    id: EntryId,
+    cost: u32,
+    capacity: u32,
+    sent: bool,
+}
+
+impl Reservation<'_> {
+    /// The retry started: the tokens are spent. Returns their number.
+    fn commit(mut self) -> u32 {
+        self.sent = true;
+        self.cost
+    }
+}
+
+impl Drop for Reservation<'_> {
+    fn drop(&mut self) {
+        if self.sent {
+            return;
+        }
+        let Ok(mut registry) = self.registry.try_borrow_mut() else {
+            return;
+        };
+        if let Some(state) = registry.get_mut(self.origin, self.id) {
+            state.budget_capacity = self.capacity;
+            // Up to the capacity, like a success's refund.
+            state.budget.on_success(self.cost, self.capacity);
+        }
     }
 }
 

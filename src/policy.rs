@@ -7,6 +7,7 @@
 //! Types are checked here rather than by serde, so every error names its field.
 
 use crate::backoff::Jitter;
+use crate::breaker::MAX_WINDOW_CALLS;
 use serde::de::{self, Deserialize, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use std::fmt;
 
@@ -119,7 +120,7 @@ pub struct RetryPolicy {
     pub max_delay_ms: u32,
     /// How the wait is drawn from the window.
     pub jitter: Jitter,
-    /// Response statuses worth retrying.
+    /// Response statuses worth retrying (each in 400..=599).
     pub retry_on: Vec<u16>,
     /// Longest `Retry-After` honoured in ms.
     pub max_retry_after_ms: u32,
@@ -156,7 +157,8 @@ pub struct BreakerPolicy {
     pub half_open_max_calls: u32,
     /// Failure share that trips it, in (0, 1] (failure-rate mode).
     pub failure_rate_threshold: f64,
-    /// Calls the window must hold before the rate counts (failure-rate mode).
+    /// Calls the window must hold before the rate counts (failure-rate mode; then at most
+    /// `window_size` for a count window, at most [`MAX_WINDOW_CALLS`] for a time window).
     pub minimum_calls: u32,
     /// What the window spans (failure-rate mode).
     pub window_type: WindowType,
@@ -557,8 +559,14 @@ fn retry_policy(map: &Map) -> Result<RetryPolicy, PolicyError> {
     })
 }
 
+/// Lowest status `retry.retryOn` accepts: only error statuses are worth retrying (a 1xx,
+/// 2xx or 3xx in the list would repeat calls that did not fail).
+const RETRY_ON_MIN: u32 = 400;
+/// Highest status `retry.retryOn` accepts.
+const RETRY_ON_MAX: u32 = 599;
+
 fn statuses(v: Option<&Value>) -> Result<Vec<u16>, PolicyError> {
-    const EXPECTED: &str = "an array of integer statuses from 100 to 599";
+    const EXPECTED: &str = "an array of integer statuses from 400 to 599";
     let items = match v {
         None => return Ok(defaults::RETRY_ON.to_vec()),
         Some(Value::List(items)) => items,
@@ -566,9 +574,16 @@ fn statuses(v: Option<&Value>) -> Result<Vec<u16>, PolicyError> {
     };
     let mut out = Vec::with_capacity(items.len());
     for (i, item) in items.iter().enumerate() {
-        match as_int(item, 100, 599) {
+        match as_int(item, RETRY_ON_MIN, RETRY_ON_MAX) {
             Some(status) => out.push(status as u16),
-            None => return Err(int_error(&format!("retry.retryOn[{i}]"), item, 100, 599)),
+            None => {
+                return Err(int_error(
+                    &format!("retry.retryOn[{i}]"),
+                    item,
+                    RETRY_ON_MIN,
+                    RETRY_ON_MAX,
+                ));
+            }
         }
     }
     Ok(out)
@@ -600,7 +615,7 @@ fn breaker_policy(map: &Map) -> Result<BreakerPolicy, PolicyError> {
             "breaker.windowMs",
         ],
     )?;
-    Ok(BreakerPolicy {
+    let policy = BreakerPolicy {
         mode: choice(
             mode,
             "breaker.mode",
@@ -653,7 +668,40 @@ fn breaker_policy(map: &Map) -> Result<BreakerPolicy, PolicyError> {
             MAX_MS,
             defaults::WINDOW_MS,
         )?,
-    })
+    };
+    reachable_minimum_calls(&policy)?;
+    Ok(policy)
+}
+
+/// In failure-rate mode the window must be able to hold `minimumCalls` calls, or the
+/// breaker could never open: a count window holds `windowSize` calls, a time window at
+/// most [`MAX_WINDOW_CALLS`]. Other modes do not use these fields.
+fn reachable_minimum_calls(policy: &BreakerPolicy) -> Result<(), PolicyError> {
+    const PATH: &str = "breaker.minimumCalls";
+    if policy.mode != BreakerMode::FailureRate {
+        return Ok(());
+    }
+    let (most, expected) = match policy.window_type {
+        WindowType::Count => (
+            policy.window_size as usize,
+            format!(
+                "an integer from 1 to breaker.windowSize ({})",
+                policy.window_size
+            ),
+        ),
+        WindowType::Time => (
+            MAX_WINDOW_CALLS,
+            format!("an integer from 1 to {MAX_WINDOW_CALLS} when breaker.windowType is \"time\""),
+        ),
+    };
+    if policy.minimum_calls as usize <= most {
+        return Ok(());
+    }
+    Err(out_of_range(
+        PATH,
+        &expected,
+        &policy.minimum_calls.to_string(),
+    ))
 }
 
 fn rate_value(v: Option<&Value>) -> Result<f64, PolicyError> {
@@ -1010,7 +1058,7 @@ mod tests {
             "retry": {"maxAttempts": 20, "baseDelayMs": 0, "maxDelayMs": 0, "jitter": "decorrelated",
                       "retryOn": [], "maxRetryAfterMs": 0},
             "breaker": {"mode": "failure-rate", "failureThreshold": 1000, "cooldownMs": 1,
-                        "halfOpenMaxCalls": 1000, "failureRateThreshold": 1, "minimumCalls": 10000,
+                        "halfOpenMaxCalls": 1000, "failureRateThreshold": 1, "minimumCalls": 1000,
                         "windowType": "time", "windowSize": 1000, "windowMs": 1},
             "retryBudget": {"capacity": 7, "retryCost": 7, "timeoutRetryCost": 0, "noRetryIncrement": 3},
             "bulkhead": {"maxConcurrent": 100000, "maxQueue": 100000},
@@ -1035,7 +1083,7 @@ mod tests {
                 cooldown_ms: 1,
                 half_open_max_calls: 1000,
                 failure_rate_threshold: 1.0,
-                minimum_calls: 10_000,
+                minimum_calls: 1000,
                 window_type: WindowType::Time,
                 window_size: 1000,
                 window_ms: 1,
@@ -1159,7 +1207,7 @@ mod tests {
         let e = err(json!({"retry": {"retryOn": 503}}));
         assert_eq!(
             e.message,
-            "retry.retryOn must be an array of integer statuses from 100 to 599 (got a number)"
+            "retry.retryOn must be an array of integer statuses from 400 to 599 (got a number)"
         );
         let e = err(json!({"idempotencyKey": 1}));
         assert_eq!(
@@ -1269,7 +1317,7 @@ mod tests {
         let e = err(json!({"retry": {"retryOn": [503, 99]}}));
         assert_eq!(
             e.message,
-            "retry.retryOn[1] must be an integer from 100 to 599 (got 99)"
+            "retry.retryOn[1] must be an integer from 400 to 599 (got 99)"
         );
         assert_eq!(
             err(json!({"retry": {"retryOn": [600]}})).path,
@@ -1279,8 +1327,82 @@ mod tests {
             err(json!({"retry": {"retryOn": ["503"]}})).kind,
             PolicyErrorKind::Type
         );
-        let p = parse(json!({"retry": {"retryOn": [100, 599]}})).expect("valid");
-        assert_eq!(p.retry.map(|r| r.retry_on), Some(vec![100, 599]));
+        let p = parse(json!({"retry": {"retryOn": [400, 599]}})).expect("valid");
+        assert_eq!(p.retry.map(|r| r.retry_on), Some(vec![400, 599]));
+    }
+
+    #[test]
+    fn retry_on_takes_error_statuses_only() {
+        // A success, a redirect or an informational status is never worth retrying.
+        for (status, shown) in [(200, "200"), (100, "100"), (204, "204"), (399, "399")] {
+            let e = err(json!({"retry": {"retryOn": [503, status]}}));
+            assert_eq!(
+                e.message,
+                format!("retry.retryOn[1] must be an integer from 400 to 599 (got {shown})")
+            );
+            assert_eq!(
+                (e.path.as_str(), e.kind),
+                ("retry.retryOn[1]", PolicyErrorKind::Range)
+            );
+        }
+        assert!(parse(json!({"retry": {"retryOn": [400]}})).is_ok());
+    }
+
+    #[test]
+    fn failure_rate_minimum_calls_must_fit_the_count_window() {
+        // The default minimumCalls (10) cannot be reached in a window of 5 calls.
+        let e = err(json!({"breaker": {"mode": "failure-rate", "windowSize": 5}}));
+        assert_eq!(
+            e.message,
+            "breaker.minimumCalls must be an integer from 1 to breaker.windowSize (5) (got 10)"
+        );
+        assert_eq!(
+            (e.path.as_str(), e.kind),
+            ("breaker.minimumCalls", PolicyErrorKind::Range)
+        );
+        let e =
+            err(json!({"breaker": {"mode": "failure-rate", "windowSize": 20, "minimumCalls": 21}}));
+        assert_eq!(e.path, "breaker.minimumCalls");
+        let p =
+            parse(json!({"breaker": {"mode": "failure-rate", "windowSize": 5, "minimumCalls": 5}}))
+                .expect("minimumCalls equal to windowSize is reachable");
+        assert_eq!(
+            p.breaker.map(|b| (b.window_size, b.minimum_calls)),
+            Some((5, 5))
+        );
+    }
+
+    #[test]
+    fn failure_rate_minimum_calls_must_fit_a_time_window() {
+        let e = err(
+            json!({"breaker": {"mode": "failure-rate", "windowType": "time", "minimumCalls": 1001}}),
+        );
+        assert_eq!(
+            e.message,
+            r#"breaker.minimumCalls must be an integer from 1 to 1000 when breaker.windowType is "time" (got 1001)"#
+        );
+        assert_eq!(e.kind, PolicyErrorKind::Range);
+        // A time window ignores windowSize.
+        assert!(
+            parse(
+                json!({"breaker": {"mode": "failure-rate", "windowType": "time", "windowSize": 5,
+                                     "minimumCalls": 1000}})
+            )
+            .is_ok()
+        );
+    }
+
+    #[test]
+    fn minimum_calls_is_not_cross_checked_in_consecutive_mode() {
+        // The failure-rate fields are unused there; a later switch of mode is checked then.
+        assert!(parse(json!({"breaker": {"windowSize": 5}})).is_ok());
+        assert!(parse(json!({"breaker": {"windowType": "time", "minimumCalls": 10000}})).is_ok());
+        let client = input(json!({"breaker": {"windowSize": 5}}));
+        let call = input(json!({"breaker": {"mode": "failure-rate"}}));
+        assert_eq!(
+            Policy::from_input(&client.merge(&call)).map_err(|e| e.path),
+            Err("breaker.minimumCalls".to_owned())
+        );
     }
 
     #[test]
@@ -1427,6 +1549,8 @@ mod tests {
             "mode",
             "windowType",
             "failureRateThreshold",
+            "minimumCalls",
+            "windowSize",
             "maxQueue",
             "x",
         ]);
@@ -1458,10 +1582,20 @@ mod tests {
             for p in [&a, &b, &a.merge(&b)] {
                 match Policy::from_input(p) {
                     Ok(policy) => {
-                        let r = policy.retry.unwrap_or_default();
+                        let r = policy.retry.clone().unwrap_or_default();
                         prop_assert!(r.base_delay_ms <= r.max_delay_ms);
                         if let Some(g) = policy.retry_budget {
                             prop_assert!(g.retry_cost <= g.capacity && g.timeout_retry_cost <= g.capacity);
+                        }
+                        if let Some(b) = policy.breaker.filter(|b| b.mode == BreakerMode::FailureRate) {
+                            let most = match b.window_type {
+                                WindowType::Count => b.window_size as usize,
+                                WindowType::Time => MAX_WINDOW_CALLS,
+                            };
+                            prop_assert!(b.minimum_calls as usize <= most);
+                        }
+                        if let Some(r) = &policy.retry {
+                            prop_assert!(r.retry_on.iter().all(|s| (400..=599).contains(s)));
                         }
                     }
                     Err(e) => prop_assert!(e.message.contains(&e.path)),

@@ -1,14 +1,19 @@
 //! The registry: per-origin state (breaker, budget, bulkhead, counters), bounded in size.
 //!
 //! A `BTreeMap` keyed by normalised origin (no hashing, so no random seed is needed on
-//! wasm). Each access stamps the entry; when a new origin would exceed `maxOrigins`, the
-//! least recently used entry is found by a linear scan and dropped. The scan is O(n) but
-//! runs only when a new origin arrives at a full registry (n ≤ `maxOrigins`, 1000 by
-//! default); every other access is O(log n).
+//! wasm). Each access stamps the entry; when a new origin would exceed `maxOrigins`, one
+//! entry is found by a linear scan and dropped: the least recently used *idle* one (no
+//! attempt in flight, no bulkhead slot held or waited for), a closed breaker before an
+//! open one. Dropping a busy entry would hand its origin a fresh bulkhead while calls
+//! still hold slots of the old one; dropping an open breaker forgets that the origin is
+//! down. Only when every entry is busy is the least recently used dropped anyway, so the
+//! bound always holds. The scan is O(n) but runs only when a new origin arrives at a full
+//! registry (n ≤ `maxOrigins`, 1000 by default); every other access is O(log n).
 
 use crate::breaker::{Breaker, BreakerState};
 use crate::budget::RetryBudget;
 use crate::bulkhead::Bulkhead;
+use crate::policy::defaults;
 use std::collections::BTreeMap;
 
 /// Counters of one origin.
@@ -24,23 +29,48 @@ pub struct OriginStats {
     pub retries: u64,
     /// Attempts the breaker refused.
     pub short_circuits: u64,
-    /// Attempts that timed out (also counted in `failures`).
+    /// Attempts that timed out (also counted in `failures`, unless the attempt's limit was
+    /// what was left of the call's total deadline: such a timeout says nothing about the origin).
     pub timeouts: u64,
     /// Attempts on the wire now.
     pub in_flight: u32,
 }
 
 /// Everything kept for one origin.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct OriginState {
     /// Its circuit breaker.
     pub breaker: Breaker,
     /// Its retry budget.
     pub budget: RetryBudget,
+    /// The budget capacity the last call that used the budget had (its policy's
+    /// `retryBudget.capacity`); snapshots count the tokens against it. The default capacity
+    /// until a call uses the budget.
+    pub budget_capacity: u32,
     /// Its bulkhead (shared with the permits out).
     pub bulkhead: Bulkhead,
     /// Its counters.
     pub stats: OriginStats,
+}
+
+impl Default for OriginState {
+    fn default() -> Self {
+        OriginState {
+            breaker: Breaker::default(),
+            budget: RetryBudget::default(),
+            budget_capacity: defaults::BUDGET_CAPACITY,
+            bulkhead: Bulkhead::default(),
+            stats: OriginStats::default(),
+        }
+    }
+}
+
+impl OriginState {
+    /// Whether no call uses the origin now: no attempt in flight, no bulkhead slot held
+    /// (a call waiting between attempts keeps its slot) and no call queued for one.
+    pub fn is_idle(&self) -> bool {
+        self.stats.in_flight == 0 && self.bulkhead.active() == 0 && self.bulkhead.queued() == 0
+    }
 }
 
 /// Identifies one origin's entry; a new entry for the same origin (after eviction) gets
@@ -149,15 +179,16 @@ impl Registry {
     }
 
     /// A snapshot of every origin, in origin order. `now_ms` decides open vs half-open;
-    /// `budget_capacity` is the capacity the tokens are counted against.
-    pub fn stats(&self, now_ms: f64, budget_capacity: u32) -> Vec<OriginSnapshot> {
+    /// each origin's tokens are counted against the capacity last used on it
+    /// ([`OriginState::budget_capacity`]).
+    pub fn stats(&self, now_ms: f64) -> Vec<OriginSnapshot> {
         self.origins
             .iter()
             .map(|(origin, e)| OriginSnapshot {
                 origin: origin.clone(),
                 stats: e.state.stats,
                 breaker: e.state.breaker.state(now_ms),
-                budget_tokens: e.state.budget.tokens(budget_capacity),
+                budget_tokens: e.state.budget.tokens(e.state.budget_capacity),
                 bulkhead_active: e.state.bulkhead.active(),
                 bulkhead_queued: e.state.bulkhead.queued(),
             })
@@ -174,14 +205,19 @@ impl Registry {
         })
     }
 
-    /// Drops the least recently used origin; false if there was none.
+    /// Drops one origin; false if there was none. The least recently used idle entry with a
+    /// closed breaker goes first, then the least recently used idle one; if none is idle,
+    /// the least recently used of all.
     fn evict_one(&mut self) -> bool {
-        let oldest = self
+        let victim = self
             .origins
             .iter()
-            .min_by_key(|(_, e)| e.last_used)
+            .min_by_key(|(_, e)| {
+                let idle = e.state.is_idle();
+                (!idle, idle && !e.state.breaker.is_closed(), e.last_used)
+            })
             .map(|(origin, _)| origin.clone());
-        match oldest {
+        match victim {
             Some(origin) => self.origins.remove(&origin).is_some(),
             None => false,
         }
@@ -191,7 +227,8 @@ impl Registry {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::policy::BreakerPolicy;
+    use crate::bulkhead::{Admission, BulkheadPermit};
+    use crate::policy::{BreakerPolicy, BulkheadPolicy};
     use proptest::prelude::*;
 
     fn touch(r: &mut Registry, origin: &str) {
@@ -199,7 +236,7 @@ mod tests {
     }
 
     fn origins(r: &Registry) -> Vec<String> {
-        r.stats(0.0, 1).into_iter().map(|s| s.origin).collect()
+        r.stats(0.0).into_iter().map(|s| s.origin).collect()
     }
 
     #[test]
@@ -253,7 +290,7 @@ mod tests {
         }
         r.reset(Some("a"));
         r.reset(Some("unknown"));
-        let snap = r.stats(0.0, 500);
+        let snap = r.stats(0.0);
         assert_eq!(
             snap[0].stats,
             OriginStats {
@@ -274,7 +311,7 @@ mod tests {
             (4, BreakerState::Open, 495)
         );
         r.reset(None);
-        let snap = r.stats(0.0, 500);
+        let snap = r.stats(0.0);
         assert_eq!(
             (
                 snap[1].stats.attempts,
@@ -297,8 +334,8 @@ mod tests {
             let permit = s.breaker.try_acquire(0.0, &p).expect("closed");
             let _ = s.breaker.record(permit, Some(true), 0.0, &p);
         });
-        assert_eq!(r.stats(50.0, 1)[0].breaker, BreakerState::Open);
-        assert_eq!(r.stats(100.0, 1)[0].breaker, BreakerState::HalfOpen);
+        assert_eq!(r.stats(50.0)[0].breaker, BreakerState::Open);
+        assert_eq!(r.stats(100.0)[0].breaker, BreakerState::HalfOpen);
     }
 
     #[test]
@@ -309,7 +346,200 @@ mod tests {
         assert_eq!(origins(&r), ["b"]);
     }
 
+    fn hold_slot(r: &mut Registry, origin: &str) -> BulkheadPermit {
+        let policy = BulkheadPolicy {
+            max_concurrent: 1,
+            max_queue: 0,
+        };
+        match r.with(origin, |_, s| s.bulkhead.acquire(&policy)) {
+            Admission::Admitted(permit) => permit,
+            other => panic!("expected a free slot, got {other:?}"),
+        }
+    }
+
+    fn trip(r: &mut Registry, origin: &str) {
+        let p = BreakerPolicy {
+            failure_threshold: 1,
+            ..BreakerPolicy::default()
+        };
+        r.with(origin, |_, s| {
+            if let Ok(permit) = s.breaker.try_acquire(0.0, &p) {
+                let _ = s.breaker.record(permit, Some(true), 0.0, &p);
+            }
+        });
+    }
+
+    #[test]
+    fn an_attempt_in_flight_keeps_its_entry() {
+        let mut r = Registry::new(2);
+        r.with("a", |_, s| s.stats.in_flight = 1);
+        touch(&mut r, "b");
+        touch(&mut r, "c");
+        assert_eq!(origins(&r), ["a", "c"], "b was idle: it went, not a");
+    }
+
+    #[test]
+    fn a_held_bulkhead_slot_keeps_its_entry() {
+        let mut r = Registry::new(2);
+        // A call between attempts: nothing in flight, but its slot is held.
+        let held = hold_slot(&mut r, "a");
+        touch(&mut r, "b");
+        touch(&mut r, "c");
+        assert_eq!(origins(&r), ["a", "c"], "b was idle: it went, not a");
+        drop(held);
+        touch(&mut r, "d");
+        assert_eq!(origins(&r), ["c", "d"], "a is idle again: plain LRU");
+    }
+
+    #[test]
+    fn closed_breakers_go_before_open_ones() {
+        let mut r = Registry::new(2);
+        trip(&mut r, "a");
+        touch(&mut r, "b");
+        touch(&mut r, "c");
+        assert_eq!(origins(&r), ["a", "c"], "a is down: it is remembered");
+        // Among open breakers, the least recently used goes.
+        trip(&mut r, "c");
+        touch(&mut r, "d");
+        assert_eq!(origins(&r), ["c", "d"]);
+    }
+
+    #[test]
+    fn an_idle_open_breaker_goes_before_a_busy_entry() {
+        let mut r = Registry::new(2);
+        let _held = hold_slot(&mut r, "a");
+        trip(&mut r, "b");
+        touch(&mut r, "c");
+        assert_eq!(origins(&r), ["a", "c"]);
+    }
+
+    #[test]
+    fn when_every_entry_is_busy_the_least_recently_used_goes() {
+        let mut r = Registry::new(2);
+        let _a = hold_slot(&mut r, "a");
+        let _b = hold_slot(&mut r, "b");
+        touch(&mut r, "a");
+        touch(&mut r, "c");
+        assert_eq!(origins(&r), ["a", "c"], "the bound holds even so");
+        // Among busy entries an open breaker is no reason to stay: plain LRU.
+        let mut r = Registry::new(2);
+        let _a = hold_slot(&mut r, "a");
+        trip(&mut r, "a");
+        let _b = hold_slot(&mut r, "b");
+        touch(&mut r, "c");
+        assert_eq!(origins(&r), ["b", "c"]);
+    }
+
+    #[test]
+    fn tokens_are_counted_against_the_capacity_last_used() {
+        let mut r = Registry::new(10);
+        touch(&mut r, "fresh");
+        r.with("small", |_, s| {
+            assert!(s.budget.try_withdraw(5, 50));
+            s.budget_capacity = 50;
+        });
+        let snap = r.stats(0.0);
+        assert_eq!(
+            snap[0].budget_tokens, 500,
+            "a fresh origin: the default, full"
+        );
+        assert_eq!(snap[1].budget_tokens, 45, "45 of 50, not 495 of 500");
+    }
+
+    #[derive(Clone, Debug)]
+    enum Op {
+        Touch(u8),
+        /// An attempt starts on the origin (`in_flight` + 1).
+        Start(u8),
+        /// An attempt on the origin ends, if one is in flight.
+        End(u8),
+        /// A call takes a bulkhead slot of the origin.
+        Hold(u8),
+        /// The n-th slot held is released.
+        Release(usize),
+        /// The origin's breaker opens.
+        Trip(u8),
+    }
+
+    fn op() -> impl Strategy<Value = Op> {
+        let origin = 0u8..8;
+        prop_oneof![
+            3 => origin.clone().prop_map(Op::Touch),
+            1 => origin.clone().prop_map(Op::Start),
+            1 => origin.clone().prop_map(Op::End),
+            1 => origin.clone().prop_map(Op::Hold),
+            1 => any::<usize>().prop_map(Op::Release),
+            1 => origin.prop_map(Op::Trip),
+        ]
+    }
+
     proptest! {
+        #[test]
+        fn a_busy_entry_is_never_evicted_while_an_idle_one_exists(
+            max in 1u32..5,
+            ops in prop::collection::vec(op(), 0..200),
+        ) {
+            let mut r = Registry::new(max);
+            // Origins from least to most recently used, as the test sees them.
+            let mut recent: Vec<String> = Vec::new();
+            let mut held: Vec<BulkheadPermit> = Vec::new();
+            for op in ops {
+                let target = match &op {
+                    Op::Touch(o) | Op::Start(o) | Op::End(o) | Op::Hold(o) | Op::Trip(o) => {
+                        Some(o.to_string())
+                    }
+                    Op::Release(_) => None,
+                };
+                let before = r.stats(0.0);
+                // What should go if the target is new to a full registry: the least recently
+                // used idle entry, closed breakers first; any entry if none is idle.
+                let rank = |s: &OriginSnapshot| {
+                    let busy = s.stats.in_flight > 0 || s.bulkhead_active > 0 || s.bulkhead_queued > 0;
+                    // Among busy entries (all busy): plain LRU.
+                    let open = !busy && s.breaker != BreakerState::Closed;
+                    let age = recent.iter().position(|o| *o == s.origin);
+                    (busy, open, age)
+                };
+                let expected_victim = before.iter().min_by_key(|s| rank(s)).map(|s| s.origin.clone());
+                let any_idle = before.iter().any(|s| !rank(s).0);
+                match op {
+                    Op::Touch(o) => touch(&mut r, &o.to_string()),
+                    Op::Start(o) => r.with(&o.to_string(), |_, s| s.stats.in_flight += 1),
+                    Op::End(o) => r.with(&o.to_string(), |_, s| {
+                        s.stats.in_flight = s.stats.in_flight.saturating_sub(1);
+                    }),
+                    Op::Hold(o) => {
+                        let policy = BulkheadPolicy { max_concurrent: 100, max_queue: 0 };
+                        if let Admission::Admitted(p) = r.with(&o.to_string(), |_, s| s.bulkhead.acquire(&policy)) {
+                            held.push(p);
+                        }
+                    }
+                    Op::Release(i) if !held.is_empty() => drop(held.swap_remove(i % held.len())),
+                    Op::Release(_) => {}
+                    Op::Trip(o) => trip(&mut r, &o.to_string()),
+                }
+                prop_assert!(r.len() <= max as usize);
+                let after: Vec<String> = r.stats(0.0).into_iter().map(|s| s.origin).collect();
+                let evicted: Vec<&OriginSnapshot> =
+                    before.iter().filter(|s| !after.contains(&s.origin)).collect();
+                let Some(target) = target else {
+                    prop_assert!(evicted.is_empty());
+                    continue;
+                };
+                let was_new = !before.iter().any(|s| s.origin == target);
+                if was_new && before.len() == max as usize {
+                    prop_assert_eq!(evicted.len(), 1);
+                    let gone = evicted[0];
+                    prop_assert!(!rank(gone).0 || !any_idle, "busy {:?} evicted while an idle entry existed", gone.origin);
+                    prop_assert_eq!(Some(&gone.origin), expected_victim.as_ref());
+                } else {
+                    prop_assert!(evicted.is_empty());
+                }
+                recent.retain(|o| !evicted.iter().any(|s| s.origin == *o) && *o != target);
+                recent.push(target);
+            }
+        }
+
         #[test]
         fn never_over_its_bound(max in 1u32..8, touches in prop::collection::vec(0u8..20, 0..200)) {
             let mut r = Registry::new(max);

@@ -12,6 +12,7 @@
 use futures_executor::block_on;
 use proptest::prelude::*;
 use resilient_fetch::breaker::BreakerState;
+use resilient_fetch::bulkhead::Admission;
 use resilient_fetch::engine::{
     self, AttemptLimit, AttemptOutcome, Call, CallResult, Env, Transport,
 };
@@ -312,7 +313,7 @@ fn call(
 
 fn snapshot(reg: &RefCell<Registry>, origin: &str, now: f64) -> OriginSnapshot {
     reg.borrow()
-        .stats(now, 500)
+        .stats(now)
         .into_iter()
         .find(|s| s.origin == origin)
         .expect("origin is in the registry")
@@ -511,6 +512,175 @@ fn a_wait_past_the_deadline_gives_up_at_once() {
 }
 
 #[test]
+fn a_wait_leaving_less_than_the_minimum_gives_up_at_once() {
+    let clock = Clock::auto();
+    let reg = registry();
+    let p = policy(serde_json::json!({
+        "totalTimeoutMs": 1000, "retry": {"jitter": "none", "baseDelayMs": 989}
+    }));
+    let mut script = Script::new(&clock, &[Step::Status(503)]);
+    script.took_ms = 10.5;
+    let (result, log) = call(&reg, &p, get(A), &mut script);
+    // The wait would end at 999.5, leaving 0.5 ms: less than an attempt needs.
+    assert_eq!(result, done(1, 1));
+    assert_eq!(log.give_ups, [(GiveUpReason::Deadline, 1)]);
+    assert_eq!(clock.now_ms(), 10.5, "no sleeping");
+    assert_eq!(snapshot(&reg, A, 0.0).budget_tokens, 500);
+}
+
+#[test]
+fn a_late_timer_leaving_less_than_the_minimum_sends_nothing_and_refunds() {
+    let clock = Clock::auto();
+    let reg = registry();
+    let p = policy(serde_json::json!({
+        "totalTimeoutMs": 1000, "retry": {"jitter": "none", "baseDelayMs": 500}
+    }));
+    let mut log = Log::default();
+    let mut on_event = |e: &Event<'_>| {
+        log.record(e);
+        if let Event::Retry { .. } = e {
+            // The timer fires late (a busy event loop): the wait ends at 999.5, not 510.
+            clock.advance(489.5);
+        }
+    };
+    let mut script = Script::new(&clock, &[Step::Status(503), Step::Status(200)]);
+    let result = block_on(engine::run(
+        &reg,
+        &p,
+        get(A),
+        &mut script,
+        &clock,
+        &mut on_event,
+    ));
+    assert_eq!(result, done(1, 1));
+    assert_eq!(clock.now_ms(), 999.5);
+    assert_eq!(script.limits.len(), 1, "no attempt with 0.5 ms to live");
+    assert_eq!(log.give_ups, [(GiveUpReason::Deadline, 1)]);
+    let s = snapshot(&reg, A, clock.now_ms());
+    assert_eq!(s.stats.attempts, 1);
+    assert_eq!(s.budget_tokens, 500, "the unsent retry's tokens came back");
+}
+
+#[test]
+fn a_timeout_cut_by_the_deadline_does_not_count_against_the_breaker() {
+    let clock = Clock::auto();
+    let reg = registry();
+    let p = policy(serde_json::json!({
+        "totalTimeoutMs": 1000, "retry": {"jitter": "none", "baseDelayMs": 985},
+        "breaker": {"failureThreshold": 2}
+    }));
+    let mut script = Script::new(&clock, &[Step::Status(503), Step::Hang]);
+    let (result, log) = call(&reg, &p, get(A), &mut script);
+    // 503 at 10, wait 985, attempt 2 gets the 5 ms left and times out at 1000.
+    assert_eq!(result, done(2, 2));
+    assert_eq!(
+        script.limits[1],
+        AttemptLimit {
+            timeout_ms: 5.0,
+            is_deadline: true
+        }
+    );
+    assert_eq!(log.give_ups, [(GiveUpReason::Deadline, 2)]);
+    assert!(log.transitions.is_empty(), "{:?}", log.transitions);
+    let s = snapshot(&reg, A, clock.now_ms());
+    assert_eq!(
+        (s.stats.attempts, s.stats.failures, s.stats.timeouts),
+        (2, 1, 1),
+        "counted as a timeout, not as a failure"
+    );
+    assert_eq!(s.breaker, BreakerState::Closed);
+}
+
+#[test]
+fn a_timeout_of_the_attempt_limit_still_counts_near_the_deadline() {
+    // The deadline is near but the attempt's own timeoutMs is shorter: a real timeout.
+    let clock = Clock::auto();
+    let reg = registry();
+    let p = policy(serde_json::json!({
+        "timeoutMs": 5, "totalTimeoutMs": 1000, "retry": false,
+        "breaker": {"failureThreshold": 1}
+    }));
+    let mut script = Script::new(&clock, &[Step::Hang]);
+    let (result, _) = call(&reg, &p, get(A), &mut script);
+    assert_eq!(result, done(1, 1));
+    assert!(!script.limits[0].is_deadline);
+    let s = snapshot(&reg, A, clock.now_ms());
+    assert_eq!((s.stats.failures, s.stats.timeouts), (1, 1));
+    assert_eq!(s.breaker, BreakerState::Open);
+}
+
+#[test]
+fn retry_after_exactly_max_retry_after_is_honoured_and_one_ms_more_is_not() {
+    let clock = Clock::auto();
+    let reg = registry();
+    let at_most = |ms: u32| policy(serde_json::json!({"retry": {"maxRetryAfterMs": ms}}));
+    // Seconds: "2" is 2000 ms.
+    let steps = [Step::RetryAfter(503, "2".into()), Step::Status(200)];
+    let (result, log) = call(
+        &reg,
+        &at_most(2000),
+        get(A),
+        &mut Script::new(&clock, &steps),
+    );
+    assert_eq!(result, done(2, 2));
+    assert_eq!(log.retries, [(2, 2000.0, RetryReason::Status, true)]);
+    let (result, log) = call(
+        &reg,
+        &at_most(1999),
+        get(A),
+        &mut Script::new(&clock, &steps),
+    );
+    assert_eq!(result, done(1, 1));
+    assert_eq!(log.give_ups, [(GiveUpReason::RetryAfterTooLong, 1)]);
+    // An HTTP date, to the millisecond: the 429 arrives at 00:00:00.010 and names
+    // 00:00:03, a wait of 2990 ms.
+    for (max, honoured) in [(2990, true), (2989, false)] {
+        let clock = Clock::auto();
+        let date = "Wed, 01 Jan 2025 00:00:03 GMT".to_owned();
+        let steps = [Step::RetryAfter(429, date), Step::Status(200)];
+        let (result, log) = call(
+            &registry(),
+            &at_most(max),
+            get(A),
+            &mut Script::new(&clock, &steps),
+        );
+        if honoured {
+            assert_eq!(result, done(2, 2));
+            assert_eq!(log.retries, [(2, 2990.0, RetryReason::Status, true)]);
+        } else {
+            assert_eq!(result, done(1, 1));
+            assert_eq!(log.give_ups, [(GiveUpReason::RetryAfterTooLong, 1)]);
+        }
+    }
+}
+
+#[test]
+fn stats_count_tokens_against_the_capacity_the_calls_used() {
+    let clock = Clock::auto();
+    let reg = registry();
+    let small = policy(serde_json::json!({"retryBudget": {"capacity": 50}}));
+    let _ = call(
+        &reg,
+        &small,
+        get(A),
+        &mut Script::new(&clock, &vec![Step::Status(503); 3]),
+    );
+    assert_eq!(
+        snapshot(&reg, A, 0.0).budget_tokens,
+        40,
+        "two retries of 5 from a bucket of 50"
+    );
+    // A call with the default capacity: tokens are counted against 500 again.
+    let _ = call(
+        &reg,
+        &Policy::default(),
+        get(A),
+        &mut Script::new(&clock, &[Step::Status(200)]),
+    );
+    assert_eq!(snapshot(&reg, A, 0.0).budget_tokens, 491);
+}
+
+#[test]
 fn retry_after_seconds_are_honoured() {
     let clock = Clock::auto();
     let reg = registry();
@@ -577,7 +747,7 @@ fn an_empty_budget_stops_retries() {
     let (result, log) = call(&reg, &p, get(A), &mut script);
     assert_eq!(result, done(3, 3), "two retries of 5 empty a budget of 10");
     assert_eq!(log.give_ups, [(GiveUpReason::Budget, 3)]);
-    assert_eq!(reg.borrow().stats(0.0, 10)[0].budget_tokens, 0);
+    assert_eq!(reg.borrow().stats(0.0)[0].budget_tokens, 0);
     // The next call on the origin gets no retry at all.
     let (result, log) = call(
         &reg,
@@ -687,25 +857,104 @@ fn a_failed_probe_reopens_the_breaker() {
 }
 
 #[test]
-fn the_breaker_refusing_a_retry_hands_back_the_last_response() {
+fn a_retry_into_a_breaker_this_attempt_opened_gives_up_at_once() {
     let clock = Clock::auto();
     let reg = registry();
     let p = policy(
         serde_json::json!({"retry": {"maxAttempts": 5}, "breaker": {"failureThreshold": 2}}),
     );
-    let (result, log) = call(
+    let mut script = Script::new(&clock, &vec![Step::Status(503); 5]);
+    let (result, log) = call(&reg, &p, get(A), &mut script);
+    assert_eq!(result, done(2, 2));
+    assert_eq!(
+        log.kinds[log.kinds.len() - 3..],
+        ["attemptEnd", "breakerTransition", "giveUp"],
+        "no retry scheduled into the open breaker"
+    );
+    assert_eq!(log.give_ups, [(GiveUpReason::BreakerOpen, 2)]);
+    assert_eq!(log.retries.len(), 1);
+    let d1 = log.retries[0].1;
+    assert_eq!(
+        clock.now_ms(),
+        20.0 + d1,
+        "no sleep after the attempt that opened it"
+    );
+    let s = snapshot(&reg, A, clock.now_ms());
+    assert_eq!(s.stats.short_circuits, 0);
+    assert_eq!(
+        s.budget_tokens, 495,
+        "only the retry that was sent is paid for"
+    );
+}
+
+#[test]
+fn a_cooldown_shorter_than_the_wait_lets_the_retry_probe() {
+    let clock = Clock::auto();
+    let reg = registry();
+    let p = policy(serde_json::json!({
+        "retry": {"jitter": "none", "baseDelayMs": 100},
+        "breaker": {"failureThreshold": 1, "cooldownMs": 50}
+    }));
+    let mut script = Script::new(&clock, &[Step::Status(503), Step::Status(200)]);
+    let (result, log) = call(&reg, &p, get(A), &mut script);
+    assert_eq!(
+        result,
+        done(2, 2),
+        "half-open when the wait ends: the retry probes"
+    );
+    assert_eq!(
+        log.transitions,
+        [
+            (A.to_owned(), BreakerState::Closed, BreakerState::Open),
+            (A.to_owned(), BreakerState::Open, BreakerState::HalfOpen),
+            (A.to_owned(), BreakerState::HalfOpen, BreakerState::Closed),
+        ]
+    );
+}
+
+#[test]
+fn a_retry_the_breaker_refuses_gives_its_tokens_back() {
+    let clock = Clock::auto();
+    let reg = registry();
+    let p = Policy::default();
+    let trip = policy(serde_json::json!({"breaker": {"failureThreshold": 1}}))
+        .breaker
+        .expect("on");
+    let mut log = Log::default();
+    let mut on_event = |e: &Event<'_>| {
+        log.record(e);
+        if let Event::Retry { .. } = e {
+            // Another call opens the breaker while this one waits to retry.
+            let now = clock.now_ms();
+            reg.borrow_mut().with(A, |_, s| {
+                if let Ok(permit) = s.breaker.try_acquire(now, &trip) {
+                    let _ = s.breaker.record(permit, Some(true), now, &trip);
+                }
+            });
+        }
+    };
+    let mut script = Script::new(&clock, &[Step::Status(503), Step::Status(200)]);
+    let result = block_on(engine::run(
         &reg,
         &p,
         get(A),
-        &mut Script::new(&clock, &vec![Step::Status(503); 5]),
-    );
-    assert_eq!(result, done(2, 2));
+        &mut script,
+        &clock,
+        &mut on_event,
+    ));
+    assert_eq!(result, done(1, 1), "the last response is handed back");
     assert_eq!(
         log.kinds[log.kinds.len() - 3..],
         ["retry", "shortCircuit", "giveUp"]
     );
-    assert_eq!(log.give_ups, [(GiveUpReason::BreakerOpen, 2)]);
-    assert_eq!(snapshot(&reg, A, clock.now_ms()).stats.short_circuits, 1);
+    assert_eq!(log.give_ups, [(GiveUpReason::BreakerOpen, 1)]);
+    assert_eq!(script.limits.len(), 1);
+    let s = snapshot(&reg, A, clock.now_ms());
+    assert_eq!(s.stats.short_circuits, 1);
+    assert_eq!(
+        s.budget_tokens, 500,
+        "the unsent retry's 5 tokens came back"
+    );
 }
 
 #[test]
@@ -801,6 +1050,11 @@ fn a_caller_abort_during_the_backoff_wait_ends_the_call() {
     assert_eq!(script.limits.len(), 1, "the retry was never sent");
     assert_eq!(clock.now_ms(), 50.0);
     assert_eq!(log.kinds.last(), Some(&"retry"));
+    assert_eq!(
+        snapshot(&reg, A, 0.0).budget_tokens,
+        500,
+        "the unsent retry's tokens came back"
+    );
     assert_released(&reg, A);
 }
 
@@ -882,7 +1136,7 @@ fn events_may_read_the_registry() {
     let p = policy(serde_json::json!({"breaker": {"failureThreshold": 1}}));
     let mut seen = 0;
     let mut on_event = |_: &Event<'_>| {
-        seen += reg.borrow().stats(0.0, 500).len();
+        seen += reg.borrow().stats(0.0).len();
         reg.borrow_mut().reset(None);
     };
     let mut script = Script::new(&clock, &[Step::Status(503), Step::Status(200)]);
@@ -1038,9 +1292,21 @@ fn spawn_call<'a>(
     board: &'a Board,
     name: &'static str,
 ) {
+    spawn_call_to(pool, reg, policy, clock, board, A, name);
+}
+
+fn spawn_call_to<'a>(
+    pool: &mut Pool<'a>,
+    reg: &'a RefCell<Registry>,
+    policy: &'a Policy,
+    clock: &'a Clock,
+    board: &'a Board,
+    origin: &'static str,
+    name: &'static str,
+) {
     pool.spawn(async move {
         let mut transport = Hand { board, name };
-        engine::run(reg, policy, get(A), &mut transport, clock, &mut |_| {}).await
+        engine::run(reg, policy, get(origin), &mut transport, clock, &mut |_| {}).await
     });
 }
 
@@ -1152,6 +1418,170 @@ fn dropping_a_call_mid_attempt_releases_everything() {
     assert_eq!(*board.sent.borrow(), ["opener", "probe", "next"]);
 }
 
+#[test]
+fn half_open_lets_only_half_open_max_calls_probes_through_at_once() {
+    let clock = Clock::manual();
+    let reg = registry();
+    let board = Board::default();
+    let p = policy(serde_json::json!({
+        "retry": false,
+        "breaker": {"failureThreshold": 1, "cooldownMs": 100, "halfOpenMaxCalls": 2}
+    }));
+    let mut pool = Pool::new();
+    spawn_call(&mut pool, &reg, &p, &clock, &board, "opener");
+    pool.run_until_stalled();
+    board.answer("opener", 503);
+    pool.run_until_stalled();
+    clock.advance(100.0);
+    for name in ["p1", "p2", "p3", "p4"] {
+        spawn_call(&mut pool, &reg, &p, &clock, &board, name);
+    }
+    pool.run_until_stalled();
+    assert_eq!(
+        *board.sent.borrow(),
+        ["opener", "p1", "p2"],
+        "two probes out, no more"
+    );
+    for i in [3, 4] {
+        assert_eq!(
+            pool.result(i),
+            Some(&CallResult::ShortCircuited {
+                retry_after_ms: 100.0
+            })
+        );
+    }
+    let s = snapshot(&reg, A, clock.now_ms());
+    assert_eq!(
+        (s.stats.in_flight, s.stats.short_circuits, s.breaker),
+        (2, 2, BreakerState::HalfOpen)
+    );
+    // The first probe succeeds and closes the breaker: calls go through again.
+    board.answer("p1", 200);
+    pool.run_until_stalled();
+    assert_eq!(pool.result(1), Some(&done(1, 1)));
+    assert_eq!(
+        snapshot(&reg, A, clock.now_ms()).breaker,
+        BreakerState::Closed
+    );
+    spawn_call(&mut pool, &reg, &p, &clock, &board, "after");
+    pool.run_until_stalled();
+    assert_eq!(*board.sent.borrow(), ["opener", "p1", "p2", "after"]);
+    board.answer("p2", 200);
+    board.answer("after", 200);
+    pool.run_until_stalled();
+    assert_eq!(pool.result(2), Some(&done(1, 1)));
+    assert_eq!(pool.result(5), Some(&done(1, 1)));
+    assert_released(&reg, A);
+}
+
+#[test]
+fn failure_rate_mode_opens_on_the_rate_of_the_window() {
+    let clock = Clock::auto();
+    let reg = registry();
+    let p = policy(serde_json::json!({
+        "retry": false,
+        "breaker": {"mode": "failure-rate", "windowSize": 4, "minimumCalls": 4,
+                    "failureRateThreshold": 0.5, "cooldownMs": 1000}
+    }));
+    // At most two failures in a row: consecutive mode (5) would never open.
+    let statuses = [200, 503, 200, 200, 200, 503, 503];
+    for (i, status) in statuses.into_iter().enumerate() {
+        let (result, log) = call(
+            &reg,
+            &p,
+            get(A),
+            &mut Script::new(&clock, &[Step::Status(status)]),
+        );
+        assert_eq!(result, done(1, 1));
+        // Call 2: 1 of 2 failed (50%) but fewer than minimumCalls seen. Call 7: the window
+        // holds the last 4 calls, 2 of them failed: 50% (of all 7 calls only 43%).
+        let opened = vec![(A.to_owned(), BreakerState::Closed, BreakerState::Open)];
+        assert_eq!(
+            log.transitions,
+            if i == 6 { opened } else { vec![] },
+            "call {}",
+            i + 1
+        );
+    }
+    let (result, log) = call(&reg, &p, get(A), &mut Script::new(&clock, &[]));
+    assert_eq!(
+        result,
+        CallResult::ShortCircuited {
+            retry_after_ms: 1000.0
+        }
+    );
+    assert_eq!(log.kinds, ["shortCircuit"]);
+}
+
+#[test]
+fn an_origin_with_a_call_between_attempts_is_not_evicted() {
+    let clock = Clock::manual();
+    let reg = RefCell::new(Registry::new(2));
+    let board = Board::default();
+    let p = policy(serde_json::json!({
+        "retry": {"jitter": "none", "baseDelayMs": 1000},
+        "bulkhead": {"maxConcurrent": 1}
+    }));
+    let mut pool = Pool::new();
+    // a1 gets a 503 and waits to retry, holding A's only bulkhead slot.
+    spawn_call_to(&mut pool, &reg, &p, &clock, &board, A, "a1");
+    pool.run_until_stalled();
+    board.answer("a1", 503);
+    pool.run_until_stalled();
+    assert_eq!(snapshot(&reg, A, 0.0).stats.in_flight, 0);
+    // Calls to two other origins fill the registry of 2.
+    const C: &str = "https://c.test";
+    for (origin, name) in [(B, "b"), (C, "c")] {
+        spawn_call_to(&mut pool, &reg, &p, &clock, &board, origin, name);
+        pool.run_until_stalled();
+        board.answer(name, 200);
+        pool.run_until_stalled();
+    }
+    let kept: Vec<String> = reg
+        .borrow()
+        .stats(0.0)
+        .into_iter()
+        .map(|s| s.origin)
+        .collect();
+    assert_eq!(kept, [A, C], "the idle B went, not the busy A");
+    // A second call to A finds A's slot still taken.
+    spawn_call_to(&mut pool, &reg, &p, &clock, &board, A, "a2");
+    pool.run_until_stalled();
+    assert_eq!(pool.result(3), Some(&CallResult::BulkheadFull));
+    clock.advance(1000.0);
+    pool.run_until_stalled();
+    board.answer("a1", 200);
+    pool.run_until_stalled();
+    assert_eq!(pool.result(0), Some(&done(2, 2)));
+    assert_eq!(
+        *board.sent.borrow(),
+        ["a1", "b", "c", "a1"],
+        "never two calls to A at once"
+    );
+    assert_released(&reg, A);
+}
+
+#[test]
+fn dropping_a_call_during_the_backoff_wait_gives_the_tokens_back() {
+    let clock = Clock::manual();
+    let reg = registry();
+    let board = Board::default();
+    let p = policy(serde_json::json!({"retry": {"jitter": "none", "baseDelayMs": 1000}}));
+    let mut pool = Pool::new();
+    spawn_call(&mut pool, &reg, &p, &clock, &board, "waiting");
+    pool.run_until_stalled();
+    board.answer("waiting", 503);
+    pool.run_until_stalled();
+    assert_eq!(
+        snapshot(&reg, A, 0.0).budget_tokens,
+        495,
+        "held for the retry"
+    );
+    pool.drop_task(0);
+    assert_eq!(snapshot(&reg, A, 0.0).budget_tokens, 500);
+    assert_released(&reg, A);
+}
+
 // ---------------------------------------------------------------- properties
 
 fn step() -> impl Strategy<Value = Step> {
@@ -1167,6 +1597,33 @@ fn step() -> impl Strategy<Value = Step> {
         Just(Step::Hang),
         Just(Step::Abort),
         prop::sample::select(vec![200u16, 503]).prop_map(Step::AbortWith),
+    ]
+}
+
+/// What the origin and the caller are like when a call starts.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Before {
+    Nothing,
+    /// Another call opened the breaker.
+    BreakerOpen,
+    /// Another call holds the only bulkhead slot (and, if `queue_full`, the one place in
+    /// the queue).
+    SlotTaken {
+        queue_full: bool,
+    },
+    /// The caller aborted already.
+    Aborted,
+    /// The caller aborts at this time, if the call is waiting then.
+    AbortAt(f64),
+}
+
+fn before() -> impl Strategy<Value = Before> {
+    prop_oneof![
+        4 => Just(Before::Nothing),
+        1 => Just(Before::BreakerOpen),
+        1 => any::<bool>().prop_map(|queue_full| Before::SlotTaken { queue_full }),
+        1 => Just(Before::Aborted),
+        2 => (0u32..2000).prop_map(|at| Before::AbortAt(f64::from(at))),
     ]
 }
 
@@ -1199,6 +1656,7 @@ proptest! {
     fn safe_requests_stay_within_attempts_and_release_everything(
         steps in prop::collection::vec(step(), 1..8),
         max_attempts in 1u32..6,
+        before in before(),
     ) {
         let clock = Clock::auto();
         let reg = registry();
@@ -1206,17 +1664,102 @@ proptest! {
             "timeoutMs": 100, "totalTimeoutMs": 100000,
             "retry": {"maxAttempts": max_attempts},
             "breaker": {"failureThreshold": 3},
-            "bulkhead": true
+            "bulkhead": {"maxConcurrent": 1, "maxQueue": 1}
         }));
+        reg.borrow_mut().with(A, |_, _| ()); // known to the registry even if nothing is sent
+        // Slots and places in the queue taken by other calls.
+        let mut held: Vec<Admission> = Vec::new();
+        match before {
+            Before::Nothing => {}
+            Before::BreakerOpen => {
+                let b = p.breaker.clone().expect("on");
+                reg.borrow_mut().with(A, |_, s| {
+                    for _ in 0..b.failure_threshold {
+                        if let Ok(permit) = s.breaker.try_acquire(0.0, &b) {
+                            let _ = s.breaker.record(permit, Some(true), 0.0, &b);
+                        }
+                    }
+                });
+            }
+            Before::SlotTaken { queue_full } => {
+                let bulkhead = p.bulkhead.clone().expect("on");
+                reg.borrow_mut().with(A, |_, s| {
+                    held.push(s.bulkhead.acquire(&bulkhead));
+                    if queue_full {
+                        held.push(s.bulkhead.acquire(&bulkhead));
+                    }
+                });
+            }
+            Before::Aborted => clock.abort(),
+            Before::AbortAt(at) => clock.abort_at.set(Some(at)),
+        }
         let mut script = Script::new(&clock, &steps);
         let (result, log) = call(&reg, &p, get(A), &mut script);
         let sent = script.limits.len() as u32;
         prop_assert!(sent <= max_attempts);
-        // Every retry scheduled was sent, unless the breaker refused it.
-        prop_assert_eq!(sent as usize, log.retries.len() + 1 - log.short_circuits.len());
-        if let CallResult::Done { output, attempts } = result {
-            prop_assert_eq!((output, attempts), (sent, sent));
+        let last = log.kinds.last().copied();
+        match result {
+            CallResult::Done { output, attempts } => {
+                prop_assert!(sent >= 1);
+                prop_assert_eq!((output, attempts), (sent, sent));
+                // Every retry scheduled was sent, unless the breaker refused it.
+                prop_assert_eq!(sent as usize, log.retries.len() + 1 - log.short_circuits.len());
+                match last {
+                    Some("success" | "giveUp") => prop_assert!(!clock.aborted()),
+                    // Aborted mid-attempt: the output is handed back without a verdict.
+                    Some("attemptEnd") => prop_assert!(clock.aborted()),
+                    other => prop_assert!(false, "ended with {:?}", other),
+                }
+            }
+            CallResult::ShortCircuited { retry_after_ms } => {
+                prop_assert_eq!(before, Before::BreakerOpen);
+                prop_assert_eq!((sent, retry_after_ms), (0, 30_000.0));
+                prop_assert_eq!(&log.kinds, &["shortCircuit"]);
+            }
+            CallResult::BulkheadFull => {
+                prop_assert_eq!(before, Before::SlotTaken { queue_full: true });
+                prop_assert_eq!(sent, 0);
+                prop_assert_eq!(&log.kinds, &["bulkheadRejected"]);
+            }
+            CallResult::DeadlineExceeded => {
+                // Queued behind the held slot until the deadline.
+                prop_assert_eq!(before, Before::SlotTaken { queue_full: false });
+                prop_assert_eq!((sent, clock.now_ms()), (0, 100_000.0));
+                prop_assert!(log.kinds.is_empty());
+            }
+            CallResult::Aborted => {
+                prop_assert!(clock.aborted());
+                match before {
+                    Before::Aborted => prop_assert_eq!(sent, 0),
+                    // Aborted while waiting to retry: the retry was scheduled, not sent.
+                    Before::AbortAt(_) => {
+                        prop_assert_eq!(last, Some("retry"));
+                        prop_assert_eq!(sent as usize, log.retries.len());
+                    }
+                    other => prop_assert!(false, "aborted after {:?}", other),
+                }
+            }
         }
+        // Budget: only retries that were sent are paid for; a success refunds the retry
+        // that led to it, or 1 after a first-attempt success.
+        let cost = |reason: RetryReason| if reason == RetryReason::Status { 5 } else { 10 };
+        let paid: Vec<u32> = log
+            .retries
+            .iter()
+            .filter(|r| r.0 <= sent)
+            .map(|r| cost(r.2))
+            .collect();
+        let spent: u32 = paid.iter().sum();
+        let refund = match (last, paid.last()) {
+            (Some("success"), Some(&c)) if sent > 1 => c,
+            (Some("success"), _) => 1,
+            _ => 0,
+        };
+        prop_assert_eq!(
+            snapshot(&reg, A, clock.now_ms()).budget_tokens,
+            (500 - spent + refund).min(500)
+        );
+        drop(held);
         assert_released(&reg, A);
     }
 }

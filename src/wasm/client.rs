@@ -11,7 +11,6 @@ use super::call;
 use super::call::origin_of;
 use super::options::{check_scope, decode, policy_error};
 use super::types::{FetchInit, FetchInput, PolicyArg};
-use crate::policy::defaults::BUDGET_CAPACITY;
 use crate::policy::{Policy, PolicyInput};
 use crate::registry::Registry;
 
@@ -23,8 +22,6 @@ pub struct ClientInner {
     pub on_event: Option<Function>,
     /// Breakers, budgets, bulkheads and stats, per origin.
     pub registry: RefCell<Registry>,
-    /// The client's budget capacity, which stats count tokens against.
-    budget_capacity: u32,
 }
 
 impl ClientInner {
@@ -34,9 +31,6 @@ impl ClientInner {
         check_scope(policy, false)?;
         Ok(ClientInner {
             registry: RefCell::new(Registry::new(validated.max_origins)),
-            budget_capacity: validated
-                .retry_budget
-                .map_or(BUDGET_CAPACITY, |b| b.capacity),
             policy: options.input,
             on_event: options.on_event,
         })
@@ -135,7 +129,7 @@ impl ResilientClient {
     pub fn stats(&self) -> JsValue {
         let out = Object::new();
         let registry = self.inner.registry.borrow();
-        for snapshot in registry.stats(super::env::now(), self.inner.budget_capacity) {
+        for snapshot in registry.stats(super::env::now()) {
             let s = &snapshot.stats;
             let o = Object::new();
             let set = |k: &str, v: JsValue| {

@@ -1,6 +1,6 @@
 //! The TypeScript face of the package: argument types and the named
 //! interfaces of the options, events and stats, each field with its default.
-//! Defaults here must match `src/policy.rs` (a package test compares them).
+//! Defaults here must match `src/policy.rs` (tests/core_ts_defaults.rs compares them).
 
 use wasm_bindgen::prelude::*;
 
@@ -46,7 +46,7 @@ export interface RetryPolicy {
   maxDelayMs?: number;
   /** "full": uniform in [0, window); "equal": window/2 + uniform [0, window/2); "decorrelated"; "none". @default "full" */
   jitter?: "full" | "equal" | "decorrelated" | "none";
-  /** Statuses that are retried (100..=599). @default [408, 429, 500, 502, 503, 504] */
+  /** Statuses that are retried (400..=599). @default [408, 429, 500, 502, 503, 504] */
   retryOn?: number[];
   /** Longest Retry-After honoured, in ms (0..=2147483647); a longer one ends the call with that response. @default 30000 */
   maxRetryAfterMs?: number;
@@ -63,7 +63,7 @@ export interface BreakerPolicy {
   halfOpenMaxCalls?: number;
   /** failure-rate mode: the rate that opens it, in (0, 1]. @default 0.5 */
   failureRateThreshold?: number;
-  /** failure-rate mode: calls the window must hold before it can open (1..=10000). @default 10 */
+  /** failure-rate mode: calls the window must hold before it can open (1..=windowSize for a count window, 1..=1000 for a time window). @default 10 */
   minimumCalls?: number;
   /** failure-rate mode: "count" (the last windowSize calls) or "time" (the last windowMs). @default "count" */
   windowType?: "count" | "time";

@@ -1,0 +1,143 @@
+//! The TypeScript declarations (src/wasm/types.rs) state every default with
+//! `@default`; this test reads them and compares each with the one place the
+//! defaults are defined (`policy::defaults`), so the two cannot drift apart.
+
+use resilient_fetch::policy::{BreakerMode, WindowType, defaults as d};
+use std::collections::BTreeMap;
+
+/// "Interface.field" -> the text after `@default`, up to a parenthesis or the comment's end.
+fn declared_defaults() -> BTreeMap<String, String> {
+    let source = include_str!("../src/wasm/types.rs");
+    let mut out = BTreeMap::new();
+    let (mut interface, mut pending) = (String::new(), None::<String>);
+    for line in source.lines().map(str::trim) {
+        if let Some(rest) = line.strip_prefix("export interface ") {
+            interface = rest.trim_end_matches(" {").to_string();
+        } else if let Some((_, after)) = line.split_once("@default ") {
+            let value = after
+                .trim_end_matches("*/")
+                .split(" (")
+                .next()
+                .unwrap_or("")
+                .trim();
+            pending = Some(value.to_string());
+        } else if let Some((field, _)) = line.split_once("?:")
+            && let Some(value) = pending.take()
+        {
+            out.insert(format!("{interface}.{field}"), value);
+        }
+    }
+    out
+}
+
+fn mode(m: BreakerMode) -> &'static str {
+    match m {
+        BreakerMode::Consecutive => "\"consecutive\"",
+        BreakerMode::FailureRate => "\"failure-rate\"",
+    }
+}
+
+fn window(w: WindowType) -> &'static str {
+    match w {
+        WindowType::Count => "\"count\"",
+        WindowType::Time => "\"time\"",
+    }
+}
+
+#[test]
+fn typescript_defaults_match_the_core() {
+    let retry_on = format!(
+        "[{}]",
+        d::RETRY_ON
+            .iter()
+            .map(u16::to_string)
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    let expected: Vec<(&str, String)> = vec![
+        ("Policy.timeoutMs", d::TIMEOUT_MS.to_string()),
+        ("Policy.totalTimeoutMs", d::TOTAL_TIMEOUT_MS.to_string()),
+        (
+            "Policy.retry",
+            if d::RETRY_ENABLED { "{}" } else { "false" }.into(),
+        ),
+        (
+            "Policy.breaker",
+            if d::BREAKER_ENABLED { "{}" } else { "false" }.into(),
+        ),
+        (
+            "Policy.retryBudget",
+            if d::RETRY_BUDGET_ENABLED {
+                "{}"
+            } else {
+                "false"
+            }
+            .into(),
+        ),
+        (
+            "Policy.bulkhead",
+            if d::BULKHEAD_ENABLED { "{}" } else { "false" }.into(),
+        ),
+        ("Policy.idempotencyKey", "true".into()),
+        (
+            "Policy.idempotencyHeader",
+            format!("\"{}\"", d::IDEMPOTENCY_HEADER),
+        ),
+        ("Policy.maxOrigins", d::MAX_ORIGINS.to_string()),
+        ("RetryPolicy.maxAttempts", d::MAX_ATTEMPTS.to_string()),
+        ("RetryPolicy.baseDelayMs", d::BASE_DELAY_MS.to_string()),
+        ("RetryPolicy.maxDelayMs", d::MAX_DELAY_MS.to_string()),
+        ("RetryPolicy.jitter", format!("\"{}\"", d::JITTER.as_str())),
+        ("RetryPolicy.retryOn", retry_on),
+        (
+            "RetryPolicy.maxRetryAfterMs",
+            d::MAX_RETRY_AFTER_MS.to_string(),
+        ),
+        ("BreakerPolicy.mode", mode(d::BREAKER_MODE).into()),
+        (
+            "BreakerPolicy.failureThreshold",
+            d::FAILURE_THRESHOLD.to_string(),
+        ),
+        ("BreakerPolicy.cooldownMs", d::COOLDOWN_MS.to_string()),
+        (
+            "BreakerPolicy.halfOpenMaxCalls",
+            d::HALF_OPEN_MAX_CALLS.to_string(),
+        ),
+        (
+            "BreakerPolicy.failureRateThreshold",
+            d::FAILURE_RATE_THRESHOLD.to_string(),
+        ),
+        ("BreakerPolicy.minimumCalls", d::MINIMUM_CALLS.to_string()),
+        ("BreakerPolicy.windowType", window(d::WINDOW_TYPE).into()),
+        ("BreakerPolicy.windowSize", d::WINDOW_SIZE.to_string()),
+        ("BreakerPolicy.windowMs", d::WINDOW_MS.to_string()),
+        ("RetryBudgetPolicy.capacity", d::BUDGET_CAPACITY.to_string()),
+        ("RetryBudgetPolicy.retryCost", d::RETRY_COST.to_string()),
+        (
+            "RetryBudgetPolicy.timeoutRetryCost",
+            d::TIMEOUT_RETRY_COST.to_string(),
+        ),
+        (
+            "RetryBudgetPolicy.noRetryIncrement",
+            d::NO_RETRY_INCREMENT.to_string(),
+        ),
+        (
+            "BulkheadPolicy.maxConcurrent",
+            d::MAX_CONCURRENT.to_string(),
+        ),
+        ("BulkheadPolicy.maxQueue", d::MAX_QUEUE.to_string()),
+    ];
+    let declared = declared_defaults();
+    for (field, value) in &expected {
+        assert_eq!(
+            declared.get(*field),
+            Some(value),
+            "{field}: the TypeScript default differs from the core's"
+        );
+    }
+    assert_eq!(
+        declared.len(),
+        expected.len(),
+        "a declared default is not checked: {declared:?}"
+    );
+}

@@ -52,6 +52,22 @@ ensure_wasm_bindgen() {
   cargo install wasm-bindgen-cli --version "$want" --force
 }
 
+# Optional: a nightly toolchain with rust-src lets the release build rebuild
+# std with panics that abort at once (no panic messages or formatting in the
+# wasm). Without it, scripts/build.sh builds with stable; nothing else needs it.
+ensure_nightly_src() {
+  [[ -f "$TOOLCHAIN_ENV" || "${RF_STABLE_ONLY:-}" == 1 ]] && return
+  if rustup component list --toolchain nightly --installed 2>/dev/null | grep -q '^rust-src'; then
+    log "nightly + rust-src (size build): installed"
+    return
+  fi
+  log "nightly + rust-src (size build): rustup install (optional)"
+  if ! rustup toolchain install nightly --profile minimal --component rust-src --target wasm32-unknown-unknown \
+      >/dev/null 2>&1 && ! rustup component add rust-src --toolchain nightly >/dev/null 2>&1; then
+    log "nightly unavailable: release builds will use stable (larger wasm)"
+  fi
+}
+
 ensure_chromium() {
   if [[ -x /usr/bin/chromium && -x /usr/bin/chromedriver ]]; then
     log "chromium + chromedriver: installed"
@@ -80,7 +96,7 @@ ensure_node_tools() {
 
 what="${1:-all}"
 case "$what" in
-  build) ensure_wasm_target; ensure_wasm_bindgen; ensure_node_tools ;;
-  all) ensure_wasm_target; ensure_wasm_bindgen; ensure_chromium; ensure_node_tools ;;
+  build) ensure_wasm_target; ensure_wasm_bindgen; ensure_nightly_src; ensure_node_tools ;;
+  all) ensure_wasm_target; ensure_wasm_bindgen; ensure_nightly_src; ensure_chromium; ensure_node_tools ;;
   *) die "usage: toolchain.sh [build|all]" ;;
 esac

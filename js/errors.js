@@ -36,14 +36,18 @@ class BulkheadFullError extends Error {
   }
 }
 
-function makeTimeoutError(message, timeoutMs) {
-  return new TimeoutError(message, timeoutMs);
+// The shell's constructors: the messages are written here, once.
+function makeTimeoutError(deadline, timeoutMs) {
+  return new TimeoutError(deadline
+    ? `resilientFetch: the call's deadline (totalTimeoutMs: ${timeoutMs} ms) ran out`
+    : `resilientFetch: the attempt timed out (timeoutMs: ${timeoutMs} ms)`, timeoutMs);
 }
-function makeCircuitOpenError(message, origin, retryAfterMs) {
-  return new CircuitOpenError(message, origin, retryAfterMs);
+function makeCircuitOpenError(origin, retryAfterMs) {
+  return new CircuitOpenError(`resilientFetch: the circuit breaker for ${origin} is open; nothing was sent `
+    + `(next probe in ${Math.ceil(retryAfterMs)} ms)`, origin, retryAfterMs);
 }
-function makeBulkheadFullError(message, origin) {
-  return new BulkheadFullError(message, origin);
+function makeBulkheadFullError(origin) {
+  return new BulkheadFullError(`resilientFetch: the bulkhead for ${origin} is full; nothing was sent`, origin);
 }
 
 export { TimeoutError, CircuitOpenError, BulkheadFullError, makeTimeoutError, makeCircuitOpenError, makeBulkheadFullError };

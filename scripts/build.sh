@@ -50,21 +50,24 @@ if cmp -s "$PKG/web/resilient_fetch_bg.wasm" "$PKG/cjs/resilient_fetch_bg.wasm" 
   rm "$PKG/cjs/resilient_fetch_bg.wasm"
 fi
 
-# The error classes (js/errors.js) reach the glue as a wasm-bindgen snippet.
-# Users must get the very same classes (for instanceof), so the package
-# re-exports the snippet; the CommonJS copy is turned into a CommonJS module.
+# js/*.js reach the glue as wasm-bindgen snippets. Users must get the very
+# same error classes (for instanceof), so the package re-exports the errors
+# snippet; the CommonJS copies are turned into CommonJS modules (each snippet
+# ends with one `export { ... };` line).
 snippet_dir() {
   local found=("$PKG/$1"/snippets/*/js)
-  [[ ${#found[@]} -eq 1 && -f "${found[0]}/errors.js" ]] || die "expected one errors.js snippet in pkg/$1"
+  [[ ${#found[@]} -eq 1 && -f "${found[0]}/errors.js" ]] || die "expected one js/ snippet folder in pkg/$1"
   echo "${found[0]#"$PKG/$1/"}"
 }
-web_snippet="$(snippet_dir web)/errors.js"
-cjs_snippet="$(snippet_dir cjs)/errors.js"
-echo "export { TimeoutError, CircuitOpenError, BulkheadFullError } from \"./web/$web_snippet\";" > "$PKG/errors.js"
+web_snippets="$(snippet_dir web)"
+cjs_snippets="$(snippet_dir cjs)"
+echo "export { TimeoutError, CircuitOpenError, BulkheadFullError } from \"./web/$web_snippets/errors.js\";" > "$PKG/errors.js"
 exports_line='^export \{ ([A-Za-z, ]+) \};$'
-grep -Eq "$exports_line" "$PKG/cjs/$cjs_snippet" || die "js/errors.js must end with one export { ... } line"
-sed -E -i "s/$exports_line/module.exports = { \1 };/" "$PKG/cjs/$cjs_snippet"
-echo "module.exports = require(\"./$cjs_snippet\");" > "$PKG/cjs/errors.js"
+for snippet in "$PKG/cjs/$cjs_snippets"/*.js; do
+  grep -Eq "$exports_line" "$snippet" || die "$(basename "$snippet") must end with one export { ... } line"
+  sed -E -i "s/$exports_line/module.exports = { \1 };/" "$snippet"
+done
+echo "module.exports = require(\"./$cjs_snippets/errors.js\");" > "$PKG/cjs/errors.js"
 
 cp -R "$ROOT/pkg-template/." "$PKG/"
 cp "$ROOT/LICENSE" "$PKG/LICENSE"

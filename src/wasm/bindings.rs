@@ -39,10 +39,50 @@ pub fn new_request(input: &JsValue, init: &JsValue) -> Result<web_sys::Request, 
 // The package's error classes (js/errors.js), so `instanceof` works for users.
 #[wasm_bindgen(module = "/js/errors.js")]
 unsafe extern "C" {
+    /// A `TimeoutError`: of the whole call (`deadline`) or of one attempt.
     #[wasm_bindgen(js_name = makeTimeoutError)]
-    pub fn make_timeout_error(message: &str, timeout_ms: f64) -> JsValue;
+    pub fn make_timeout_error(deadline: bool, timeout_ms: f64) -> JsValue;
+    /// A `CircuitOpenError` for `origin`.
     #[wasm_bindgen(js_name = makeCircuitOpenError)]
-    pub fn make_circuit_open_error(message: &str, origin: &str, retry_after_ms: f64) -> JsValue;
+    pub fn make_circuit_open_error(origin: &str, retry_after_ms: f64) -> JsValue;
+    /// A `BulkheadFullError` for `origin`.
     #[wasm_bindgen(js_name = makeBulkheadFullError)]
-    pub fn make_bulkhead_full_error(message: &str, origin: &str) -> JsValue;
+    pub fn make_bulkhead_full_error(origin: &str) -> JsValue;
+}
+
+// Event and stats objects, built in one call each (js/objects.js).
+#[wasm_bindgen(module = "/js/objects.js")]
+unsafe extern "C" {
+    /// An `onEvent` event; negative numbers and empty strings mean "absent".
+    #[wasm_bindgen(js_name = makeEvent)]
+    pub fn make_event(
+        kind: &str,
+        origin: &str,
+        key: &str,
+        attempt: i32,
+        attempts: i32,
+        outcome: i32,
+        status: i32,
+        duration_ms: f64,
+        delay_ms: f64,
+        reason: &str,
+        retry_after: i32,
+        from: i32,
+        to: i32,
+    ) -> JsValue;
+    /// Adds one origin's stats to `out`.
+    #[wasm_bindgen(js_name = addOriginStats)]
+    pub fn add_origin_stats(
+        out: &JsValue,
+        origin: &str,
+        attempts: f64,
+        successes: f64,
+        failures: f64,
+        retries: f64,
+        short_circuits: f64,
+        timeouts: f64,
+        in_flight: f64,
+        state: i32,
+        budget_tokens: f64,
+    );
 }

@@ -183,19 +183,13 @@ pub async fn run(
 
     match result {
         CallResult::Done { output, .. } => output,
-        CallResult::ShortCircuited { retry_after_ms } => Err(make_circuit_open_error(
-            &format!("resilientFetch: the circuit breaker for {origin} is open"),
-            &origin,
-            retry_after_ms,
-        )),
-        CallResult::BulkheadFull => Err(make_bulkhead_full_error(
-            &format!("resilientFetch: the bulkhead for {origin} is full"),
-            &origin,
-        )),
+        CallResult::ShortCircuited { retry_after_ms } => {
+            Err(make_circuit_open_error(&origin, retry_after_ms))
+        }
+        CallResult::BulkheadFull => Err(make_bulkhead_full_error(&origin)),
         CallResult::Aborted => Err(abort_reason),
-        CallResult::DeadlineExceeded => Err(make_timeout_error(
-            "resilientFetch: the call's deadline (totalTimeoutMs) ran out",
-            f64::from(policy.total_timeout_ms),
-        )),
+        CallResult::DeadlineExceeded => {
+            Err(make_timeout_error(true, f64::from(policy.total_timeout_ms)))
+        }
     }
 }

@@ -3,14 +3,16 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use js_sys::{Function, Object, Promise, Reflect};
+use js_sys::{Function, Object, Promise};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::future_to_promise;
 
+use super::bindings::add_origin_stats;
 use super::call;
 use super::call::origin_of;
 use super::options::{check_scope, decode, policy_error};
 use super::types::{FetchInit, FetchInput, PolicyArg};
+use crate::breaker::BreakerState;
 use crate::policy::{Policy, PolicyInput};
 use crate::registry::Registry;
 
@@ -127,26 +129,29 @@ impl ResilientClient {
     /// Counters and state per origin.
     #[wasm_bindgen(unchecked_return_type = "ClientStats")]
     pub fn stats(&self) -> JsValue {
-        let out = Object::new();
-        let registry = self.inner.registry.borrow();
-        for snapshot in registry.stats(super::env::now()) {
+        let out: JsValue = Object::new().into();
+        for snapshot in self.inner.registry.borrow().stats(super::env::now()) {
             let s = &snapshot.stats;
-            let o = Object::new();
-            let set = |k: &str, v: JsValue| {
-                let _ = Reflect::set(&o, &JsValue::from_str(k), &v);
+            let state = match snapshot.breaker {
+                BreakerState::Closed => 0,
+                BreakerState::Open => 1,
+                BreakerState::HalfOpen => 2,
             };
-            set("attempts", (s.attempts as f64).into());
-            set("successes", (s.successes as f64).into());
-            set("failures", (s.failures as f64).into());
-            set("retries", (s.retries as f64).into());
-            set("shortCircuits", (s.short_circuits as f64).into());
-            set("timeouts", (s.timeouts as f64).into());
-            set("inFlight", (s.in_flight as f64).into());
-            set("breakerState", snapshot.breaker.as_str().into());
-            set("budgetTokens", snapshot.budget_tokens.into());
-            let _ = Reflect::set(&out, &JsValue::from_str(&snapshot.origin), &o);
+            add_origin_stats(
+                &out,
+                &snapshot.origin,
+                s.attempts as f64,
+                s.successes as f64,
+                s.failures as f64,
+                s.retries as f64,
+                s.short_circuits as f64,
+                s.timeouts as f64,
+                f64::from(s.in_flight),
+                state,
+                f64::from(snapshot.budget_tokens),
+            );
         }
-        out.into()
+        out
     }
 
     /// Forgets the state of `origin`, or of every origin when none is given.

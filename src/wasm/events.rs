@@ -1,65 +1,94 @@
 //! Core events to plain JS objects for `onEvent`. A listener that throws is
 //! ignored: it must not break the call or the breaker's bookkeeping.
 
-use js_sys::{Function, Object, Reflect};
+use js_sys::Function;
 use wasm_bindgen::JsValue;
 
-use crate::events::Event;
+use super::bindings::make_event;
+use crate::breaker::BreakerState;
+use crate::events::{Event, OutcomeKind};
 
-fn set(o: &Object, key: &str, value: JsValue) {
-    let _ = Reflect::set(o, &JsValue::from_str(key), &value);
+fn state_index(state: BreakerState) -> i32 {
+    match state {
+        BreakerState::Closed => 0,
+        BreakerState::Open => 1,
+        BreakerState::HalfOpen => 2,
+    }
+}
+
+fn outcome_index(outcome: OutcomeKind) -> i32 {
+    match outcome {
+        OutcomeKind::Response => 0,
+        OutcomeKind::NetworkError => 1,
+        OutcomeKind::Timeout => 2,
+        OutcomeKind::Aborted => 3,
+    }
 }
 
 /// The event as a JS object: `{ type, origin, ... }`; `key` is the call's
 /// idempotency key, shown on `attemptStart`.
 pub fn to_js(origin: &str, key: Option<&str>, event: &Event) -> JsValue {
-    let o = Object::new();
-    set(&o, "type", event.kind().into());
-    set(&o, "origin", origin.into());
+    // (key, attempt, attempts, outcome, status, duration, delay, reason, retryAfter, from, to)
+    let (mut k, mut attempt, mut attempts, mut outcome, mut status) = ("", -1, -1, -1, -1);
+    let (mut duration, mut delay, mut reason, mut retry_after, mut from, mut to) =
+        (-1.0, -1.0, "", -1, -1, -1);
     match *event {
-        Event::AttemptStart { attempt, .. } => {
-            set(&o, "attempt", attempt.into());
-            if let Some(key) = key {
-                set(&o, "idempotencyKey", key.into());
-            }
+        Event::AttemptStart { attempt: a, .. } => {
+            attempt = a as i32;
+            k = key.unwrap_or("");
         }
         Event::AttemptEnd {
-            attempt,
-            outcome,
-            status,
+            attempt: a,
+            outcome: o,
+            status: s,
             duration_ms,
         } => {
-            set(&o, "attempt", attempt.into());
-            set(&o, "outcome", outcome.as_str().into());
-            if let Some(status) = status {
-                set(&o, "status", status.into());
-            }
-            set(&o, "durationMs", duration_ms.into());
+            attempt = a as i32;
+            outcome = outcome_index(o);
+            status = s.map_or(-1, i32::from);
+            duration = duration_ms;
         }
         Event::Retry {
-            attempt,
+            attempt: a,
             delay_ms,
-            reason,
-            retry_after,
+            reason: r,
+            retry_after: ra,
         } => {
-            set(&o, "attempt", attempt.into());
-            set(&o, "delayMs", delay_ms.into());
-            set(&o, "reason", reason.as_str().into());
-            set(&o, "retryAfter", retry_after.into());
+            attempt = a as i32;
+            delay = delay_ms;
+            reason = r.as_str();
+            retry_after = i32::from(ra);
         }
-        Event::GiveUp { reason, attempts } => {
-            set(&o, "reason", reason.as_str().into());
-            set(&o, "attempts", attempts.into());
+        Event::GiveUp {
+            reason: r,
+            attempts: n,
+        } => {
+            reason = r.as_str();
+            attempts = n as i32;
         }
-        Event::BreakerTransition { from, to, .. } => {
-            set(&o, "from", from.as_str().into());
-            set(&o, "to", to.as_str().into());
+        Event::BreakerTransition { from: f, to: t, .. } => {
+            from = state_index(f);
+            to = state_index(t);
         }
-        Event::ShortCircuit { retry_after_ms, .. } => set(&o, "delayMs", retry_after_ms.into()),
+        Event::ShortCircuit { retry_after_ms, .. } => delay = retry_after_ms,
         Event::BulkheadRejected { .. } => {}
-        Event::Success { attempts } => set(&o, "attempts", attempts.into()),
+        Event::Success { attempts: n } => attempts = n as i32,
     }
-    o.into()
+    make_event(
+        event.kind(),
+        origin,
+        k,
+        attempt,
+        attempts,
+        outcome,
+        status,
+        duration,
+        delay,
+        reason,
+        retry_after,
+        from,
+        to,
+    )
 }
 
 /// Calls `listener` with the event; whatever it throws is dropped.

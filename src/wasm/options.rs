@@ -53,16 +53,22 @@ pub fn decode(policy: &JsValue) -> Result<Options, JsValue> {
         Ok(f) if f.is_function() => Some(f.unchecked_into::<Function>()),
         _ => return Err(js_sys::TypeError::new("policy.onEvent must be a function").into()),
     };
-    let input = serde_wasm_bindgen::from_value(policy.clone())
-        .map_err(|e| JsValue::from(js_sys::TypeError::new(&format!("invalid policy: {e}"))))?;
+    // serde-wasm-bindgen refuses only values no policy field takes (functions
+    // other than onEvent, symbols, bigints); the fields themselves are checked,
+    // with their names, by the core.
+    let input = serde_wasm_bindgen::from_value(policy.clone()).map_err(|_| {
+        JsValue::from(js_sys::TypeError::new(
+            "invalid policy: only numbers, strings, booleans, arrays and plain objects are accepted \
+             (and a function for onEvent)",
+        ))
+    })?;
     Ok(Options { input, on_event })
 }
 
 /// The JS error for an invalid policy: `RangeError` or `TypeError`, naming the field.
 pub fn policy_error(error: &PolicyError) -> JsValue {
-    let message = error.to_string();
     match error.kind {
-        PolicyErrorKind::Range => js_sys::RangeError::new(&message).into(),
-        PolicyErrorKind::Type => js_sys::TypeError::new(&message).into(),
+        PolicyErrorKind::Range => js_sys::RangeError::new(&error.message).into(),
+        PolicyErrorKind::Type => js_sys::TypeError::new(&error.message).into(),
     }
 }

@@ -62,15 +62,9 @@ impl FetchTransport {
 
     fn timeout_error(&self, limit: &AttemptLimit) -> JsValue {
         if limit.is_deadline {
-            make_timeout_error(
-                "resilientFetch: the call's deadline (totalTimeoutMs) ran out",
-                self.total_timeout_ms,
-            )
+            make_timeout_error(true, self.total_timeout_ms)
         } else {
-            make_timeout_error(
-                "resilientFetch: the attempt timed out (timeoutMs)",
-                self.timeout_ms,
-            )
+            make_timeout_error(false, self.timeout_ms)
         }
     }
 }

@@ -14,3 +14,12 @@ test("CJS: resilientFetch reaches a local server", async () => {
   assert.equal(res.status, 200);
   assert.equal(await res.text(), "ok");
 });
+
+test("CJS: the smoke checks (retries, key, timeout, breaker) through require()", async () => {
+  const { smoke } = await import("./smoke.mjs");
+  const report = await smoke(rf, process.env.RF_TEST_ORIGIN_A, process.env.RF_TEST_ORIGIN_B);
+  for (const [name, { ok, detail }] of Object.entries(report)) {
+    assert.ok(ok, `${name}: ${JSON.stringify(detail)}`);
+  }
+  assert.deepEqual(Object.keys(report), ["imports", "retries", "key", "timeout", "breaker"]);
+});

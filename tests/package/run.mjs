@@ -21,13 +21,15 @@ execFileSync("npm", ["install", "--no-audit", "--no-fund", "--loglevel=error", t
   { cwd: scratch, stdio: "inherit" });
 
 for (const f of fs.readdirSync(here)) {
-  if (f.endsWith(".mjs") && f !== "run.mjs") fs.copyFileSync(path.join(here, f), path.join(scratch, f));
+  if ((f.endsWith(".mjs") || f.endsWith(".cjs")) && f !== "run.mjs") fs.copyFileSync(path.join(here, f), path.join(scratch, f));
 }
 // RF_ONLY=word runs only the test files whose name contains it.
 const files = fs.readdirSync(scratch)
   .filter((f) => f.endsWith(".test.mjs") || f.endsWith(".test.cjs"))
   .filter((f) => !process.env.RF_ONLY || f.includes(process.env.RF_ONLY))
   .sort();
+// node --test with no file would run whatever it finds: refuse instead.
+if (files.length === 0) throw new Error(`no package test file matches RF_ONLY=${process.env.RF_ONLY}`);
 const result = spawnSync(process.execPath, ["--test", "--test-reporter=tap", "--test-concurrency=1", ...files],
   { cwd: scratch, stdio: "inherit", env: { ...process.env, RF_SCRATCH: scratch } });
 fs.rmSync(scratch, { recursive: true, force: true });

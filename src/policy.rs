@@ -429,31 +429,19 @@ fn merge(base: &Value, over: &Value) -> Value {
 impl Policy {
     /// Validates a decoded policy and fills in the defaults.
     pub fn from_input(input: &PolicyInput) -> Result<Policy, PolicyError> {
+        let mut c = Check { error: None };
         let map: &Map = match &input.root {
             Value::Null => &[],
             Value::Map(m) => m,
             other => {
-                return Err(PolicyError {
-                    path: String::new(),
-                    message: format!("policy must be an object (got {})", type_name(other)),
-                    kind: PolicyErrorKind::Type,
-                });
+                c.fail(String::new(), "an object", other, false);
+                &[]
             }
         };
-        let [
-            timeout,
-            total,
-            retry,
-            breaker,
-            budget,
-            bulkhead,
-            key,
-            header,
-            origins,
-        ] = fields(
+        let o = c.object(
             map,
             "",
-            [
+            &[
                 "timeoutMs",
                 "totalTimeoutMs",
                 "retry",
@@ -464,99 +452,85 @@ impl Policy {
                 "idempotencyHeader",
                 "maxOrigins",
             ],
-        )?;
-        let timeout_ms = int(timeout, "timeoutMs", 1, MAX_MS, defaults::TIMEOUT_MS)?;
-        let total_timeout_ms = int(
-            total,
-            "totalTimeoutMs",
-            1,
-            MAX_MS,
-            defaults::TOTAL_TIMEOUT_MS,
-        )?;
-        Ok(Policy {
+        );
+        let timeout_ms = c.int(&o, "timeoutMs", 1, MAX_MS, defaults::TIMEOUT_MS);
+        let total_timeout_ms = c.int(&o, "totalTimeoutMs", 1, MAX_MS, defaults::TOTAL_TIMEOUT_MS);
+        let retry = c
+            .feature(&o, "retry", defaults::RETRY_ENABLED)
+            .map(|m| retry_policy(&mut c, m));
+        let breaker = c
+            .feature(&o, "breaker", defaults::BREAKER_ENABLED)
+            .map(|m| breaker_policy(&mut c, m));
+        let retry_budget = c
+            .feature(&o, "retryBudget", defaults::RETRY_BUDGET_ENABLED)
+            .map(|m| budget_policy(&mut c, m));
+        let bulkhead = c
+            .feature(&o, "bulkhead", defaults::BULKHEAD_ENABLED)
+            .map(|m| bulkhead_policy(&mut c, m));
+        let policy = Policy {
             timeout_ms,
             total_timeout_ms,
-            retry: feature(retry, "retry", defaults::RETRY_ENABLED, retry_policy)?,
-            breaker: feature(
-                breaker,
-                "breaker",
-                defaults::BREAKER_ENABLED,
-                breaker_policy,
-            )?,
-            retry_budget: feature(
-                budget,
-                "retryBudget",
-                defaults::RETRY_BUDGET_ENABLED,
-                budget_policy,
-            )?,
-            bulkhead: feature(
-                bulkhead,
-                "bulkhead",
-                defaults::BULKHEAD_ENABLED,
-                bulkhead_policy,
-            )?,
-            idempotency_key: idempotency_key(key)?,
-            idempotency_header: idempotency_header(header)?,
-            max_origins: int(origins, "maxOrigins", 1, 1_000_000, defaults::MAX_ORIGINS)?,
-        })
+            retry,
+            breaker,
+            retry_budget,
+            bulkhead,
+            idempotency_key: idempotency_key(&mut c, &o),
+            idempotency_header: idempotency_header(&mut c, &o),
+            max_origins: c.int(&o, "maxOrigins", 1, 1_000_000, defaults::MAX_ORIGINS),
+        };
+        match c.error {
+            Some(error) => Err(error),
+            None => Ok(policy),
+        }
     }
 }
 
-fn retry_policy(map: &Map) -> Result<RetryPolicy, PolicyError> {
-    let [attempts, base, max, jitter, retry_on, max_retry_after] = fields(
+fn retry_policy(c: &mut Check, map: &Map) -> RetryPolicy {
+    let o = c.object(
         map,
         "retry",
-        [
-            "retry.maxAttempts",
-            "retry.baseDelayMs",
-            "retry.maxDelayMs",
-            "retry.jitter",
-            "retry.retryOn",
-            "retry.maxRetryAfterMs",
+        &[
+            "maxAttempts",
+            "baseDelayMs",
+            "maxDelayMs",
+            "jitter",
+            "retryOn",
+            "maxRetryAfterMs",
         ],
-    )?;
-    let base_delay_ms = int(
-        base,
-        "retry.baseDelayMs",
-        0,
-        MAX_MS,
-        defaults::BASE_DELAY_MS,
-    )?;
-    let max_delay_ms = int(max, "retry.maxDelayMs", 0, MAX_MS, defaults::MAX_DELAY_MS)?;
+    );
+    let base_delay_ms = c.int(&o, "baseDelayMs", 0, MAX_MS, defaults::BASE_DELAY_MS);
+    let max_delay_ms = c.int(&o, "maxDelayMs", 0, MAX_MS, defaults::MAX_DELAY_MS);
     if max_delay_ms < base_delay_ms {
-        return Err(PolicyError {
-            path: "retry.maxDelayMs".to_owned(),
-            message: format!(
-                "retry.maxDelayMs must be an integer from retry.baseDelayMs ({base_delay_ms}) \
-                 to {MAX_MS} (got {max_delay_ms})"
-            ),
-            kind: PolicyErrorKind::Range,
-        });
+        c.fail(
+            "retry.maxDelayMs".to_owned(),
+            &int_range("retry.baseDelayMs", base_delay_ms, "", MAX_MS),
+            &Value::Number(max_delay_ms.into()),
+            true,
+        );
     }
-    Ok(RetryPolicy {
-        max_attempts: int(attempts, "retry.maxAttempts", 1, 20, defaults::MAX_ATTEMPTS)?,
+    RetryPolicy {
+        max_attempts: c.int(&o, "maxAttempts", 1, 20, defaults::MAX_ATTEMPTS),
         base_delay_ms,
         max_delay_ms,
-        jitter: choice(
-            jitter,
-            "retry.jitter",
-            &[
-                ("full", Jitter::Full),
-                ("equal", Jitter::Equal),
-                ("decorrelated", Jitter::Decorrelated),
-                ("none", Jitter::None),
-            ],
-            defaults::JITTER,
-        )?,
-        retry_on: statuses(retry_on)?,
-        max_retry_after_ms: int(
-            max_retry_after,
-            "retry.maxRetryAfterMs",
+        jitter: c
+            .choice(&o, "jitter", &["full", "equal", "decorrelated", "none"])
+            .map_or(defaults::JITTER, |i| {
+                [
+                    Jitter::Full,
+                    Jitter::Equal,
+                    Jitter::Decorrelated,
+                    Jitter::None,
+                ][i]
+            }),
+        retry_on: statuses(c, o.get("retryOn")),
+        max_retry_after_ms: c.int(
+            &o,
+            "maxRetryAfterMs",
             0,
             MAX_MS,
             defaults::MAX_RETRY_AFTER_MS,
-        )?,
-    })
+        ),
+    }
 }
 
 /// Lowest status `retry.retryOn` accepts: only error statuses are worth retrying (a 1xx,
@@ -565,249 +539,202 @@ const RETRY_ON_MIN: u32 = 400;
 /// Highest status `retry.retryOn` accepts.
 const RETRY_ON_MAX: u32 = 599;
 
-fn statuses(v: Option<&Value>) -> Result<Vec<u16>, PolicyError> {
-    const EXPECTED: &str = "an array of integer statuses from 400 to 599";
+fn statuses(c: &mut Check, v: Option<&Value>) -> Vec<u16> {
     let items = match v {
-        None => return Ok(defaults::RETRY_ON.to_vec()),
+        None => return defaults::RETRY_ON.to_vec(),
         Some(Value::List(items)) => items,
-        Some(other) => return Err(mistyped("retry.retryOn", EXPECTED, other)),
+        Some(other) => {
+            c.fail(
+                "retry.retryOn".to_owned(),
+                "an array of integer statuses from 400 to 599",
+                other,
+                false,
+            );
+            return Vec::new();
+        }
     };
     let mut out = Vec::with_capacity(items.len());
     for (i, item) in items.iter().enumerate() {
         match as_int(item, RETRY_ON_MIN, RETRY_ON_MAX) {
             Some(status) => out.push(status as u16),
             None => {
-                return Err(int_error(
-                    &format!("retry.retryOn[{i}]"),
-                    item,
-                    RETRY_ON_MIN,
-                    RETRY_ON_MAX,
-                ));
+                let mut path = "retry.retryOn[".to_owned();
+                push_u64(&mut path, i as u64);
+                path.push(']');
+                c.int_error(path, item, RETRY_ON_MIN, RETRY_ON_MAX);
+                break;
             }
         }
     }
-    Ok(out)
+    out
 }
 
-fn breaker_policy(map: &Map) -> Result<BreakerPolicy, PolicyError> {
-    let [
-        mode,
-        threshold,
-        cooldown,
-        half_open,
-        rate,
-        minimum,
-        window_type,
-        size,
-        window_ms,
-    ] = fields(
+fn breaker_policy(c: &mut Check, map: &Map) -> BreakerPolicy {
+    let o = c.object(
         map,
         "breaker",
-        [
-            "breaker.mode",
-            "breaker.failureThreshold",
-            "breaker.cooldownMs",
-            "breaker.halfOpenMaxCalls",
-            "breaker.failureRateThreshold",
-            "breaker.minimumCalls",
-            "breaker.windowType",
-            "breaker.windowSize",
-            "breaker.windowMs",
+        &[
+            "mode",
+            "failureThreshold",
+            "cooldownMs",
+            "halfOpenMaxCalls",
+            "failureRateThreshold",
+            "minimumCalls",
+            "windowType",
+            "windowSize",
+            "windowMs",
         ],
-    )?;
+    );
     let policy = BreakerPolicy {
-        mode: choice(
-            mode,
-            "breaker.mode",
-            &[
-                ("consecutive", BreakerMode::Consecutive),
-                ("failure-rate", BreakerMode::FailureRate),
-            ],
-            defaults::BREAKER_MODE,
-        )?,
-        failure_threshold: int(
-            threshold,
-            "breaker.failureThreshold",
-            1,
-            1000,
-            defaults::FAILURE_THRESHOLD,
-        )?,
-        cooldown_ms: int(
-            cooldown,
-            "breaker.cooldownMs",
-            1,
-            MAX_MS,
-            defaults::COOLDOWN_MS,
-        )?,
-        half_open_max_calls: int(
-            half_open,
-            "breaker.halfOpenMaxCalls",
+        mode: c
+            .choice(&o, "mode", &["consecutive", "failure-rate"])
+            .map_or(defaults::BREAKER_MODE, |i| {
+                [BreakerMode::Consecutive, BreakerMode::FailureRate][i]
+            }),
+        failure_threshold: c.int(&o, "failureThreshold", 1, 1000, defaults::FAILURE_THRESHOLD),
+        cooldown_ms: c.int(&o, "cooldownMs", 1, MAX_MS, defaults::COOLDOWN_MS),
+        half_open_max_calls: c.int(
+            &o,
+            "halfOpenMaxCalls",
             1,
             1000,
             defaults::HALF_OPEN_MAX_CALLS,
-        )?,
-        failure_rate_threshold: rate_value(rate)?,
-        minimum_calls: int(
-            minimum,
-            "breaker.minimumCalls",
-            1,
-            10_000,
-            defaults::MINIMUM_CALLS,
-        )?,
-        window_type: choice(
-            window_type,
-            "breaker.windowType",
-            &[("count", WindowType::Count), ("time", WindowType::Time)],
-            defaults::WINDOW_TYPE,
-        )?,
-        window_size: int(size, "breaker.windowSize", 1, 1000, defaults::WINDOW_SIZE)?,
-        window_ms: int(
-            window_ms,
-            "breaker.windowMs",
-            1,
-            MAX_MS,
-            defaults::WINDOW_MS,
-        )?,
+        ),
+        failure_rate_threshold: rate_value(c, o.get("failureRateThreshold")),
+        minimum_calls: c.int(&o, "minimumCalls", 1, 10_000, defaults::MINIMUM_CALLS),
+        window_type: c
+            .choice(&o, "windowType", &["count", "time"])
+            .map_or(defaults::WINDOW_TYPE, |i| {
+                [WindowType::Count, WindowType::Time][i]
+            }),
+        window_size: c.int(&o, "windowSize", 1, 1000, defaults::WINDOW_SIZE),
+        window_ms: c.int(&o, "windowMs", 1, MAX_MS, defaults::WINDOW_MS),
     };
-    reachable_minimum_calls(&policy)?;
-    Ok(policy)
+    reachable_minimum_calls(c, &policy);
+    policy
 }
 
 /// In failure-rate mode the window must be able to hold `minimumCalls` calls, or the
 /// breaker could never open: a count window holds `windowSize` calls, a time window at
 /// most [`MAX_WINDOW_CALLS`]. Other modes do not use these fields.
-fn reachable_minimum_calls(policy: &BreakerPolicy) -> Result<(), PolicyError> {
-    const PATH: &str = "breaker.minimumCalls";
+fn reachable_minimum_calls(c: &mut Check, policy: &BreakerPolicy) {
     if policy.mode != BreakerMode::FailureRate {
-        return Ok(());
+        return;
     }
     let (most, expected) = match policy.window_type {
         WindowType::Count => (
             policy.window_size as usize,
-            format!(
-                "an integer from 1 to breaker.windowSize ({})",
-                policy.window_size
-            ),
+            int_range("", 1, "breaker.windowSize", policy.window_size),
         ),
-        WindowType::Time => (
-            MAX_WINDOW_CALLS,
-            format!("an integer from 1 to {MAX_WINDOW_CALLS} when breaker.windowType is \"time\""),
-        ),
+        WindowType::Time => {
+            let mut expected = int_range("", 1, "", MAX_WINDOW_CALLS as u32);
+            expected.push_str(" when breaker.windowType is \"time\"");
+            (MAX_WINDOW_CALLS, expected)
+        }
     };
-    if policy.minimum_calls as usize <= most {
-        return Ok(());
+    if policy.minimum_calls as usize > most {
+        c.fail(
+            "breaker.minimumCalls".to_owned(),
+            &expected,
+            &Value::Number(policy.minimum_calls.into()),
+            true,
+        );
     }
-    Err(out_of_range(
-        PATH,
-        &expected,
-        &policy.minimum_calls.to_string(),
-    ))
 }
 
-fn rate_value(v: Option<&Value>) -> Result<f64, PolicyError> {
-    const PATH: &str = "breaker.failureRateThreshold";
-    const EXPECTED: &str = "a number greater than 0 and at most 1";
+fn rate_value(c: &mut Check, v: Option<&Value>) -> f64 {
     match v {
-        None => Ok(defaults::FAILURE_RATE_THRESHOLD),
-        Some(Value::Number(n)) if *n > 0.0 && *n <= 1.0 => Ok(*n),
-        Some(Value::Number(n)) => Err(out_of_range(PATH, EXPECTED, &js_number(*n))),
-        Some(other) => Err(mistyped(PATH, EXPECTED, other)),
+        None => defaults::FAILURE_RATE_THRESHOLD,
+        Some(Value::Number(n)) if *n > 0.0 && *n <= 1.0 => *n,
+        Some(other) => {
+            c.fail(
+                "breaker.failureRateThreshold".to_owned(),
+                "a number greater than 0 and at most 1",
+                other,
+                matches!(other, Value::Number(_)),
+            );
+            defaults::FAILURE_RATE_THRESHOLD
+        }
     }
 }
 
-fn budget_policy(map: &Map) -> Result<BudgetPolicy, PolicyError> {
-    let [capacity, retry_cost, timeout_cost, increment] = fields(
+fn budget_policy(c: &mut Check, map: &Map) -> BudgetPolicy {
+    let o = c.object(
         map,
         "retryBudget",
-        [
-            "retryBudget.capacity",
-            "retryBudget.retryCost",
-            "retryBudget.timeoutRetryCost",
-            "retryBudget.noRetryIncrement",
+        &[
+            "capacity",
+            "retryCost",
+            "timeoutRetryCost",
+            "noRetryIncrement",
         ],
-    )?;
-    let capacity = int(
-        capacity,
-        "retryBudget.capacity",
-        1,
-        1_000_000,
-        defaults::BUDGET_CAPACITY,
-    )?;
-    let share = |v: Option<&Value>, path: &str, default: u32| -> Result<u32, PolicyError> {
-        let n = int(v, path, 0, 1_000_000, default)?;
+    );
+    let capacity = c.int(&o, "capacity", 1, 1_000_000, defaults::BUDGET_CAPACITY);
+    let mut share = |key: &str, default: u32| -> u32 {
+        let n = c.int(&o, key, 0, 1_000_000, default);
         if n > capacity {
-            return Err(PolicyError {
-                path: path.to_owned(),
-                message: format!(
-                    "{path} must be an integer from 0 to retryBudget.capacity ({capacity}) (got {n})"
-                ),
-                kind: PolicyErrorKind::Range,
-            });
+            c.fail(
+                o.path(key),
+                &int_range("", 0, "retryBudget.capacity", capacity),
+                &Value::Number(n.into()),
+                true,
+            );
         }
-        Ok(n)
+        n
     };
-    Ok(BudgetPolicy {
+    BudgetPolicy {
         capacity,
-        retry_cost: share(retry_cost, "retryBudget.retryCost", defaults::RETRY_COST)?,
-        timeout_retry_cost: share(
-            timeout_cost,
-            "retryBudget.timeoutRetryCost",
-            defaults::TIMEOUT_RETRY_COST,
-        )?,
-        no_retry_increment: share(
-            increment,
-            "retryBudget.noRetryIncrement",
-            defaults::NO_RETRY_INCREMENT,
-        )?,
-    })
+        retry_cost: share("retryCost", defaults::RETRY_COST),
+        timeout_retry_cost: share("timeoutRetryCost", defaults::TIMEOUT_RETRY_COST),
+        no_retry_increment: share("noRetryIncrement", defaults::NO_RETRY_INCREMENT),
+    }
 }
 
-fn bulkhead_policy(map: &Map) -> Result<BulkheadPolicy, PolicyError> {
-    let [concurrent, queue] = fields(
-        map,
-        "bulkhead",
-        ["bulkhead.maxConcurrent", "bulkhead.maxQueue"],
-    )?;
-    Ok(BulkheadPolicy {
-        max_concurrent: int(
-            concurrent,
-            "bulkhead.maxConcurrent",
-            1,
-            100_000,
-            defaults::MAX_CONCURRENT,
-        )?,
-        max_queue: int(queue, "bulkhead.maxQueue", 0, 100_000, defaults::MAX_QUEUE)?,
-    })
+fn bulkhead_policy(c: &mut Check, map: &Map) -> BulkheadPolicy {
+    let o = c.object(map, "bulkhead", &["maxConcurrent", "maxQueue"]);
+    BulkheadPolicy {
+        max_concurrent: c.int(&o, "maxConcurrent", 1, 100_000, defaults::MAX_CONCURRENT),
+        max_queue: c.int(&o, "maxQueue", 0, 100_000, defaults::MAX_QUEUE),
+    }
 }
 
-fn idempotency_key(v: Option<&Value>) -> Result<IdempotencyKey, PolicyError> {
-    const PATH: &str = "idempotencyKey";
-    const EXPECTED: &str = "true, false or a string of 1 to 255 visible ASCII characters";
-    match v {
-        None => Ok(defaults::IDEMPOTENCY_KEY),
-        Some(Value::Bool(true)) => Ok(IdempotencyKey::Auto),
-        Some(Value::Bool(false)) => Ok(IdempotencyKey::Off),
+fn idempotency_key(c: &mut Check, o: &Object) -> IdempotencyKey {
+    match o.get("idempotencyKey") {
+        None => defaults::IDEMPOTENCY_KEY,
+        Some(Value::Bool(true)) => IdempotencyKey::Auto,
+        Some(Value::Bool(false)) => IdempotencyKey::Off,
         Some(Value::String(s))
             if (1..=255).contains(&s.len()) && s.bytes().all(|b| b.is_ascii_graphic()) =>
         {
-            Ok(IdempotencyKey::Fixed(s.clone()))
+            IdempotencyKey::Fixed(s.clone())
         }
-        Some(Value::String(s)) => Err(out_of_range(PATH, EXPECTED, &quoted(s))),
-        Some(other) => Err(mistyped(PATH, EXPECTED, other)),
+        Some(other) => {
+            c.fail(
+                "idempotencyKey".to_owned(),
+                "true, false or a string of 1 to 255 visible ASCII characters",
+                other,
+                matches!(other, Value::String(_)),
+            );
+            defaults::IDEMPOTENCY_KEY
+        }
     }
 }
 
-fn idempotency_header(v: Option<&Value>) -> Result<String, PolicyError> {
-    const PATH: &str = "idempotencyHeader";
-    const EXPECTED: &str =
-        "an HTTP token (letters, digits and !#$%&'*+-.^_`|~) of 1 to 64 characters";
-    match v {
-        None => Ok(defaults::IDEMPOTENCY_HEADER.to_owned()),
+fn idempotency_header(c: &mut Check, o: &Object) -> String {
+    match o.get("idempotencyHeader") {
         Some(Value::String(s)) if (1..=64).contains(&s.len()) && s.bytes().all(is_tchar) => {
-            Ok(s.clone())
+            s.clone()
         }
-        Some(Value::String(s)) => Err(out_of_range(PATH, EXPECTED, &quoted(s))),
-        Some(other) => Err(mistyped(PATH, EXPECTED, other)),
+        None => defaults::IDEMPOTENCY_HEADER.to_owned(),
+        Some(other) => {
+            c.fail(
+                "idempotencyHeader".to_owned(),
+                "an HTTP token (letters, digits and !#$%&'*+-.^_`|~) of 1 to 64 characters",
+                other,
+                matches!(other, Value::String(_)),
+            );
+            defaults::IDEMPOTENCY_HEADER.to_owned()
+        }
     }
 }
 
@@ -816,65 +743,174 @@ fn is_tchar(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b)
 }
 
-/// Looks up the fields named by `paths` (full JS paths; the last segment is the key).
-/// Any other key is an error; `null` counts as absent.
-fn fields<'a, const N: usize>(
-    map: &'a Map,
-    prefix: &str,
-    paths: [&str; N],
-) -> Result<[Option<&'a Value>; N], PolicyError> {
-    let mut out = [None; N];
-    for (key, value) in map {
-        let slot = paths
-            .iter()
-            .position(|p| p.rsplit('.').next() == Some(key.as_str()))
-            .and_then(|i| out.get_mut(i));
-        match slot {
-            Some(slot) => *slot = (*value != Value::Null).then_some(value),
-            None => {
-                let path = if prefix.is_empty() {
-                    key.clone()
-                } else {
-                    format!("{prefix}.{key}")
-                };
-                return Err(PolicyError {
-                    message: format!("unknown policy field {path:?}"),
-                    path,
-                    kind: PolicyErrorKind::Type,
-                });
+/// Most fields one policy object has.
+const MAX_FIELDS: usize = 9;
+
+/// The fields of one policy object, as given (`null` counts as absent).
+struct Object<'a> {
+    /// The object's JS path (empty for the policy itself).
+    prefix: &'static str,
+    /// Its field names.
+    keys: &'static [&'static str],
+    /// The value of each field of `keys`, if given.
+    values: [Option<&'a Value>; MAX_FIELDS],
+}
+
+impl<'a> Object<'a> {
+    /// The value of field `key` (one of `keys`), if given.
+    fn get(&self, key: &str) -> Option<&'a Value> {
+        let i = self.keys.iter().position(|k| *k == key)?;
+        self.values.get(i).copied().flatten()
+    }
+
+    /// The JS path of field `key`.
+    fn path(&self, key: &str) -> String {
+        let mut path = self.prefix.to_owned();
+        if !path.is_empty() {
+            path.push('.');
+        }
+        path.push_str(key);
+        path
+    }
+}
+
+/// Validation state: the first error found. Checking goes on after an error (with
+/// defaults in place of bad values) but only the first error is kept, so the error
+/// reported is the one of the first bad field in checking order. Plain values instead of
+/// a `Result` per field keep the wasm small.
+struct Check {
+    error: Option<PolicyError>,
+}
+
+impl Check {
+    /// Looks up the fields named `keys` in `map`. Any other key is an error.
+    #[inline(never)]
+    fn object<'a>(
+        &mut self,
+        map: &'a Map,
+        prefix: &'static str,
+        keys: &'static [&'static str],
+    ) -> Object<'a> {
+        let mut object = Object {
+            prefix,
+            keys,
+            values: [None; MAX_FIELDS],
+        };
+        for (key, value) in map {
+            let slot = keys
+                .iter()
+                .position(|k| k == key)
+                .and_then(|i| object.values.get_mut(i));
+            match slot {
+                Some(slot) => *slot = (!matches!(value, Value::Null)).then_some(value),
+                None if self.error.is_none() => {
+                    let path = object.path(key);
+                    let mut message = "unknown policy field ".to_owned();
+                    push_quoted(&mut message, &path, false);
+                    self.error = Some(PolicyError {
+                        path,
+                        message,
+                        kind: PolicyErrorKind::Type,
+                    });
+                }
+                None => {}
+            }
+        }
+        object
+    }
+
+    /// An integer field in `min..=max` (`default` if absent or bad); JS numbers arrive as
+    /// f64, so 3.0 counts and 3.5 does not.
+    #[inline(never)]
+    fn int(&mut self, o: &Object, key: &str, min: u32, max: u32, default: u32) -> u32 {
+        match o.get(key) {
+            None => default,
+            Some(v) => as_int(v, min, max).unwrap_or_else(|| {
+                self.int_error(o.path(key), v, min, max);
+                default
+            }),
+        }
+    }
+
+    /// `v` at `path` is not an integer in `min..=max`.
+    #[inline(never)]
+    fn int_error(&mut self, path: String, v: &Value, min: u32, max: u32) {
+        let expected = int_range("", min, "", max);
+        self.fail(path, &expected, v, matches!(v, Value::Number(_)));
+    }
+
+    /// A string field that must be one of `names`: the index of the one given.
+    #[inline(never)]
+    fn choice(&mut self, o: &Object, key: &str, names: &[&str]) -> Option<usize> {
+        let v = o.get(key)?;
+        if let Value::String(s) = v
+            && let Some(i) = names.iter().position(|name| name == s)
+        {
+            return Some(i);
+        }
+        let mut expected = "one of ".to_owned();
+        for (i, name) in names.iter().enumerate() {
+            if i > 0 {
+                expected.push_str(", ");
+            }
+            push_quoted(&mut expected, name, false);
+        }
+        self.fail(o.path(key), &expected, v, matches!(v, Value::String(_)));
+        None
+    }
+
+    /// A feature field: absent (its default), `false` (off), `true` (on, defaults) or an
+    /// object; the object's fields if on.
+    #[inline(never)]
+    fn feature<'a>(&mut self, o: &Object<'a>, key: &str, on_by_default: bool) -> Option<&'a Map> {
+        match o.get(key) {
+            None if on_by_default => Some(&[]),
+            None | Some(Value::Bool(false)) => None,
+            Some(Value::Bool(true)) => Some(&[]),
+            Some(Value::Map(m)) => Some(m),
+            Some(other) => {
+                self.fail(o.path(key), "true, false or an object", other, false);
+                None
             }
         }
     }
-    Ok(out)
-}
 
-/// A feature field: absent (its default), `false` (off), `true` (on, defaults) or an object.
-fn feature<T>(
-    v: Option<&Value>,
-    path: &str,
-    on_by_default: bool,
-    build: fn(&Map) -> Result<T, PolicyError>,
-) -> Result<Option<T>, PolicyError> {
-    match v {
-        None if on_by_default => build(&[]).map(Some),
-        None | Some(Value::Bool(false)) => Ok(None),
-        Some(Value::Bool(true)) => build(&[]).map(Some),
-        Some(Value::Map(m)) => build(m).map(Some),
-        Some(other) => Err(mistyped(path, "true, false or an object", other)),
-    }
-}
-
-/// An integer field in `min..=max`; JS numbers arrive as f64, so 3.0 counts and 3.5 does not.
-fn int(
-    v: Option<&Value>,
-    path: &str,
-    min: u32,
-    max: u32,
-    default: u32,
-) -> Result<u32, PolicyError> {
-    match v {
-        None => Ok(default),
-        Some(v) => as_int(v, min, max).ok_or_else(|| int_error(path, v, min, max)),
+    /// Records "`path` must be `expected` (got …)" unless an error is recorded already. With
+    /// `right_type` (a number or string of the wrong value) it is a range error showing the
+    /// value; otherwise a type error naming the type given.
+    #[inline(never)]
+    fn fail(&mut self, path: String, expected: &str, got: &Value, right_type: bool) {
+        if self.error.is_some() {
+            return;
+        }
+        let mut message = if path.is_empty() {
+            "policy".to_owned()
+        } else {
+            path.clone()
+        };
+        message.push_str(" must be ");
+        message.push_str(expected);
+        message.push_str(" (got ");
+        let kind = match got {
+            Value::Number(n) if right_type => {
+                push_number(&mut message, *n);
+                PolicyErrorKind::Range
+            }
+            Value::String(s) if right_type => {
+                push_quoted(&mut message, s, true);
+                PolicyErrorKind::Range
+            }
+            _ => {
+                message.push_str(type_name(got));
+                PolicyErrorKind::Type
+            }
+        };
+        message.push(')');
+        self.error = Some(PolicyError {
+            path,
+            message,
+            kind,
+        });
     }
 }
 
@@ -887,52 +923,25 @@ fn as_int(v: &Value, min: u32, max: u32) -> Option<u32> {
     }
 }
 
-fn int_error(path: &str, v: &Value, min: u32, max: u32) -> PolicyError {
-    let expected = format!("an integer from {min} to {max}");
-    match v {
-        Value::Number(n) => out_of_range(path, &expected, &js_number(*n)),
-        other => mistyped(path, &expected, other),
-    }
+/// "an integer from `min` to `max`"; a bound with a label (another field's path) is shown
+/// as `label (n)`.
+#[inline(never)]
+fn int_range(min_label: &str, min: u32, max_label: &str, max: u32) -> String {
+    let mut s = "an integer from ".to_owned();
+    push_bound(&mut s, min_label, min);
+    s.push_str(" to ");
+    push_bound(&mut s, max_label, max);
+    s
 }
 
-/// A string field that must be one of `options`.
-fn choice<T: Copy>(
-    v: Option<&Value>,
-    path: &str,
-    options: &[(&str, T)],
-    default: T,
-) -> Result<T, PolicyError> {
-    let expected = || {
-        let names: Vec<String> = options
-            .iter()
-            .map(|(name, _)| format!("{name:?}"))
-            .collect();
-        format!("one of {}", names.join(", "))
-    };
-    match v {
-        None => Ok(default),
-        Some(Value::String(s)) => options
-            .iter()
-            .find(|(name, _)| name == s)
-            .map(|(_, value)| *value)
-            .ok_or_else(|| out_of_range(path, &expected(), &quoted(s))),
-        Some(other) => Err(mistyped(path, &expected(), other)),
-    }
-}
-
-fn out_of_range(path: &str, expected: &str, got: &str) -> PolicyError {
-    PolicyError {
-        path: path.to_owned(),
-        message: format!("{path} must be {expected} (got {got})"),
-        kind: PolicyErrorKind::Range,
-    }
-}
-
-fn mistyped(path: &str, expected: &str, got: &Value) -> PolicyError {
-    PolicyError {
-        path: path.to_owned(),
-        message: format!("{path} must be {expected} (got {})", type_name(got)),
-        kind: PolicyErrorKind::Type,
+fn push_bound(s: &mut String, label: &str, n: u32) {
+    if label.is_empty() {
+        push_u64(s, n.into());
+    } else {
+        s.push_str(label);
+        s.push_str(" (");
+        push_u64(s, n.into());
+        s.push(')');
     }
 }
 
@@ -947,23 +956,137 @@ fn type_name(v: &Value) -> &'static str {
     }
 }
 
-/// A number as JS prints it: `NaN`, `Infinity`, `3`, `3.5`.
-fn js_number(n: f64) -> String {
-    if n.is_nan() {
-        "NaN".to_owned()
-    } else if n.is_infinite() {
-        if n > 0.0 { "Infinity" } else { "-Infinity" }.to_owned()
-    } else {
-        n.to_string()
+/// Appends `n` in decimal, with at least `width` digits (zeros in front).
+fn push_digits(out: &mut String, mut n: u64, width: usize) {
+    let mut buf = [0u8; 20];
+    let mut i = buf.len();
+    while n > 0 || buf.len() - i < width.max(1) {
+        i -= 1;
+        buf[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+    }
+    for &b in &buf[i..] {
+        out.push(char::from(b));
     }
 }
 
-/// A string for an error message: quoted, escaped, cut after 40 characters.
-fn quoted(s: &str) -> String {
-    match s.char_indices().nth(40) {
-        Some((cut, _)) => format!("{:?}…", s.get(..cut).unwrap_or_default()),
-        None => format!("{s:?}"),
+fn push_u64(out: &mut String, n: u64) {
+    push_digits(out, n, 1);
+}
+
+/// 2^64: from here on a number is shown in exponent form.
+const U64_END: f64 = 18_446_744_073_709_551_616.0;
+
+/// Appends a number about as JS prints it: `NaN`, `Infinity`, `-3`, `3.5`, `1e-7`,
+/// `1e+21`. Integers below 2^64 are exact; other numbers are rounded to 15 significant
+/// digits (12 in exponent form). Written by hand: core's float formatting is kilobytes
+/// of wasm.
+fn push_number(out: &mut String, n: f64) {
+    if n.is_nan() {
+        out.push_str("NaN");
+        return;
     }
+    let mut n = n;
+    if n < 0.0 {
+        out.push('-');
+        n = -n;
+    }
+    if n.is_infinite() {
+        out.push_str("Infinity");
+        return;
+    }
+    let scientific = n >= U64_END || (n > 0.0 && n < 1e-6);
+    let mut exp = 0i32;
+    if scientific {
+        while n >= 10.0 {
+            n /= 10.0;
+            exp += 1;
+        }
+        while n < 1.0 {
+            n *= 10.0;
+            exp -= 1;
+        }
+    }
+    // Here n < 2^64: its integer part fits a u64.
+    let mut whole = n as u64;
+    let frac = n - whole as f64;
+    let mut fraction = 0;
+    let mut places = 0;
+    if frac > 0.0 {
+        let mut whole_digits = 0;
+        let mut rest = whole;
+        while rest > 0 {
+            whole_digits += 1;
+            rest /= 10;
+        }
+        // Zeros right after the point (a number below 1).
+        let mut zeros = 0;
+        let mut f = frac;
+        while whole == 0 && f < 0.1 {
+            f *= 10.0;
+            zeros += 1;
+        }
+        let significant: usize = if scientific { 12 } else { 15 };
+        places = (significant + zeros)
+            .saturating_sub(whole_digits)
+            .clamp(1, 19);
+        let scale = 10u64.pow(places as u32);
+        fraction = (frac * scale as f64 + 0.5) as u64;
+        if fraction >= scale {
+            whole += 1;
+            fraction -= scale;
+        }
+        while fraction > 0 && fraction % 10 == 0 {
+            fraction /= 10;
+            places -= 1;
+        }
+    }
+    if scientific && whole >= 10 {
+        // Rounding carried 9.99… up to 10.
+        whole /= 10;
+        exp += 1;
+    }
+    push_u64(out, whole);
+    if fraction > 0 {
+        out.push('.');
+        push_digits(out, fraction, places);
+    }
+    if scientific {
+        out.push_str(if exp < 0 { "e-" } else { "e+" });
+        push_u64(out, exp.unsigned_abs().into());
+    }
+}
+
+/// Appends `s` quoted and escaped for an error message (backslash escapes as in Rust
+/// string literals for quotes, backslashes and control characters); with `cut`, after
+/// 40 characters the rest is dropped and `…` follows the closing quote.
+fn push_quoted(out: &mut String, s: &str, cut: bool) {
+    out.push('"');
+    for (i, ch) in s.chars().enumerate() {
+        if cut && i == 40 {
+            out.push_str("\"…");
+            return;
+        }
+        match ch {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '\0' => out.push_str("\\0"),
+            c if c < ' ' || c == '\x7f' => {
+                out.push_str("\\u{");
+                let code = c as u32;
+                if code >= 16 {
+                    out.push(char::from(b"0123456789abcdef"[(code >> 4) as usize]));
+                }
+                out.push(char::from(b"0123456789abcdef"[(code & 15) as usize]));
+                out.push('}');
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
 }
 
 #[cfg(test)]
@@ -1527,6 +1650,61 @@ mod tests {
         assert_eq!(Policy::from_input(&p).map(|p| p.timeout_ms), Ok(2));
     }
 
+    fn number(n: f64) -> String {
+        let mut s = String::new();
+        push_number(&mut s, n);
+        s
+    }
+
+    #[test]
+    fn numbers_are_shown_as_js_shows_them() {
+        for (n, shown) in [
+            (0.0, "0"),
+            (-0.0, "0"),
+            (3.0, "3"),
+            (-1.0, "-1"),
+            (3.5, "3.5"),
+            (-0.1, "-0.1"),
+            (1.01, "1.01"),
+            (0.001, "0.001"),
+            (0.000001, "0.000001"),
+            (123456.1, "123456.1"),
+            (2147483648.0, "2147483648"),
+            (9007199254740993.0, "9007199254740992"),
+            (4503599627370495.5, "4503599627370495.5"),
+            (18446744073709549568.0, "18446744073709549568"),
+            (1e21, "1e+21"),
+            (1.5e300, "1.5e+300"),
+            (1e-7, "1e-7"),
+            (-2.5e-10, "-2.5e-10"),
+            (5e-324, "4.94065645841e-324"),
+            (f64::MAX, "1.79769313486e+308"),
+            (f64::NAN, "NaN"),
+            (f64::INFINITY, "Infinity"),
+            (f64::NEG_INFINITY, "-Infinity"),
+        ] {
+            assert_eq!(number(n), shown, "{n:e}");
+        }
+    }
+
+    #[test]
+    fn strings_are_quoted_and_escaped_as_rust_debug_does() {
+        for s in [
+            "",
+            "full",
+            "a\"b\\c",
+            "tab\t nl\n cr\r nul\0 bell\x07 del\x7f esc\x1b",
+            "é😀",
+        ] {
+            let mut out = String::new();
+            push_quoted(&mut out, s, false);
+            assert_eq!(out, format!("{s:?}"));
+        }
+        let mut out = String::new();
+        push_quoted(&mut out, &"é".repeat(41), true);
+        assert_eq!(out, format!("{:?}…", "é".repeat(40)));
+    }
+
     fn json_value() -> impl Strategy<Value = serde_json::Value> {
         let names = prop::sample::select(vec![
             "timeoutMs",
@@ -1600,6 +1778,20 @@ mod tests {
                     }
                     Err(e) => prop_assert!(e.message.contains(&e.path)),
                 }
+            }
+        }
+
+        #[test]
+        fn shown_numbers_read_back_as_the_number(n in any::<f64>()) {
+            let shown = number(n);
+            if n.fract() == 0.0 && n.abs() < U64_END {
+                // Exactly (Rust and JS show only the shortest digits that read back, then zeros).
+                let expected = (n as i128).to_string();
+                prop_assert_eq!(&shown, &expected);
+            }
+            if n.is_finite() {
+                let back: f64 = shown.parse().expect("a number");
+                prop_assert!((back - n).abs() <= n.abs() * 1e-11, "{} shown as {}", n, shown);
             }
         }
 

@@ -1,20 +1,21 @@
 //! The registry: per-origin state (breaker, budget, bulkhead, counters), bounded in size.
 //!
-//! A `BTreeMap` keyed by normalised origin (no hashing, so no random seed is needed on
-//! wasm). Each access stamps the entry; when a new origin would exceed `maxOrigins`, one
+//! A `Vec` of entries sorted by normalised origin, found by binary search (no hashing, so
+//! no random seed is needed on wasm; a `Vec` is also far less code in the wasm than a
+//! `BTreeMap`). Each access stamps the entry; when a new origin would exceed `maxOrigins`, one
 //! entry is found by a linear scan and dropped: the least recently used *idle* one (no
 //! attempt in flight, no bulkhead slot held or waited for), a closed breaker before an
 //! open one. Dropping a busy entry would hand its origin a fresh bulkhead while calls
 //! still hold slots of the old one; dropping an open breaker forgets that the origin is
 //! down. Only when every entry is busy is the least recently used dropped anyway, so the
 //! bound always holds. The scan is O(n) but runs only when a new origin arrives at a full
-//! registry (n ≤ `maxOrigins`, 1000 by default); every other access is O(log n).
+//! registry (n ≤ `maxOrigins`, 1000 by default); every other lookup is O(log n) (adding or
+//! dropping an origin shifts the entries after it, a memmove of at most n entries).
 
 use crate::breaker::{Breaker, BreakerState};
 use crate::budget::RetryBudget;
 use crate::bulkhead::Bulkhead;
 use crate::policy::defaults;
-use std::collections::BTreeMap;
 
 /// Counters of one origin.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -97,6 +98,7 @@ pub struct OriginSnapshot {
 
 #[derive(Debug)]
 struct Entry {
+    origin: String,
     state: OriginState,
     id: u64,
     last_used: u64,
@@ -105,7 +107,8 @@ struct Entry {
 /// Per-origin state for every origin seen, up to a bound.
 #[derive(Debug)]
 pub struct Registry {
-    origins: BTreeMap<String, Entry>,
+    /// Sorted by origin, origins unique.
+    origins: Vec<Entry>,
     max_origins: usize,
     /// Stamps accesses (for LRU) and numbers entries.
     clock: u64,
@@ -115,7 +118,7 @@ impl Registry {
     /// An empty registry keeping at most `max_origins` origins (at least 1).
     pub fn new(max_origins: u32) -> Self {
         Registry {
-            origins: BTreeMap::new(),
+            origins: Vec::new(),
             max_origins: max_origins.max(1) as usize,
             clock: 0,
         }
@@ -134,30 +137,39 @@ impl Registry {
     /// Runs `f` on the state of `origin` (created if new, evicting the least recently used
     /// origin if full), marked as just used.
     pub fn with<R>(&mut self, origin: &str, f: impl FnOnce(EntryId, &mut OriginState) -> R) -> R {
+        let entry = self.touch(origin);
+        f(EntryId(entry.id), &mut entry.state)
+    }
+
+    /// The entry of `origin` (created if new), marked as just used. Not generic, not
+    /// inlined: each caller of [`Registry::with`] shares it.
+    #[inline(never)]
+    fn touch(&mut self, origin: &str) -> &mut Entry {
         self.clock += 1;
         let now = self.clock;
-        let entry = match self.origins.get_mut(origin) {
-            Some(entry) => entry,
-            None => self.insert(origin, now),
+        let at = match self.find(origin) {
+            Ok(at) => at,
+            Err(_) => self.insert(origin, now),
         };
+        let entry = &mut self.origins[at];
         entry.last_used = now;
-        f(EntryId(entry.id), &mut entry.state)
+        entry
     }
 
     /// The state of `origin` if its entry is still the one `id` names.
     pub fn get_mut(&mut self, origin: &str, id: EntryId) -> Option<&mut OriginState> {
-        self.origins
-            .get_mut(origin)
-            .filter(|e| e.id == id.0)
-            .map(|e| &mut e.state)
+        let at = self.find(origin).ok()?;
+        let entry = &mut self.origins[at];
+        (entry.id == id.0).then_some(&mut entry.state)
     }
 
     /// The breaker state of `origin` (closed for an origin not kept), read
     /// without marking it used.
     pub fn breaker_state(&self, origin: &str, now_ms: f64) -> BreakerState {
-        self.origins
-            .get(origin)
-            .map_or(BreakerState::Closed, |e| e.state.breaker.state(now_ms))
+        match self.find(origin) {
+            Ok(at) => self.origins[at].state.breaker.state(now_ms),
+            Err(_) => BreakerState::Closed,
+        }
     }
 
     /// Resets `origin` (or every origin): breaker closed, budget full, counters zeroed.
@@ -173,8 +185,12 @@ impl Registry {
             };
         };
         match origin {
-            Some(origin) => self.origins.get_mut(origin).into_iter().for_each(reset),
-            None => self.origins.values_mut().for_each(reset),
+            Some(origin) => {
+                if let Ok(at) = self.find(origin) {
+                    reset(&mut self.origins[at]);
+                }
+            }
+            None => self.origins.iter_mut().for_each(reset),
         }
     }
 
@@ -184,8 +200,8 @@ impl Registry {
     pub fn stats(&self, now_ms: f64) -> Vec<OriginSnapshot> {
         self.origins
             .iter()
-            .map(|(origin, e)| OriginSnapshot {
-                origin: origin.clone(),
+            .map(|e| OriginSnapshot {
+                origin: e.origin.clone(),
                 stats: e.state.stats,
                 breaker: e.state.breaker.state(now_ms),
                 budget_tokens: e.state.budget.tokens(e.state.budget_capacity),
@@ -195,14 +211,28 @@ impl Registry {
             .collect()
     }
 
-    /// A fresh entry for `origin`, after making room for it.
-    fn insert(&mut self, origin: &str, now: u64) -> &mut Entry {
+    /// Where `origin`'s entry is (`Ok`), or where it would go (`Err`).
+    fn find(&self, origin: &str) -> Result<usize, usize> {
+        self.origins
+            .binary_search_by(|e| e.origin.as_str().cmp(origin))
+    }
+
+    /// A fresh entry for `origin` (not kept yet), after making room for it; returns its
+    /// index.
+    fn insert(&mut self, origin: &str, now: u64) -> usize {
         while self.origins.len() >= self.max_origins && self.evict_one() {}
-        self.origins.entry(origin.to_owned()).or_insert(Entry {
-            state: OriginState::default(),
-            id: now,
-            last_used: now,
-        })
+        // Eviction shifted the entries: look for the place again.
+        let at = self.find(origin).unwrap_or_else(|at| at);
+        self.origins.insert(
+            at,
+            Entry {
+                origin: origin.to_owned(),
+                state: OriginState::default(),
+                id: now,
+                last_used: now,
+            },
+        );
+        at
     }
 
     /// Drops one origin; false if there was none. The least recently used idle entry with a
@@ -212,13 +242,17 @@ impl Registry {
         let victim = self
             .origins
             .iter()
+            .enumerate()
             .min_by_key(|(_, e)| {
                 let idle = e.state.is_idle();
                 (!idle, idle && !e.state.breaker.is_closed(), e.last_used)
             })
-            .map(|(origin, _)| origin.clone());
+            .map(|(at, _)| at);
         match victim {
-            Some(origin) => self.origins.remove(&origin).is_some(),
+            Some(at) => {
+                self.origins.remove(at);
+                true
+            }
             None => false,
         }
     }

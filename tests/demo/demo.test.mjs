@@ -95,8 +95,9 @@ test("the retry-storm chart: resilientFetch sends far fewer requests than a naiv
   const summary = await page.locator("#storm-summary").textContent();
   const perCall = Object.fromEntries([...summary.matchAll(/([^:·]+): ([\d.]+) requests per logical call/g)]
     .map((m) => [m[1].trim(), Number(m[2])]));
-  assert.equal(perCall["plain fetch"], 1, summary);
-  assert.equal(perCall["naive retry ×3"], 4, summary);
+  // (a browser may itself resend a request whose reused keep-alive socket was closed: allow a little)
+  assert.ok(Math.abs(perCall["plain fetch"] - 1) < 0.1, summary);
+  assert.ok(Math.abs(perCall["naive retry ×3"] - 4) < 0.2, summary);
   assert.ok(perCall.resilientFetch < 0.5, summary);
   assert.ok(await page.locator("#storm-chart rect").count() > 10, "no bars drawn");
 });

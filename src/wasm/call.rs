@@ -100,12 +100,16 @@ pub async fn run(
     init: JsValue,
     policy: JsValue,
 ) -> Result<JsValue, JsValue> {
-    let options = decode(&policy)?;
-    let merged = client.policy.merge(&options.input);
-    let validated = Policy::from_input(&merged).map_err(|e| policy_error(&e))?;
-    check_scope(&policy, true)?;
-    let policy = validated;
-    let on_event: Option<Function> = options.on_event.or_else(|| client.on_event.clone());
+    let (policy, on_event) = if policy.is_undefined() || policy.is_null() {
+        (client.validated.clone(), client.on_event.clone())
+    } else {
+        let options = decode(&policy)?;
+        let merged = client.policy.merge(&options.input);
+        let validated = Policy::from_input(&merged).map_err(|e| policy_error(&e))?;
+        check_scope(&policy, true)?;
+        let on_event: Option<Function> = options.on_event.or_else(|| client.on_event.clone());
+        (Rc::new(validated), on_event)
+    };
 
     let signal = caller_signal(&input, &init);
     if let Some(signal) = signal.as_ref().filter(|s| s.aborted()) {

@@ -20,6 +20,9 @@ use crate::registry::Registry;
 pub struct ClientInner {
     /// The client's policy as given; each call's policy is merged over it.
     pub policy: PolicyInput,
+    /// The client's policy validated, used as is by calls that bring none
+    /// (no decoding or validation per call on the common path).
+    pub validated: Rc<Policy>,
     /// The client's `onEvent`, used when a call gives none.
     pub on_event: Option<Function>,
     /// Breakers, budgets, bulkheads and stats, per origin.
@@ -33,6 +36,7 @@ impl ClientInner {
         check_scope(policy, false)?;
         Ok(ClientInner {
             registry: RefCell::new(Registry::new(validated.max_origins)),
+            validated: Rc::new(validated),
             policy: options.input,
             on_event: options.on_event,
         })

@@ -90,8 +90,9 @@ impl Transport for FetchTransport {
         // A failure here is local, not the origin's: reported as `Aborted`, it is
         // neither retried nor counted against the breaker, and the call rejects with it.
         // `Request::clone` (the JS method) tees the body so it can be sent again;
-        // a stream body is sent once, as is, and never retried.
-        let request = if self.replayable {
+        // a stream body is sent once, as is, and never retried. A request
+        // without a body is not consumed by `fetch`: it is sent as it is.
+        let request = if self.replayable && self.request.body().is_some() {
             match self.request.clone() {
                 Ok(r) => r,
                 Err(e) => return (AttemptOutcome::Aborted, Err(e)),

@@ -36,18 +36,30 @@ class BulkheadFullError extends Error {
   }
 }
 
-// The shell's constructors: the messages are written here, once.
+// The shell's constructors: the messages are written here, once. The errors
+// are made without stack frames: the only frames there would be are the
+// wasm's own (a rejected call's stack never reaches the caller's code anyway),
+// and capturing wasm frames is what made an open breaker's rejection slow.
+function bare(make) {
+  const limit = Error.stackTraceLimit;
+  Error.stackTraceLimit = 0;
+  try {
+    return make();
+  } finally {
+    Error.stackTraceLimit = limit;
+  }
+}
 function makeTimeoutError(deadline, timeoutMs) {
-  return new TimeoutError(deadline
+  return bare(() => new TimeoutError(deadline
     ? `resilientFetch: the call's deadline (totalTimeoutMs: ${timeoutMs} ms) ran out`
-    : `resilientFetch: the attempt timed out (timeoutMs: ${timeoutMs} ms)`, timeoutMs);
+    : `resilientFetch: the attempt timed out (timeoutMs: ${timeoutMs} ms)`, timeoutMs));
 }
 function makeCircuitOpenError(origin, retryAfterMs) {
-  return new CircuitOpenError(`resilientFetch: the circuit breaker for ${origin} is open; nothing was sent `
-    + `(next probe in ${Math.ceil(retryAfterMs)} ms)`, origin, retryAfterMs);
+  return bare(() => new CircuitOpenError(`resilientFetch: the circuit breaker for ${origin} is open; nothing was sent `
+    + `(next probe in ${Math.ceil(retryAfterMs)} ms)`, origin, retryAfterMs));
 }
 function makeBulkheadFullError(origin) {
-  return new BulkheadFullError(`resilientFetch: the bulkhead for ${origin} is full; nothing was sent`, origin);
+  return bare(() => new BulkheadFullError(`resilientFetch: the bulkhead for ${origin} is full; nothing was sent`, origin));
 }
 
 export { TimeoutError, CircuitOpenError, BulkheadFullError, makeTimeoutError, makeCircuitOpenError, makeBulkheadFullError };

@@ -14,6 +14,10 @@ unsafe extern "C" {
         init: &web_sys::RequestInit,
     ) -> Result<Promise, JsValue>;
 
+    /// The platform `fetch`, called with a URL string and a plain init.
+    #[wasm_bindgen(js_name = fetch, catch)]
+    pub fn global_fetch_url(input: &JsValue, init: &JsValue) -> Result<Promise, JsValue>;
+
     /// The platform's `Request` class.
     #[wasm_bindgen(js_name = Request, thread_local_v2)]
     static REQUEST_CLASS: js_sys::Function;

@@ -18,7 +18,7 @@ use super::client::ClientInner;
 use super::env::JsEnv;
 use super::events::emit;
 use super::options::{check_scope, decode, policy_error};
-use super::transport::FetchTransport;
+use super::transport::{FetchTransport, Source};
 use crate::engine::{self, Call, CallResult};
 use crate::idempotency::{self, Key, KeyChoice};
 use crate::policy::Policy;
@@ -76,6 +76,66 @@ fn init_without_signal(input: &JsValue, init: &JsValue) -> Result<JsValue, JsVal
     Ok(copy.into())
 }
 
+/// The origin of an http(s) URL that the platform has already serialised
+/// (`Request.url`: lower-case host, no default port): scheme and authority
+/// without user info, which is exactly `URL.origin` for such URLs, without
+/// parsing the URL a second time. Not for URLs as callers write them.
+fn serialized_http_origin(href: &str) -> Option<String> {
+    let rest_at = if href.starts_with("https://") {
+        8
+    } else if href.starts_with("http://") {
+        7
+    } else {
+        return None;
+    };
+    let rest = href.get(rest_at..)?;
+    let authority = rest.get(..rest.find(['/', '?', '#']).unwrap_or(rest.len()))?;
+    let host = authority
+        .rsplit_once('@')
+        .map_or(authority, |(_, host)| host);
+    if host.is_empty() {
+        return None;
+    }
+    let mut origin = String::with_capacity(rest_at + host.len());
+    origin.push_str(href.get(..rest_at)?);
+    origin.push_str(host);
+    Some(origin)
+}
+
+/// The fast path: an absolute http(s) URL string with an init that has no
+/// headers and no "no-cors" mode. Its origin and method are known without
+/// building a `Request` (the URL is parsed once, as `fetch` would). Anything
+/// else, or a URL that does not parse, takes the general path, which throws
+/// the platform's own errors.
+fn fast_target(input: &JsValue, init: &JsValue) -> Option<(String, String)> {
+    let href = input.as_string()?;
+    let scheme = href.get(..8).unwrap_or(&href).to_ascii_lowercase();
+    if !(scheme.starts_with("http://") || scheme.starts_with("https://")) {
+        return None;
+    }
+    if !get(init, "headers").is_undefined()
+        || get(init, "mode").as_string().as_deref() == Some("no-cors")
+    {
+        return None;
+    }
+    let method = match get(init, "method") {
+        m if m.is_undefined() => "GET".to_string(),
+        m => normalize_method(m.as_string()?),
+    };
+    let origin = web_sys::Url::new(&href).ok()?.origin();
+    Some((origin, method))
+}
+
+/// Fetch's method normalisation: the six standard methods upper-cased, any
+/// other as given (validated when the request is built).
+fn normalize_method(method: String) -> String {
+    const STANDARD: [&str; 6] = ["DELETE", "GET", "HEAD", "OPTIONS", "POST", "PUT"];
+    match STANDARD.iter().find(|m| m.eq_ignore_ascii_case(&method)) {
+        Some(m) => (*m).to_string(),
+        None => method,
+    }
+}
+
 /// The registry key of a request: its origin as the platform's URL parser
 /// serialises it (lower-case host, default port dropped, IDNA applied), or,
 /// for URLs with an opaque origin (`data:`, `blob:`, `file:`), the scheme.
@@ -115,15 +175,30 @@ pub async fn run(
     if let Some(signal) = signal.as_ref().filter(|s| s.aborted()) {
         return Err(signal.reason());
     }
-    let request = new_request(&input, &init_without_signal(&input, &init)?)?;
+    let init = init_without_signal(&input, &init)?;
     let replayable = !get(&init, "body").is_instance_of::<ReadableStream>();
-    let origin = origin_of(&request.url())?;
+    // The request is built now, or, on the fast path, at the first attempt
+    // (so that a call an open breaker rejects never pays for it).
+    let (request, origin, method) = match fast_target(&input, &init) {
+        Some((origin, method)) => (None, origin, method),
+        None => {
+            let request = new_request(&input, &init)?;
+            let url = request.url();
+            let origin = match serialized_http_origin(&url) {
+                Some(origin) => origin,
+                None => origin_of(&url)?,
+            };
+            let method = request.method();
+            (Some(request), origin, method)
+        }
+    };
 
-    let method = request.method();
-    let headers = request.headers();
     let header = policy.idempotency_header.as_str();
-    let existing = headers.get(header).ok().flatten();
+    let existing = request
+        .as_ref()
+        .and_then(|r| r.headers().get(header).ok().flatten());
     // The key this call carries, if any: the caller's header, a given string, or a fresh UUID.
+    let mut added = None;
     let key = match idempotency::choose(&policy.idempotency_key, &method, existing.as_deref()) {
         None => None,
         Some(KeyChoice { key, add_header }) => {
@@ -139,21 +214,50 @@ pub async fn run(
                 }
             };
             if add_header {
-                headers.set(header, &key)?;
+                if let Some(request) = &request {
+                    request.headers().set(header, &key)?;
+                }
+                added = Some((header.to_string(), key.clone()));
             }
             // Under mode "no-cors" the header cannot be set: then there is no key,
-            // and the call is not retried as if it had one.
-            headers.get(header).ok().flatten().is_some().then_some(key)
+            // and the call is not retried as if it had one (the fast path is never no-cors).
+            let present = request
+                .as_ref()
+                .is_none_or(|r| r.headers().get(header).ok().flatten().is_some());
+            present.then_some(key)
         }
     };
     let has_key = key.is_some();
+    let source = match request {
+        Some(request) if input.is_instance_of::<Request>() => Source::Template(request),
+        Some(request) => Source::Built {
+            first: Some(request),
+            input,
+            init,
+            key_header: added,
+        },
+        None => {
+            // The fast path's init has no headers of the caller's: ours is the only one.
+            let init: Object = init.unchecked_into();
+            if let Some((header, key)) = &added {
+                let headers = Object::new();
+                Reflect::set(
+                    &headers,
+                    &JsValue::from_str(header),
+                    &JsValue::from_str(key),
+                )?;
+                Reflect::set(&init, &JsValue::from_str("headers"), &headers)?;
+            }
+            Source::Direct { input, init }
+        }
+    };
 
     let guard = AbortGuard::new(signal);
     let env = JsEnv {
         abort: guard.state().clone(),
     };
     let mut transport = FetchTransport::new(
-        request,
+        source,
         replayable,
         guard.state().clone(),
         f64::from(policy.timeout_ms),

@@ -2,7 +2,7 @@
 //! attempt, a timer that aborts it when the limit runs out (so the socket is
 //! really released), and the caller's abort routed to it.
 
-use std::cell::Cell;
+use std::cell::RefCell;
 use std::rc::Rc;
 
 use gloo_timers::callback::Timeout;
@@ -12,15 +12,45 @@ use wasm_bindgen_futures::JsFuture;
 use web_sys::{AbortController, Request, RequestInit, Response};
 
 use super::abort::AbortState;
-use super::bindings::{global_fetch, make_timeout_error};
+use super::bindings::{global_fetch, global_fetch_url, make_timeout_error, new_request};
 use super::call::keep_referrer;
 use super::env::timer_ms;
 use crate::engine::{AttemptLimit, AttemptOutcome, Transport};
 
-/// Sends the call's request, cloned per attempt.
+/// Where each attempt's `Request` comes from.
+pub enum Source {
+    /// The fast path (see `call::fast_target`): an absolute URL string and a
+    /// plain init, handed to `fetch` as they are; `fetch` builds the request.
+    Direct {
+        /// The URL.
+        input: JsValue,
+        /// The caller's init without its signal, plus our key header if any;
+        /// each attempt sets its own signal on it.
+        init: js_sys::Object,
+    },
+    /// The caller gave a `Request`: cloned per attempt (its body teed), or,
+    /// without a body, sent as it is (`fetch` does not consume it).
+    Template(Request),
+    /// The caller gave a URL and an init: the first attempt sends the request
+    /// built up front; a retry builds a fresh one from the same arguments (a
+    /// string, buffer, Blob, FormData or URLSearchParams body can be used again),
+    /// which costs nothing on the common path where no retry happens.
+    Built {
+        /// The request built up front, until the first attempt takes it.
+        first: Option<Request>,
+        /// The caller's input.
+        input: JsValue,
+        /// The caller's init, without its signal.
+        init: JsValue,
+        /// The idempotency header we added, to add again: (name, key).
+        key_header: Option<(String, String)>,
+    },
+}
+
+/// Sends the call's request, afresh for every attempt.
 pub struct FetchTransport {
-    /// The request as the caller described it, with the idempotency key set.
-    pub request: Request,
+    /// Where each attempt's request comes from.
+    pub source: Source,
     /// False when the body is a stream: then it is sent once, as is.
     pub replayable: bool,
     /// The caller's signal.
@@ -37,19 +67,48 @@ pub struct FetchTransport {
 impl FetchTransport {
     /// A transport for one call.
     pub fn new(
-        request: Request,
+        source: Source,
         replayable: bool,
         abort: Rc<AbortState>,
         timeout_ms: f64,
         total_timeout_ms: f64,
     ) -> Self {
         FetchTransport {
-            request,
+            source,
             replayable,
             abort,
             timeout_ms,
             total_timeout_ms,
             previous: None,
+        }
+    }
+
+    /// The request for the next attempt (see [`Source`]); none on the direct
+    /// path. A stream body is never sent twice: the core does not retry a call
+    /// that is not replayable.
+    fn next_request(&mut self) -> Result<Option<Request>, JsValue> {
+        match &mut self.source {
+            Source::Direct { .. } => Ok(None),
+            // `Request::clone` (the JS method) tees the body so it can be sent again.
+            Source::Template(request) if self.replayable && request.body().is_some() => {
+                request.clone().map(Some)
+            }
+            Source::Template(request) => Ok(Some(Clone::clone(request))),
+            Source::Built {
+                first,
+                input,
+                init,
+                key_header,
+            } => match first.take() {
+                Some(request) => Ok(Some(request)),
+                None => {
+                    let request = new_request(input, init)?;
+                    if let Some((header, key)) = key_header {
+                        request.headers().set(header, key)?;
+                    }
+                    Ok(Some(request))
+                }
+            },
         }
     }
 
@@ -60,11 +119,12 @@ impl FetchTransport {
         }
     }
 
-    fn timeout_error(&self, limit: &AttemptLimit) -> JsValue {
+    /// The limit that applies and whether it is the whole call's.
+    fn timeout_of(&self, limit: &AttemptLimit) -> (bool, f64) {
         if limit.is_deadline {
-            make_timeout_error(true, self.total_timeout_ms)
+            (true, self.total_timeout_ms)
         } else {
-            make_timeout_error(false, self.timeout_ms)
+            (false, self.timeout_ms)
         }
     }
 }
@@ -89,38 +149,42 @@ impl Transport for FetchTransport {
         }
         // A failure here is local, not the origin's: reported as `Aborted`, it is
         // neither retried nor counted against the breaker, and the call rejects with it.
-        // `Request::clone` (the JS method) tees the body so it can be sent again;
-        // a stream body is sent once, as is, and never retried. A request
-        // without a body is not consumed by `fetch`: it is sent as it is.
-        let request = if self.replayable && self.request.body().is_some() {
-            match self.request.clone() {
-                Ok(r) => r,
-                Err(e) => return (AttemptOutcome::Aborted, Err(e)),
-            }
-        } else {
-            Clone::clone(&self.request)
+        let request = match self.next_request() {
+            Ok(r) => r,
+            Err(e) => return (AttemptOutcome::Aborted, Err(e)),
         };
         let controller = match AbortController::new() {
             Ok(c) => c,
             Err(e) => return (AttemptOutcome::Aborted, Err(e)),
         };
-        let timed_out = Rc::new(Cell::new(false));
-        let reason = self.timeout_error(&limit);
+        // The TimeoutError is made only when the timer fires: an Error costs a
+        // stack capture, and almost every attempt ends before its limit.
+        let timed_out: Rc<RefCell<Option<JsValue>>> = Rc::new(RefCell::new(None));
+        let (deadline, limit_ms) = self.timeout_of(&limit);
         let timer = {
-            let (controller, timed_out, reason) =
-                (controller.clone(), timed_out.clone(), reason.clone());
+            let (controller, timed_out) = (controller.clone(), timed_out.clone());
             Timeout::new(timer_ms(limit.timeout_ms), move || {
-                timed_out.set(true);
+                let reason = make_timeout_error(deadline, limit_ms);
                 controller.abort_with_reason(&reason);
+                *timed_out.borrow_mut() = Some(reason);
             })
         };
         self.abort.set_current(Some(controller.clone()));
-        let init = RequestInit::new();
-        init.set_signal(Some(&self.abort.attempt_signal(&controller)));
-        let init_object: &js_sys::Object = init.as_ref();
-        let result = match keep_referrer(init_object, &request)
-            .and_then(|()| global_fetch(&request, &init))
-        {
+        let signal = self.abort.attempt_signal(&controller);
+        let sent = match (&request, &self.source) {
+            (None, Source::Direct { input, init }) => {
+                js_sys::Reflect::set(init, &"signal".into(), &signal)
+                    .and_then(|_| global_fetch_url(input, init))
+            }
+            (Some(request), _) => {
+                let init = RequestInit::new();
+                init.set_signal(Some(&signal));
+                keep_referrer(init.as_ref(), request).and_then(|()| global_fetch(request, &init))
+            }
+            // next_request gives a request for every other source
+            (None, _) => Err(js_sys::TypeError::new("resilientFetch: no request to send").into()),
+        };
+        let result = match sent {
             Ok(promise) => JsFuture::from(promise).await,
             Err(e) => Err(e),
         };
@@ -142,8 +206,10 @@ impl Transport for FetchTransport {
                 )
             }
             Err(_) if self.abort.aborted() => (AttemptOutcome::Aborted, Err(self.abort.reason())),
-            Err(_) if timed_out.get() => (AttemptOutcome::Timeout, Err(reason)),
-            Err(e) => (AttemptOutcome::NetworkError, Err(e)),
+            Err(e) => match timed_out.borrow_mut().take() {
+                Some(reason) => (AttemptOutcome::Timeout, Err(reason)),
+                None => (AttemptOutcome::NetworkError, Err(e)),
+            },
         }
     }
 }

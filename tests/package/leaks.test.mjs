@@ -10,8 +10,10 @@ const CALLS = 100_000;
 const BATCH = 500;
 
 function stubFetch() {
-  globalThis.fetch = (request, init) => {
-    const path = new URL(request.url).pathname;
+  // fetch(input, init) as the platform takes it: a URL string or a Request.
+  globalThis.fetch = (input, init) => {
+    const path = new URL(typeof input === "string" ? input : input.url).pathname;
+    const headers = new Headers(typeof input === "string" ? init?.headers : input.headers);
     const signal = init?.signal;
     if (path === "/hang") {
       return new Promise((_, reject) => {
@@ -20,7 +22,7 @@ function stubFetch() {
     }
     if (path === "/neterr") return Promise.reject(new TypeError("fetch failed"));
     if (path === "/flaky") {
-      const n = Number(request.headers.get("x-n") ?? 0);
+      const n = Number(headers.get("x-n") ?? 0);
       return Promise.resolve(new Response("", { status: n % 2 ? 200 : 503 }));
     }
     return Promise.resolve(new Response("ok"));

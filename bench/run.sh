@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# Benchmarks against the peers, in one run (bench/README.md): size, per-call overhead,
+# outage amplification, where the wasm bytes go, and the retry-storm simulation.
+#   bench/run.sh            everything; the tables go to stdout (and bench/.out/results.md)
+# Env: BENCH_CALLS, BENCH_ROUNDS, BENCH_WARMUP (overhead.mjs), BENCH_CLIENTS,
+# BENCH_CALLS_PER_CLIENT (outage.mjs), RF_BENCH_NO_TWIGGY=1 (skip the twiggy breakdown).
+# Not part of scripts/test.sh: benchmarks are not tests.
+set -euo pipefail
+BENCH="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+. "$BENCH/../scripts/lib.sh"
+OUT="$BENCH/.out"
+mkdir -p "$OUT"
+started=$SECONDS
+step() { printf '[bench %3ss] %s\n' "$((SECONDS - started))" "$*" >&2; }
+
+step "building the package (scripts/build.sh)"
+"$ROOT/scripts/build.sh"
+# Which cargo output the shipped wasm came from (build.sh may build in more than one place):
+# the one whose plain wasm-bindgen + wasm-opt -Oz result is byte-identical to it, newest
+# first. Kept as .out/source.wasm for the twiggy breakdown.
+rm -rf "$OUT/names" "$OUT/source.wasm"
+mkdir -p "$OUT/names"
+while IFS= read -r candidate; do
+  cp "$candidate" "$OUT/names/candidate.wasm"
+  wasm-bindgen --target web --weak-refs --out-dir "$OUT/names" --out-name resilient_fetch "$OUT/names/candidate.wasm"
+  wasm-opt -Oz "$OUT/names/resilient_fetch_bg.wasm" -o "$OUT/names/stripped.wasm"
+  if cmp -s "$OUT/names/stripped.wasm" "$ROOT/pkg/web/resilient_fetch_bg.wasm"; then
+    mv "$OUT/names/candidate.wasm" "$OUT/source.wasm"
+    break
+  fi
+done < <(find "$CARGO_TARGET_DIR" -path '*/wasm32-unknown-unknown/release/resilient_fetch.wasm' \
+  -printf '%T@ %p\n' 2>/dev/null | sort -rn | cut -d' ' -f2-)
+
+step "packing pkg/ and installing it and the peers into bench/"
+rm -f "$OUT"/resilient-fetch-*.tgz
+tarball="$(cd "$ROOT" && npm pack ./pkg --pack-destination "$OUT" --silent | tail -n 1)"
+cd "$BENCH"
+# The lock file pins the peers; a plain install is the fallback if `npm ci` refuses.
+npm ci --no-audit --no-fund --loglevel=error >&2 ||
+  npm install --no-save --no-audit --no-fund --loglevel=error >&2
+# The package under test comes from its tarball, never recorded in package.json or the lock.
+npm install --no-save --no-audit --no-fund --loglevel=error "$OUT/$tarball" >&2
+
+results="$OUT/results.md"
+: > "$results"
+emit() { tee -a "$results"; echo | tee -a "$results"; }
+
+{
+  echo "# resilient-fetch benchmarks"
+  echo
+  echo "$(date -u +%Y-%m-%dT%H:%MZ); Node $(node --version); $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'));"
+  echo "peers: $(node -e '
+    const l = require("./package-lock.json").packages;
+    console.log(["ky", "ofetch", "cockatiel", "opossum"].map((n) => `${n} ${l["node_modules/" + n].version}`).join(", "));')"
+  echo "Ratios are the result; absolute times depend on the machine."
+} | emit
+
+step "size"
+node size.mjs | emit
+
+if [[ "${RF_BENCH_NO_TWIGGY:-}" != 1 ]]; then
+  if ! command -v twiggy >/dev/null; then
+    step "installing twiggy (cargo install, once)"
+    cargo install twiggy --version 0.8.0 --locked --quiet >&2 || true
+  fi
+  if [[ ! -f "$OUT/source.wasm" ]]; then
+    echo "(no breakdown of the wasm: no cargo output rebuilds the shipped wasm exactly)" | emit
+  elif command -v twiggy >/dev/null; then
+    step "where the wasm bytes go (twiggy)"
+    # The cargo output behind the shipped wasm (found right after the build, above), through
+    # the same steps as scripts/build.sh but with the function names kept for twiggy.
+    shipped="$BENCH/node_modules/resilient-fetch/web/resilient_fetch_bg.wasm"
+    wasm-bindgen --target web --weak-refs --out-dir "$OUT/names" --out-name resilient_fetch "$OUT/source.wasm"
+    wasm-opt -Oz -g "$OUT/names/resilient_fetch_bg.wasm" -o "$OUT/names/named.wasm"
+    twiggy top -n 100000 --format csv "$OUT/names/named.wasm" > "$OUT/twiggy-top.csv"
+    node wasm_bytes.mjs "$OUT/twiggy-top.csv" "$shipped" | emit
+  else
+    step "twiggy is not installed: no breakdown of the wasm"
+  fi
+fi
+
+step "per-call overhead (Node, stub fetch)"
+node --expose-gc --no-flush-bytecode --no-warnings overhead.mjs | emit
+
+step "outage amplification (503 server on 127.0.0.1)"
+node --no-warnings outage.mjs | emit
+
+step "retry storm (native Rust, cargo run --release --example retry_storm)"
+(cd "$ROOT" && cargo build --release --example retry_storm --quiet)
+(cd "$ROOT" && cargo run --release --example retry_storm --quiet) | emit
+
+step "done in $((SECONDS - started)) s; tables also in bench/.out/results.md"

@@ -1,0 +1,92 @@
+// Size (bench/README.md): what a browser app ships for each library, bundled the same way.
+//
+// Each library is bundled by esbuild (the project's, tools/node_modules) from a one-line
+// entry that exports what the benchmarks use, for the browser, minified, then gzip -9.
+// Ours: that bundle (browser.js + the web glue + the error classes) plus the wasm file,
+// which the glue loads by URL and esbuild leaves as an asset; raw = the files as shipped.
+//
+// Usage: node size.mjs (from bench/, after run.sh installed the packages).
+
+import { execFileSync } from "node:child_process";
+import { readFileSync, statSync } from "node:fs";
+import { createRequire } from "node:module";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const here = dirname(fileURLToPath(import.meta.url));
+const require = createRequire(import.meta.url);
+const esbuild = require(join(here, "../tools/node_modules/esbuild"));
+const TARGET_GZ = 16 * 1024;
+
+const gzip = (bytes) => execFileSync("gzip", ["-9", "-c"], { input: bytes }).length;
+
+async function bundle(contents, minify = true) {
+  const result = await esbuild.build({
+    stdin: { contents, resolveDir: here, loader: "js" },
+    bundle: true,
+    minify,
+    format: "esm",
+    platform: "browser",
+    write: false,
+    logLevel: "silent",
+  });
+  return result.outputFiles[0].contents;
+}
+
+const version = (name) =>
+  JSON.parse(readFileSync(join(here, "node_modules", name, "package.json"), "utf8")).version;
+
+const rows = [];
+
+// Ours.
+const pkgDir = join(here, "node_modules/resilient-fetch");
+const wasm = readFileSync(join(pkgDir, "web/resilient_fetch_bg.wasm"));
+const oursEntry = 'export { resilientFetch, ResilientClient } from "resilient-fetch";';
+const oursJs = await bundle(oursEntry);
+const oursJsRaw = await bundle(oursEntry, false);
+const ours = {
+  name: `resilient-fetch ${version("resilient-fetch")} (wasm + JS)`,
+  raw: wasm.length + oursJsRaw.length,
+  min: wasm.length + oursJs.length,
+  gz: gzip(wasm) + gzip(oursJs),
+  ours: true,
+};
+rows.push(ours);
+rows.push({ name: "  of which wasm (resilient_fetch_bg.wasm)", raw: wasm.length, min: wasm.length, gz: gzip(wasm), part: true });
+rows.push({ name: "  of which JS (browser.js + glue + errors)", raw: oursJsRaw.length, min: oursJs.length, gz: gzip(oursJs), part: true });
+
+const peers = [
+  ["ky", 'export { default } from "ky";', ""],
+  ["ofetch", 'export { ofetch } from "ofetch";', ""],
+  [
+    "cockatiel",
+    'export { retry, circuitBreaker, timeout, wrap, handleAll, ExponentialBackoff, ConsecutiveBreaker, TimeoutStrategy } from "cockatiel";',
+    " (retry + breaker + timeout)",
+  ],
+  ["opossum", 'export { default } from "opossum";', " (+ events polyfill)"],
+];
+for (const [name, entry, note] of peers) {
+  const min = await bundle(entry);
+  const raw = await bundle(entry, false);
+  rows.push({ name: `${name} ${version(name)}${note}`, raw: raw.length, min: min.length, gz: gzip(min) });
+}
+
+const kb = (b) => `${(b / 1024).toFixed(1)} KB`;
+console.log("## Size (esbuild --bundle --minify --platform=browser, then gzip -9)");
+console.log("");
+console.log("| package | raw | minified | min+gz | ours ÷ it (min+gz) |");
+console.log("| --- | ---: | ---: | ---: | ---: |");
+for (const r of rows) {
+  const ratio = r.part ? "" : `${(ours.gz / r.gz).toFixed(1)}×`;
+  console.log(`| ${r.name} | ${kb(r.raw)} | ${kb(r.min)} | ${kb(r.gz)} | ${ratio} |`);
+}
+console.log("");
+console.log("raw: bundled, not minified (ours: the wasm as shipped + the unminified JS bundle).");
+console.log("");
+console.log("| target | measured | |");
+console.log("| --- | --- | --- |");
+console.log(
+  `| ours ≤ 16 KB min+gz | ${kb(ours.gz)} (${(ours.gz / TARGET_GZ).toFixed(1)}× the target) | ${ours.gz <= TARGET_GZ ? "met" : "NOT met"} |`,
+);
+// Sanity: the wasm the package ships is the one measured.
+statSync(join(pkgDir, "web/resilient_fetch.js"));

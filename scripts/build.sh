@@ -15,7 +15,7 @@ build_size_optimised() {
   [[ "${RF_STABLE_ONLY:-}" != 1 && ! -f "$TOOLCHAIN_ENV" ]] || return 1
   rustup component list --toolchain nightly --installed 2>/dev/null | grep -q '^rust-src' || return 1
   log "cargo +nightly build --release (wasm32, std rebuilt, panic=immediate-abort)"
-  (cd "$ROOT" && CARGO_TARGET_DIR="$CARGO_TARGET_DIR/size" RUSTFLAGS="-Zunstable-options -Cpanic=immediate-abort" \
+  (cd "$ROOT" && CARGO_TARGET_DIR="$CARGO_TARGET_DIR/size" RUSTFLAGS="-Zunstable-options -Cpanic=immediate-abort -Zlocation-detail=none" \
     cargo +nightly build --lib --release --quiet --target wasm32-unknown-unknown -Zbuild-std=std,panic_abort)
 }
 if build_size_optimised; then

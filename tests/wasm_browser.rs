@@ -3,16 +3,15 @@
 //! cannot quietly fall back to Node.
 #![cfg(target_arch = "wasm32")]
 
+mod common;
+
+use common::*;
 use resilient_fetch::{FetchInput, resilient_fetch};
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 use wasm_bindgen_test::*;
 
 wasm_bindgen_test_configure!(run_in_browser);
-
-fn global(name: &str) -> JsValue {
-    js_sys::Reflect::get(&js_sys::global(), &JsValue::from_str(name)).unwrap_or(JsValue::UNDEFINED)
-}
 
 #[wasm_bindgen_test]
 fn runs_in_a_real_browser() {
@@ -32,25 +31,12 @@ fn runs_in_a_real_browser() {
     );
 }
 
-const ORIGIN_A: Option<&str> = option_env!("RF_TEST_ORIGIN_A");
-
-async fn first_log_entry(id: &str) -> JsValue {
-    let origin = ORIGIN_A.expect("RF_TEST_ORIGIN_A unset at build time");
-    let f: js_sys::Function = global("fetch").unchecked_into();
-    let url = JsValue::from_str(&format!("{origin}/log?id={id}"));
-    let res: web_sys::Response = JsFuture::from(
-        f.call1(&JsValue::NULL, &url)
-            .expect("fetch")
-            .unchecked_into::<js_sys::Promise>(),
-    )
-    .await
-    .expect("log")
-    .unchecked_into();
-    let log: js_sys::Array = JsFuture::from(res.json().expect("json"))
+/// The Referer the fault server saw for one request made with `input`.
+async fn referer_sent(input: FetchInput, id: &str) -> JsValue {
+    JsFuture::from(resilient_fetch(input, None, None))
         .await
-        .expect("json")
-        .unchecked_into();
-    log.get(0)
+        .expect("resolves");
+    get(&server_log(origin_a(), id).await.get(0), "referer")
 }
 
 /// A browser sends a Referer by default; a Request's "no-referrer" policy must
@@ -58,38 +44,17 @@ async fn first_log_entry(id: &str) -> JsValue {
 /// resets it when a non-empty init is given).
 #[wasm_bindgen_test]
 async fn a_requests_referrer_policy_is_kept() {
-    let origin = ORIGIN_A.expect("RF_TEST_ORIGIN_A unset at build time");
-    let id = format!("referrer-{}", (js_sys::Math::random() * 1e12) as u64);
+    let id = uid("referrer");
     let init = web_sys::RequestInit::new();
     init.set_referrer_policy(web_sys::ReferrerPolicy::NoReferrer);
-    let request = web_sys::Request::new_with_str_and_init(&format!("{origin}/ok?id={id}"), &init)
-        .expect("request");
-    let input: FetchInput = JsValue::from(request).unchecked_into();
-    JsFuture::from(resilient_fetch(input, None, None))
-        .await
-        .expect("resolves");
-    let entry = first_log_entry(&id).await;
-    assert!(
-        js_sys::Reflect::get(&entry, &"referer".into())
-            .expect("field")
-            .is_null(),
-        "a Referer was sent"
-    );
+    let request =
+        web_sys::Request::new_with_str_and_init(&format!("{}/ok?id={id}", origin_a()), &init)
+            .expect("request");
+    let sent = referer_sent(JsValue::from(request).unchecked_into(), &id).await;
+    assert!(sent.is_null(), "a Referer was sent");
 
     // and by default the browser does send one, so the check above can fail
-    let id2 = format!(
-        "referrer-default-{}",
-        (js_sys::Math::random() * 1e12) as u64
-    );
-    let input: FetchInput = JsValue::from_str(&format!("{origin}/ok?id={id2}")).unchecked_into();
-    JsFuture::from(resilient_fetch(input, None, None))
-        .await
-        .expect("resolves");
-    let entry = first_log_entry(&id2).await;
-    assert!(
-        js_sys::Reflect::get(&entry, &"referer".into())
-            .expect("field")
-            .is_string(),
-        "no Referer by default"
-    );
+    let id = uid("referrer-default");
+    let sent = referer_sent(input(&format!("{}/ok?id={id}", origin_a())), &id).await;
+    assert!(sent.is_string(), "no Referer by default");
 }

@@ -76,6 +76,7 @@ package() {
   local scratch
   scratch="$(mktemp -d)"
   (cd "$scratch" && npm pack --silent "$ROOT/pkg" >/dev/null) || return 1
+  [[ -x "$CACHE_DIR/node18/node" ]] && export RF_NODE18="$CACHE_DIR/node18/node"
   RF_TARBALL="$(ls "$scratch"/resilient-fetch-*.tgz)" RF_TOOLS_DIR="$ROOT/tools" RF_OUT="$OUT" \
     node "$ROOT/tests/package/run.mjs"
   local status=$?

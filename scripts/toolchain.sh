@@ -77,6 +77,39 @@ ensure_chromium() {
   apt_install chromium chromium-driver
 }
 
+# Node 18, the oldest Node the package supports, for the runtime tests: Debian's
+# own build, downloaded and unpacked into the cache (not installed: the
+# machine's Node stays as it is). Skipped where apt has no Node 18.
+ensure_node18() {
+  local dir="$CACHE_DIR/node18"
+  if [[ -x "$dir/node" ]]; then
+    log "node 18 (runtime tests): ready"
+    return
+  fi
+  if ! command -v apt-get >/dev/null; then
+    log "node 18 (runtime tests): no apt here, those tests will be skipped"
+    return
+  fi
+  if [[ -z "$APT_UPDATED" ]]; then as_root apt-get update -qq; APT_UPDATED=1; fi
+  local version
+  version="$(apt-cache madison nodejs | awk '$3 ~ /^18\./ { print $3; exit }')"
+  if [[ -z "$version" ]]; then
+    log "node 18 (runtime tests): not in the package lists, those tests will be skipped"
+    return
+  fi
+  log "node 18 (runtime tests): apt-get download nodejs=$version and its libraries, unpacked in the cache"
+  # Debian's Node 18 loads acorn, cjs-module-lexer and undici from /usr/share/nodejs:
+  # those three library packages are installed (they do not touch the machine's node).
+  apt_install node-acorn node-cjs-module-lexer node-undici
+  rm -rf "$dir" && mkdir -p "$dir"
+  (cd "$dir" && apt-get download -qq "nodejs=$version" "libnode108=$version" libuv1 libc-ares2 2>/dev/null &&
+    for deb in *.deb; do dpkg -x "$deb" root; done) || { log "node 18: download failed, tests skipped"; return; }
+  printf '#!/bin/sh\nLD_LIBRARY_PATH="%s" exec "%s" "$@"\n' \
+    "$dir/root/usr/lib/x86_64-linux-gnu" "$dir/root/usr/bin/node" > "$dir/node"
+  chmod +x "$dir/node"
+  "$dir/node" -e 'fetch' >/dev/null || { rm -f "$dir/node"; log "node 18: does not run here, tests skipped"; }
+}
+
 ensure_node_tools() {
   command -v node >/dev/null || die "Node.js >= 18 is required"
   local major
@@ -97,6 +130,6 @@ ensure_node_tools() {
 what="${1:-all}"
 case "$what" in
   build) ensure_wasm_target; ensure_wasm_bindgen; ensure_nightly_src; ensure_node_tools ;;
-  all) ensure_wasm_target; ensure_wasm_bindgen; ensure_nightly_src; ensure_chromium; ensure_node_tools ;;
+  all) ensure_wasm_target; ensure_wasm_bindgen; ensure_nightly_src; ensure_chromium; ensure_node_tools; ensure_node18 ;;
   *) die "usage: toolchain.sh [build|all]" ;;
 esac

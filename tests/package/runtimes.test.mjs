@@ -49,6 +49,25 @@ test("Node (ESM, by name): imports, retries, key, timeout, breaker", async () =>
   assertSmoke("node", await smoke(api, ORIGIN_A, ORIGIN_B));
 });
 
+// Node 18: Debian's build, unpacked by scripts/toolchain.sh (RF_NODE18); skipped only where
+// apt has none.
+const node18 = process.env.RF_NODE18;
+for (const [kind, args] of [
+  ["ESM import", ["--input-type=module", "-e", `import * as api from "resilient-fetch";
+    import { smoke } from "./smoke.mjs";
+    console.log(JSON.stringify(await smoke(api, process.argv[1], process.argv[2])));`]],
+  ["CommonJS require", ["-e", `const api = require("resilient-fetch");
+    import("./smoke.mjs").then(({ smoke }) => smoke(api, process.argv[1], process.argv[2]))
+      .then((r) => console.log(JSON.stringify(r)));`]],
+]) {
+  test(`Node 18 (${kind}): imports, retries, key, timeout, breaker`, { skip: !node18 && "no Node 18 here" }, async () => {
+    const version = await run(node18, ["--version"]);
+    assert.match(version, /^v18\./);
+    const out = await run(node18, [...args, ORIGIN_A, ORIGIN_B], { cwd: SCRATCH });
+    assertSmoke(`node18-${kind.split(" ")[0].toLowerCase()}`, JSON.parse(out.trim().split("\n").at(-1)));
+  });
+}
+
 test("Deno (local node_modules, by name): imports, retries, key, timeout, breaker", async () => {
   fs.writeFileSync(path.join(SCRATCH, "deno-main.mjs"), `
 import * as api from "resilient-fetch";

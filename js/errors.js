@@ -40,13 +40,24 @@ class BulkheadFullError extends Error {
 // are made without stack frames: the only frames there would be are the
 // wasm's own (a rejected call's stack never reaches the caller's code anyway),
 // and capturing wasm frames is what made an open breaker's rejection slow.
+// Where Error.stackTraceLimit cannot be written (frozen intrinsics) or does
+// not exist, the error is made as it is: making it must never throw.
 function bare(make) {
+  const had = Object.prototype.hasOwnProperty.call(Error, "stackTraceLimit");
   const limit = Error.stackTraceLimit;
-  Error.stackTraceLimit = 0;
+  let changed = false;
+  try {
+    Error.stackTraceLimit = 0;
+    changed = true;
+  } catch { /* frozen: keep the stack */ }
   try {
     return make();
   } finally {
-    Error.stackTraceLimit = limit;
+    if (changed) {
+      try {
+        if (had) Error.stackTraceLimit = limit; else delete Error.stackTraceLimit;
+      } catch { /* nothing more to do */ }
+    }
   }
 }
 function makeTimeoutError(deadline, timeoutMs) {

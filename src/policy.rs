@@ -722,20 +722,59 @@ fn idempotency_key(c: &mut Check, o: &Object) -> IdempotencyKey {
 
 fn idempotency_header(c: &mut Check, o: &Object) -> String {
     match o.get("idempotencyHeader") {
-        Some(Value::String(s)) if (1..=64).contains(&s.len()) && s.bytes().all(is_tchar) => {
+        Some(Value::String(s))
+            if (1..=64).contains(&s.len())
+                && s.bytes().all(is_tchar)
+                && !is_forbidden_header(s) =>
+        {
             s.clone()
         }
         None => defaults::IDEMPOTENCY_HEADER.to_owned(),
         Some(other) => {
             c.fail(
                 "idempotencyHeader".to_owned(),
-                "an HTTP token (letters, digits and !#$%&'*+-.^_`|~) of 1 to 64 characters",
+                "an HTTP token (letters, digits and !#$%&'*+-.^_`|~) of 1 to 64 characters that \
+                 browsers let scripts set (not Sec-*, Proxy-* or another forbidden request header)",
                 other,
                 matches!(other, Value::String(_)),
             );
             defaults::IDEMPOTENCY_HEADER.to_owned()
         }
     }
+}
+
+/// The Fetch standard's forbidden request-header names: a browser silently
+/// drops them, so a key sent under one would not be sent at all, and a POST
+/// retried as if it carried a key would be repeated without one.
+fn is_forbidden_header(name: &str) -> bool {
+    const FORBIDDEN: [&str; 21] = [
+        "accept-charset",
+        "accept-encoding",
+        "access-control-request-headers",
+        "access-control-request-method",
+        "connection",
+        "content-length",
+        "cookie",
+        "cookie2",
+        "date",
+        "dnt",
+        "expect",
+        "host",
+        "keep-alive",
+        "origin",
+        "referer",
+        "set-cookie",
+        "te",
+        "trailer",
+        "transfer-encoding",
+        "upgrade",
+        "via",
+    ];
+    let prefixed = |p: &str| {
+        name.get(..p.len())
+            .is_some_and(|h| h.eq_ignore_ascii_case(p))
+    };
+    prefixed("sec-") || prefixed("proxy-") || FORBIDDEN.iter().any(|f| f.eq_ignore_ascii_case(name))
 }
 
 /// RFC 9110 `tchar`: the characters of a header name.
@@ -1582,6 +1621,35 @@ mod tests {
         ] {
             let e = err(json!({"idempotencyHeader": bad}));
             assert_eq!(e.kind, PolicyErrorKind::Range, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn idempotency_header_is_not_one_browsers_forbid() {
+        for bad in [
+            "Sec-Idem",
+            "proxy-key",
+            "Cookie",
+            "HOST",
+            "Content-Length",
+            "Via",
+        ] {
+            let e = err(json!({"idempotencyHeader": bad}));
+            assert_eq!(e.kind, PolicyErrorKind::Range, "{bad}");
+            assert!(
+                e.message.contains("idempotencyHeader") && e.message.contains("forbidden"),
+                "{}",
+                e.message
+            );
+        }
+        for good in [
+            "Idempotency-Key",
+            "X-Request-Key",
+            "Secret-Key",
+            "Proxied",
+            "Hosting",
+        ] {
+            assert!(parse(json!({"idempotencyHeader": good})).is_ok(), "{good}");
         }
     }
 

@@ -74,6 +74,10 @@ unsafe extern "C" {
         from: i32,
         to: i32,
     ) -> JsValue;
+    /// The caller's init, read now as `fetch` reads it, without its signal.
+    /// Throws (a getter's error, or a TypeError for an init that is not an object).
+    #[wasm_bindgen(js_name = copyInit, catch)]
+    pub fn copy_init(init: &JsValue) -> Result<js_sys::Object, JsValue>;
     /// Adds one origin's stats to `out`.
     #[wasm_bindgen(js_name = addOriginStats)]
     pub fn add_origin_stats(

@@ -11,8 +11,8 @@ use web_sys::{AbortSignal, Request};
 
 use super::abort::AbortGuard;
 use super::bindings::{
-    ReadableStream, make_bulkhead_full_error, make_circuit_open_error, make_timeout_error,
-    new_request,
+    ReadableStream, copy_init, make_bulkhead_full_error, make_circuit_open_error,
+    make_timeout_error, new_request,
 };
 use super::client::ClientInner;
 use super::env::JsEnv;
@@ -60,20 +60,15 @@ pub fn keep_referrer(init: &Object, request: &Request) -> Result<(), JsValue> {
     Ok(())
 }
 
-/// `init` without its signal: the core owns cancellation, so the request
-/// itself must not follow the caller's (possibly long-lived) signal.
-fn init_without_signal(input: &JsValue, init: &JsValue) -> Result<JsValue, JsValue> {
-    let copy = Object::new();
-    if init.is_object() {
-        Object::assign(&copy, init.unchecked_ref());
-    } else if !init.is_undefined() && !init.is_null() {
-        return Err(js_sys::TypeError::new("init must be an object").into());
-    }
-    Reflect::set(&copy, &JsValue::from_str("signal"), &JsValue::NULL)?;
+/// `init` without its signal, read now (as `fetch` reads it: own and inherited
+/// members, getters included): the core owns cancellation, so the request must
+/// not follow the caller's (possibly long-lived) signal.
+fn init_without_signal(input: &JsValue, init: &JsValue) -> Result<Object, JsValue> {
+    let copy = copy_init(init)?;
     if let Some(request) = input.dyn_ref::<Request>() {
         keep_referrer(&copy, request)?;
     }
-    Ok(copy.into())
+    Ok(copy)
 }
 
 /// The origin of an http(s) URL that the platform has already serialised
@@ -103,10 +98,11 @@ fn serialized_http_origin(href: &str) -> Option<String> {
 }
 
 /// The fast path: an absolute http(s) URL string with an init that has no
-/// headers and no "no-cors" mode. Its origin and method are known without
-/// building a `Request` (the URL is parsed once, as `fetch` would). Anything
-/// else, or a URL that does not parse, takes the general path, which throws
-/// the platform's own errors.
+/// headers, no "no-cors" mode and no body but a string. Its origin and method
+/// are known without building a `Request` (the URL is parsed once, as `fetch`
+/// would), and every attempt sends the same arguments. Anything else, or a URL
+/// that does not parse, takes the general path, which throws the platform's
+/// own errors at once.
 fn fast_target(input: &JsValue, init: &JsValue) -> Option<(String, String)> {
     let href = input.as_string()?;
     let scheme = href.get(..8).unwrap_or(&href).to_ascii_lowercase();
@@ -122,6 +118,20 @@ fn fast_target(input: &JsValue, init: &JsValue) -> Option<(String, String)> {
         m if m.is_undefined() => "GET".to_string(),
         m => normalize_method(m.as_string()?),
     };
+    // Only a body that cannot change before a retry (none, or a string), and
+    // none on the methods that cannot have one; no credentials in the URL.
+    let body = get(init, "body");
+    let no_body = body.is_undefined() || body.is_null();
+    if !(no_body || body.is_string() && method != "GET" && method != "HEAD") {
+        return None;
+    }
+    let authority_end = href
+        .get(8..)?
+        .find(['/', '?', '#'])
+        .map_or(href.len(), |i| i + 8);
+    if href.get(..authority_end)?.contains('@') {
+        return None;
+    }
     let origin = web_sys::Url::new(&href).ok()?.origin();
     Some((origin, method))
 }
@@ -153,13 +163,28 @@ fn type_error(message: &str) -> JsValue {
     js_sys::TypeError::new(message).into()
 }
 
-/// Runs one call through `client`; resolves like `fetch` would.
-pub async fn run(
+/// A call ready to run: everything read from the caller's arguments at once,
+/// as `fetch` reads them before it returns.
+pub struct Prepared {
+    client: Rc<ClientInner>,
+    policy: Rc<Policy>,
+    on_event: Option<Function>,
+    origin: String,
+    method: String,
+    key: Option<String>,
+    replayable: bool,
+    source: Source,
+    guard: AbortGuard,
+}
+
+/// Reads and checks the caller's arguments (synchronously, like `fetch`): the
+/// policy, the URL, the init, the signal, the idempotency key.
+pub fn prepare(
     client: Rc<ClientInner>,
     input: JsValue,
     init: JsValue,
     policy: JsValue,
-) -> Result<JsValue, JsValue> {
+) -> Result<Prepared, JsValue> {
     let (policy, on_event) = if policy.is_undefined() || policy.is_null() {
         (client.validated.clone(), client.on_event.clone())
     } else {
@@ -227,18 +252,10 @@ pub async fn run(
             present.then_some(key)
         }
     };
-    let has_key = key.is_some();
     let source = match request {
-        Some(request) if input.is_instance_of::<Request>() => Source::Template(request),
-        Some(request) => Source::Built {
-            first: Some(request),
-            input,
-            init,
-            key_header: added,
-        },
+        Some(request) => Source::Template(request),
         None => {
             // The fast path's init has no headers of the caller's: ours is the only one.
-            let init: Object = init.unchecked_into();
             if let Some((header, key)) = &added {
                 let headers = Object::new();
                 Reflect::set(
@@ -252,7 +269,33 @@ pub async fn run(
         }
     };
 
-    let guard = AbortGuard::new(signal);
+    Ok(Prepared {
+        guard: AbortGuard::new(signal),
+        client,
+        policy,
+        on_event,
+        origin,
+        method,
+        key,
+        replayable,
+        source,
+    })
+}
+
+/// Runs a prepared call through the core's retry loop; resolves like `fetch`.
+pub async fn execute(call: Prepared) -> Result<JsValue, JsValue> {
+    let Prepared {
+        client,
+        policy,
+        on_event,
+        origin,
+        method,
+        key,
+        replayable,
+        source,
+        guard,
+    } = call;
+    let has_key = key.is_some();
     let env = JsEnv {
         abort: guard.state().clone(),
     };

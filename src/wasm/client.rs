@@ -60,8 +60,12 @@ fn default_client() -> Result<Rc<ClientInner>, JsValue> {
     })
 }
 
+/// Reads the caller's arguments now, as `fetch` does, then runs the call.
 fn spawn(client: Rc<ClientInner>, input: JsValue, init: JsValue, policy: JsValue) -> Promise {
-    future_to_promise(call::run(client, input, init, policy))
+    match call::prepare(client, input, init, policy) {
+        Ok(prepared) => future_to_promise(call::execute(prepared)),
+        Err(error) => Promise::reject(&error),
+    }
 }
 
 /// `fetch`, made resilient: per-attempt timeouts, retries with full jitter,

@@ -19,8 +19,9 @@ use crate::engine::{AttemptLimit, AttemptOutcome, Transport};
 
 /// Where each attempt's `Request` comes from.
 pub enum Source {
-    /// The fast path (see `call::fast_target`): an absolute URL string and a
-    /// plain init, handed to `fetch` as they are; `fetch` builds the request.
+    /// The fast path (see `call::fast_target`): an absolute URL string and an
+    /// init whose body is a string or none, handed to `fetch` as they are;
+    /// `fetch` builds the request.
     Direct {
         /// The URL.
         input: JsValue,
@@ -28,23 +29,11 @@ pub enum Source {
         /// each attempt sets its own signal on it.
         init: js_sys::Object,
     },
-    /// The caller gave a `Request`: cloned per attempt (its body teed), or,
-    /// without a body, sent as it is (`fetch` does not consume it).
+    /// The general path: the request built once from the caller's arguments
+    /// (or the caller's own `Request`), cloned per attempt so that every retry
+    /// sends exactly what the first attempt sent (its body teed); without a
+    /// body it is sent as it is (`fetch` does not consume it).
     Template(Request),
-    /// The caller gave a URL and an init: the first attempt sends the request
-    /// built up front; a retry builds a fresh one from the same arguments (a
-    /// string, buffer, Blob, FormData or URLSearchParams body can be used again),
-    /// which costs nothing on the common path where no retry happens.
-    Built {
-        /// The request built up front, until the first attempt takes it.
-        first: Option<Request>,
-        /// The caller's input.
-        input: JsValue,
-        /// The caller's init, without its signal.
-        init: JsValue,
-        /// The idempotency header we added, to add again: (name, key).
-        key_header: Option<(String, String)>,
-    },
 }
 
 /// Sends the call's request, afresh for every attempt.
@@ -94,21 +83,16 @@ impl FetchTransport {
                 request.clone().map(Some)
             }
             Source::Template(request) => Ok(Some(Clone::clone(request))),
-            Source::Built {
-                first,
-                input,
-                init,
-                key_header,
-            } => match first.take() {
-                Some(request) => Ok(Some(request)),
-                None => {
-                    let request = new_request(input, init)?;
-                    if let Some((header, key)) = key_header {
-                        request.headers().set(header, key)?;
-                    }
-                    Ok(Some(request))
-                }
-            },
+        }
+    }
+
+    /// On the fast path nothing validated the caller's init before `fetch`
+    /// did: when `fetch` rejects, building the same request tells whether the
+    /// arguments were bad (the error to reject with) or the network failed.
+    fn invalid_direct_request(&self) -> Option<JsValue> {
+        match &self.source {
+            Source::Direct { input, init } => new_request(input, init).err(),
+            Source::Template(_) => None,
         }
     }
 
@@ -208,7 +192,12 @@ impl Transport for FetchTransport {
             Err(_) if self.abort.aborted() => (AttemptOutcome::Aborted, Err(self.abort.reason())),
             Err(e) => match timed_out.borrow_mut().take() {
                 Some(reason) => (AttemptOutcome::Timeout, Err(reason)),
-                None => (AttemptOutcome::NetworkError, Err(e)),
+                None => match self.invalid_direct_request() {
+                    // The caller's arguments, not the origin, are at fault: not
+                    // retried, not held against the breaker, rejected with fetch's error.
+                    Some(error) => (AttemptOutcome::Aborted, Err(error)),
+                    None => (AttemptOutcome::NetworkError, Err(e)),
+                },
             },
         }
     }

@@ -74,6 +74,57 @@ describe("same contract as fetch", () => {
   });
 });
 
+describe("the caller's arguments, as fetch reads them", () => {
+  test("invalid init is the caller's error: rejected at once, not retried, not held against the origin", async () => {
+    const client = new ResilientClient(FAST);
+    const id = uid("bad-init");
+    for (const init of [{ body: "x" }, { method: "HEAD", body: "x" }, { method: "TRACE" }, { method: "bad method" }]) {
+      await assert.rejects(client.fetch(`${ORIGIN_A}/ok?id=${id}`, init), TypeError, JSON.stringify(init));
+    }
+    assert.equal((await serverLog(ORIGIN_A, id)).length, 0);
+    assert.equal(client.breakerState(ORIGIN_A), "closed");
+    assert.equal(client.stats()[ORIGIN_A]?.failures ?? 0, 0);
+    assert.equal((await client.fetch(`${ORIGIN_A}/ok`)).status, 200);
+  });
+
+  test("input and init are read when the call is made, not later", async () => {
+    const id = uid("sync-read"), other = uid("sync-read-other");
+    const url = new URL(`${ORIGIN_A}/effect?id=${id}`);
+    const init = { method: "POST", body: "first" };
+    const p = fetchFresh(url, init);
+    url.searchParams.set("id", other);
+    init.body = "second";
+    const res = await p;
+    assert.equal((await res.json()).body, "first");
+    assert.equal((await serverLog(ORIGIN_A, id)).length, 1);
+    assert.equal((await serverLog(ORIGIN_A, other)).length, 0);
+  });
+
+  test("a body changed during the backoff does not change what the retry sends", async () => {
+    const id = uid("mutated-body");
+    const params = new URLSearchParams({ amount: "10" });
+    const p = fetchFresh(`${ORIGIN_A}/effect?id=${id}&drop=1`, { method: "POST", body: params },
+      { retry: { baseDelayMs: 300, maxDelayMs: 300, jitter: "none" } });
+    await waitLog(ORIGIN_A, id, (l) => l.length === 1);
+    params.set("amount", "9999");
+    const res = await p;
+    assert.equal((await res.json()).body, "amount=10");
+    const keys = (await serverLog(ORIGIN_A, id)).map((r) => r.key);
+    assert.equal(keys.length, 2);
+    assert.equal(keys[0], keys[1]);
+  });
+
+  test("init members are read like fetch reads them: inherited getters count, a throwing one rejects", async () => {
+    const id = uid("init-getters");
+    class Init { get method() { return "POST"; } get body() { return "from a getter"; } }
+    const res = await fetchFresh(`${ORIGIN_A}/effect?id=${id}`, new Init());
+    assert.equal(res.status, 201);
+    assert.equal((await res.json()).body, "from a getter");
+    const boom = new Error("getter boom");
+    await assert.rejects(fetchFresh(`${ORIGIN_A}/ok`, { get method() { throw boom; } }), (e) => e === boom);
+  });
+});
+
 describe("timeouts", () => {
   test("an attempt timeout aborts the request and rejects with TimeoutError", async () => {
     const id = uid("attempt-timeout");

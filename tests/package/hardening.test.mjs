@@ -182,6 +182,8 @@ describe("bad input from callers: each field, before any request", () => {
     [{ idempotencyKey: 5 }, TypeError, ["idempotencyKey"]],
     [{ idempotencyHeader: "bad header" }, RangeError, ["idempotencyHeader"]],
     [{ idempotencyHeader: "" }, RangeError, ["idempotencyHeader"]],
+    [{ idempotencyHeader: "Sec-Idempotency" }, RangeError, ["idempotencyHeader", "forbidden"]],
+    [{ idempotencyHeader: "Cookie" }, RangeError, ["idempotencyHeader", "forbidden"]],
     [{ maxOrigins: 0 }, RangeError, ["maxOrigins"]],
     [{ onEvent: "log" }, TypeError, ["onEvent"]],
     [{ retyr: { maxAttempts: 2 } }, TypeError, ["retyr"]],
@@ -239,6 +241,19 @@ describe("bad input from callers: each field, before any request", () => {
     assert.ok(accepted > 0);
     assert.equal((await resilientFetch(`${ORIGIN_A}/ok`)).status, 200, "the module still works");
   });
+});
+
+test("where Error.stackTraceLimit is read-only, timeouts and rejections still happen", async () => {
+  const script = `import { ResilientClient, TimeoutError, CircuitOpenError } from "resilient-fetch";
+    Object.defineProperty(Error, "stackTraceLimit", { value: 10, writable: false });
+    const [a] = process.argv.slice(1);
+    const c = new ResilientClient({ timeoutMs: 100, retry: false, breaker: { failureThreshold: 1 } });
+    const t = await c.fetch(a + "/hang").catch((e) => e);
+    const o = await c.fetch(a + "/ok").catch((e) => e);
+    console.log(JSON.stringify([t instanceof TimeoutError, o instanceof CircuitOpenError]));`;
+  const out = execFileSync(process.execPath, ["--input-type=module", "-e", script, ORIGIN_A],
+    { cwd: SCRATCH, timeout: 10000, encoding: "utf8" });
+  assert.deepEqual(JSON.parse(out), [true, true]);
 });
 
 describe("security", () => {

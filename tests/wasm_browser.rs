@@ -6,7 +6,7 @@
 mod common;
 
 use common::*;
-use resilient_fetch::{FetchInput, resilient_fetch};
+use resilient_fetch::{FetchInput, ResilientClient, resilient_fetch};
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 use wasm_bindgen_test::*;
@@ -57,4 +57,36 @@ async fn a_requests_referrer_policy_is_kept() {
     let id = uid("referrer-default");
     let sent = referer_sent(input(&format!("{}/ok?id={id}", origin_a())), &id).await;
     assert!(sent.is_string(), "no Referer by default");
+}
+
+/// Under mode "no-cors" a browser drops the Idempotency-Key header: such a
+/// POST has no key, so a network error must not make us send it again. (The
+/// browser itself may resend a request whose reused connection broke, so the
+/// attempts are counted on our side.)
+#[wasm_bindgen_test]
+async fn a_no_cors_post_carries_no_key_and_is_not_retried() {
+    let id = uid("no-cors");
+    let url = format!("{}/flaky?id={id}&fail=1&code=drop", origin_a());
+    let client = ResilientClient::new(policy(r#"{"retry":{"baseDelayMs":1}}"#)).expect("policy");
+    let call = client.fetch(
+        input(&url),
+        init(json(r#"{"method":"POST","mode":"no-cors","body":"x"}"#)),
+        None,
+    );
+    assert!(
+        settle(call).await.is_err(),
+        "the dropped connection must reject"
+    );
+    let stats = get(&client.stats(), origin_a());
+    assert_eq!(
+        get(&stats, "attempts").as_f64(),
+        Some(1.0),
+        "a POST without a key was retried"
+    );
+    let log = server_log(origin_a(), &id).await;
+    assert!(log.length() >= 1);
+    assert!(
+        log.iter().all(|e| get(&e, "key").is_null()),
+        "the key header got through no-cors"
+    );
 }

@@ -1,6 +1,5 @@
 // Plain JS objects built for the wasm shell in one call each (events for
-// onEvent, per-origin stats, the caller's init copied), instead of one
-// property access per field from Rust.
+// onEvent, per-origin stats), instead of one property set per field from Rust.
 // Keep the single `export { ... }` line last: the build turns it into
 // `module.exports` for the CommonJS copy.
 
@@ -33,28 +32,4 @@ function addOriginStats(out, origin, attempts, successes, failures, retries, sho
     breakerState: STATES[state], budgetTokens };
 }
 
-// The RequestInit members fetch reads, own or inherited, plain or getters.
-const INIT_MEMBERS = ["body", "cache", "credentials", "duplex", "headers", "integrity", "keepalive", "method",
-  "mode", "priority", "redirect", "referrer", "referrerPolicy", "window"];
-
-/**
- * The caller's init as fetch would read it, now (not later), without its
- * signal: own enumerable properties (runtime extensions such as Workers' `cf`
- * or undici's `dispatcher` included) and every standard member, inherited or a
- * getter. Whatever a getter throws rejects the call, as with fetch.
- */
-function copyInit(init) {
-  if (init === undefined || init === null) return { signal: null };
-  if (typeof init !== "object" && typeof init !== "function") throw new TypeError("init must be an object");
-  const copy = Object.assign({}, init);
-  for (const member of INIT_MEMBERS) {
-    if (!(member in copy)) {
-      const value = init[member];
-      if (value !== undefined) copy[member] = value;
-    }
-  }
-  copy.signal = null;
-  return copy;
-}
-
-export { makeEvent, addOriginStats, copyInit };
+export { makeEvent, addOriginStats };

@@ -14,10 +14,6 @@ unsafe extern "C" {
         init: &web_sys::RequestInit,
     ) -> Result<Promise, JsValue>;
 
-    /// The platform `fetch`, called with a URL string and a plain init.
-    #[wasm_bindgen(js_name = fetch, catch)]
-    pub fn global_fetch_url(input: &JsValue, init: &JsValue) -> Result<Promise, JsValue>;
-
     /// The platform's `Request` class.
     #[wasm_bindgen(js_name = Request, thread_local_v2)]
     static REQUEST_CLASS: js_sys::Function;
@@ -26,9 +22,6 @@ unsafe extern "C" {
     #[wasm_bindgen(js_namespace = performance, js_name = now)]
     pub fn performance_now() -> f64;
 
-    /// `ReadableStream`, to recognise bodies that cannot be sent twice.
-    #[wasm_bindgen(js_name = ReadableStream)]
-    pub type ReadableStream;
 }
 
 /// `new Request(input, init)`: parses the URL and normalises the call exactly
@@ -54,6 +47,22 @@ unsafe extern "C" {
     pub fn make_bulkhead_full_error(origin: &str) -> JsValue;
 }
 
+// The caller's arguments, read in one call, and the fast path's send (js/arguments.js).
+#[wasm_bindgen(module = "/js/arguments.js")]
+unsafe extern "C" {
+    /// `[init copy without signal, caller's signal, fast origin | null, fast method | null,
+    /// body is a stream]`. Throws what reading the init throws.
+    #[wasm_bindgen(js_name = readArguments, catch)]
+    pub fn read_arguments(input: &JsValue, init: &JsValue) -> Result<js_sys::Array, JsValue>;
+    /// `fetch(input, init)` with `init.signal = signal`.
+    #[wasm_bindgen(js_name = sendDirect, catch)]
+    pub fn send_direct(
+        input: &JsValue,
+        init: &JsValue,
+        signal: &JsValue,
+    ) -> Result<Promise, JsValue>;
+}
+
 // Event and stats objects, built in one call each (js/objects.js).
 #[wasm_bindgen(module = "/js/objects.js")]
 unsafe extern "C" {
@@ -74,10 +83,6 @@ unsafe extern "C" {
         from: i32,
         to: i32,
     ) -> JsValue;
-    /// The caller's init, read now as `fetch` reads it, without its signal.
-    /// Throws (a getter's error, or a TypeError for an init that is not an object).
-    #[wasm_bindgen(js_name = copyInit, catch)]
-    pub fn copy_init(init: &JsValue) -> Result<js_sys::Object, JsValue>;
     /// Adds one origin's stats to `out`.
     #[wasm_bindgen(js_name = addOriginStats)]
     pub fn add_origin_stats(

@@ -11,8 +11,8 @@ use web_sys::{AbortSignal, Request};
 
 use super::abort::AbortGuard;
 use super::bindings::{
-    ReadableStream, copy_init, make_bulkhead_full_error, make_circuit_open_error,
-    make_timeout_error, new_request,
+    make_bulkhead_full_error, make_circuit_open_error, make_timeout_error, new_request,
+    read_arguments,
 };
 use super::client::ClientInner;
 use super::env::JsEnv;
@@ -31,20 +31,6 @@ fn get(object: &JsValue, key: &str) -> JsValue {
     }
 }
 
-/// The caller's signal: `init.signal` unless undefined (null means none, as
-/// in `fetch`), else the Request's own.
-fn caller_signal(input: &JsValue, init: &JsValue) -> Option<AbortSignal> {
-    let from_init = get(init, "signal");
-    let signal = if !from_init.is_undefined() {
-        from_init
-    } else if input.is_instance_of::<Request>() {
-        get(input, "signal")
-    } else {
-        JsValue::UNDEFINED
-    };
-    signal.dyn_into::<AbortSignal>().ok()
-}
-
 /// Sets `referrer` and `referrerPolicy` on `init` from `request` where `init`
 /// has none: a non-empty init otherwise resets them (Fetch, Request
 /// constructor), and a caller's "no-referrer" must survive our re-wrapping.
@@ -58,17 +44,6 @@ pub fn keep_referrer(init: &Object, request: &Request) -> Result<(), JsValue> {
         }
     }
     Ok(())
-}
-
-/// `init` without its signal, read now (as `fetch` reads it: own and inherited
-/// members, getters included): the core owns cancellation, so the request must
-/// not follow the caller's (possibly long-lived) signal.
-fn init_without_signal(input: &JsValue, init: &JsValue) -> Result<Object, JsValue> {
-    let copy = copy_init(init)?;
-    if let Some(request) = input.dyn_ref::<Request>() {
-        keep_referrer(&copy, request)?;
-    }
-    Ok(copy)
 }
 
 /// The origin of an http(s) URL that the platform has already serialised
@@ -95,55 +70,6 @@ fn serialized_http_origin(href: &str) -> Option<String> {
     origin.push_str(href.get(..rest_at)?);
     origin.push_str(host);
     Some(origin)
-}
-
-/// The fast path: an absolute http(s) URL string with an init that has no
-/// headers, no "no-cors" mode and no body but a string. Its origin and method
-/// are known without building a `Request` (the URL is parsed once, as `fetch`
-/// would), and every attempt sends the same arguments. Anything else, or a URL
-/// that does not parse, takes the general path, which throws the platform's
-/// own errors at once.
-fn fast_target(input: &JsValue, init: &JsValue) -> Option<(String, String)> {
-    let href = input.as_string()?;
-    let scheme = href.get(..8).unwrap_or(&href).to_ascii_lowercase();
-    if !(scheme.starts_with("http://") || scheme.starts_with("https://")) {
-        return None;
-    }
-    if !get(init, "headers").is_undefined()
-        || get(init, "mode").as_string().as_deref() == Some("no-cors")
-    {
-        return None;
-    }
-    let method = match get(init, "method") {
-        m if m.is_undefined() => "GET".to_string(),
-        m => normalize_method(m.as_string()?),
-    };
-    // Only a body that cannot change before a retry (none, or a string), and
-    // none on the methods that cannot have one; no credentials in the URL.
-    let body = get(init, "body");
-    let no_body = body.is_undefined() || body.is_null();
-    if !(no_body || body.is_string() && method != "GET" && method != "HEAD") {
-        return None;
-    }
-    let authority_end = href
-        .get(8..)?
-        .find(['/', '?', '#'])
-        .map_or(href.len(), |i| i + 8);
-    if href.get(..authority_end)?.contains('@') {
-        return None;
-    }
-    let origin = web_sys::Url::new(&href).ok()?.origin();
-    Some((origin, method))
-}
-
-/// Fetch's method normalisation: the six standard methods upper-cased, any
-/// other as given (validated when the request is built).
-fn normalize_method(method: String) -> String {
-    const STANDARD: [&str; 6] = ["DELETE", "GET", "HEAD", "OPTIONS", "POST", "PUT"];
-    match STANDARD.iter().find(|m| m.eq_ignore_ascii_case(&method)) {
-        Some(m) => (*m).to_string(),
-        None => method,
-    }
 }
 
 /// The registry key of a request: its origin as the platform's URL parser
@@ -196,15 +122,18 @@ pub fn prepare(
         (Rc::new(validated), on_event)
     };
 
-    let signal = caller_signal(&input, &init);
+    // [init copy without signal, caller's signal, fast origin, fast method, stream body]
+    let args = read_arguments(&input, &init)?;
+    let init: Object = args.get(0).unchecked_into();
+    let signal = args.get(1).dyn_into::<AbortSignal>().ok();
     if let Some(signal) = signal.as_ref().filter(|s| s.aborted()) {
         return Err(signal.reason());
     }
-    let init = init_without_signal(&input, &init)?;
-    let replayable = !get(&init, "body").is_instance_of::<ReadableStream>();
-    // The request is built now, or, on the fast path, at the first attempt
-    // (so that a call an open breaker rejects never pays for it).
-    let (request, origin, method) = match fast_target(&input, &init) {
+    let replayable = !args.get(4).is_truthy();
+    // On the fast path the request is never built by us (fetch builds it), so
+    // a call an open breaker rejects never pays for it.
+    let fast = args.get(2).as_string().zip(args.get(3).as_string());
+    let (request, origin, method) = match fast {
         Some((origin, method)) => (None, origin, method),
         None => {
             let request = new_request(&input, &init)?;

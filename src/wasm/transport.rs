@@ -12,7 +12,7 @@ use wasm_bindgen_futures::JsFuture;
 use web_sys::{AbortController, Request, RequestInit, Response};
 
 use super::abort::AbortState;
-use super::bindings::{global_fetch, global_fetch_url, make_timeout_error, new_request};
+use super::bindings::{global_fetch, make_timeout_error, new_request, send_direct};
 use super::call::keep_referrer;
 use super::env::timer_ms;
 use crate::engine::{AttemptLimit, AttemptOutcome, Transport};
@@ -156,10 +156,7 @@ impl Transport for FetchTransport {
         self.abort.set_current(Some(controller.clone()));
         let signal = self.abort.attempt_signal(&controller);
         let sent = match (&request, &self.source) {
-            (None, Source::Direct { input, init }) => {
-                js_sys::Reflect::set(init, &"signal".into(), &signal)
-                    .and_then(|_| global_fetch_url(input, init))
-            }
+            (None, Source::Direct { input, init }) => send_direct(input, init, &signal),
             (Some(request), _) => {
                 let init = RequestInit::new();
                 init.set_signal(Some(&signal));

@@ -1,0 +1,85 @@
+// The caller's fetch arguments, read once, in JS, when the call is made (as
+// fetch reads them), so that the wasm shell gets what it needs in one call
+// without moving property names across the boundary; and the fast path's send.
+// Keep the single `export { ... }` line last: the build turns it into
+// `module.exports` for the CommonJS copy.
+
+// The RequestInit members fetch reads, own or inherited, plain or getters.
+const INIT_MEMBERS = ["body", "cache", "credentials", "duplex", "headers", "integrity", "keepalive", "method",
+  "mode", "priority", "redirect", "referrer", "referrerPolicy", "signal", "window"];
+const STANDARD_METHODS = ["DELETE", "GET", "HEAD", "OPTIONS", "POST", "PUT"];
+
+/**
+ * Reads `input` and `init` as fetch would, now. Returns
+ * [init copy without its signal, the caller's signal or undefined,
+ *  fast-path origin or null, fast-path method or null, body is a stream].
+ * The copy keeps own enumerable properties (runtime extensions such as
+ * Workers' `cf` or undici's `dispatcher`) and every standard member, inherited
+ * or a getter; whatever a getter throws rejects the call, as with fetch.
+ */
+function readArguments(input, init) {
+  const copy = {};
+  if (init !== undefined && init !== null) {
+    if (typeof init !== "object" && typeof init !== "function") throw new TypeError("init must be an object");
+    Object.assign(copy, init);
+    for (const member of INIT_MEMBERS) {
+      if (!(member in copy)) {
+        const value = init[member];
+        if (value !== undefined) copy[member] = value;
+      }
+    }
+  }
+  const isRequest = typeof Request === "function" && input instanceof Request;
+  // init.signal unless undefined (null means none), else the Request's own
+  let signal = copy.signal !== undefined ? copy.signal : isRequest ? input.signal : undefined;
+  if (!(typeof AbortSignal === "function" && signal instanceof AbortSignal)) signal = undefined;
+  copy.signal = null;
+  if (isRequest) {
+    // a non-empty init resets these (Fetch, Request constructor): keep the caller's
+    if (copy.referrer === undefined && typeof input.referrer === "string") copy.referrer = input.referrer;
+    if (copy.referrerPolicy === undefined && typeof input.referrerPolicy === "string") {
+      copy.referrerPolicy = input.referrerPolicy;
+    }
+  }
+  const stream = typeof ReadableStream === "function" && copy.body instanceof ReadableStream;
+  const fast = fastTarget(input, copy);
+  return [copy, signal, fast && fast[0], fast && fast[1], stream];
+}
+
+/**
+ * The fast path: an absolute http(s) URL string whose init has no headers,
+ * no "no-cors" mode and no body but a string (not on GET or HEAD), and no
+ * credentials in the URL: [origin, method] are known without building a
+ * Request, and every attempt sends the same arguments. Otherwise null.
+ */
+function fastTarget(input, init) {
+  if (typeof input !== "string") return null;
+  const scheme = input.slice(0, 8).toLowerCase();
+  if (!scheme.startsWith("http://") && !scheme.startsWith("https://")) return null;
+  if (init.headers !== undefined || init.mode === "no-cors") return null;
+  let method = "GET";
+  if (init.method !== undefined) {
+    if (typeof init.method !== "string") return null;
+    const upper = init.method.toUpperCase();
+    method = STANDARD_METHODS.includes(upper) ? upper : init.method;
+  }
+  const body = init.body;
+  const plain = body === undefined || body === null || (typeof body === "string" && method !== "GET" && method !== "HEAD");
+  if (!plain) return null;
+  let url;
+  try {
+    url = new URL(input);
+  } catch {
+    return null; // the general path throws fetch's own error
+  }
+  if (url.username || url.password) return null;
+  return [url.origin, method];
+}
+
+/** One fast-path attempt: the same arguments, this attempt's signal. */
+function sendDirect(input, init, signal) {
+  init.signal = signal;
+  return fetch(input, init);
+}
+
+export { readArguments, sendDirect };

@@ -71,6 +71,7 @@ echo "module.exports = require(\"./$cjs_snippets/errors.js\");" > "$PKG/cjs/erro
 
 cp -R "$ROOT/pkg-template/." "$PKG/"
 cp "$ROOT/LICENSE" "$PKG/LICENSE"
+cp "$ROOT/README.md" "$PKG/README.md"
 version="$(awk -F'"' '/^version = / { print $2; exit }' "$ROOT/Cargo.toml")"
 node -e '
   const fs = require("fs"), p = process.argv[1];

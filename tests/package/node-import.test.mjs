@@ -21,3 +21,15 @@ test("the exports map resolves the node build for import", async () => {
   const resolved = import.meta.resolve("resilient-fetch");
   assert.match(resolved, /\/node_modules\/resilient-fetch\/node\.mjs$/);
 });
+
+test("the package carries its README, LICENSE and types, and nothing it does not need", async () => {
+  const fs = await import("node:fs");
+  const path = await import("node:path");
+  const { fileURLToPath } = await import("node:url");
+  const root = path.dirname(fileURLToPath(import.meta.resolve("resilient-fetch/package.json")));
+  for (const f of ["README.md", "LICENSE", "index.d.ts", "web/resilient_fetch_bg.wasm"]) {
+    assert.ok(fs.existsSync(path.join(root, f)), `${f} missing from the package`);
+  }
+  assert.ok(!fs.existsSync(path.join(root, "cjs", "resilient_fetch_bg.wasm")), "the wasm is shipped twice");
+  assert.match(fs.readFileSync(path.join(root, "README.md"), "utf8"), /resilientFetch/);
+});

@@ -1,6 +1,6 @@
 // The caller's fetch arguments, read once, in JS, when the call is made (as
 // fetch reads them), so that the wasm shell gets what it needs in one call
-// without moving property names across the boundary; and the fast path's send.
+// without moving property names across the boundary; and each attempt's send.
 // Keep the single `export { ... }` line last: the build turns it into
 // `module.exports` for the CommonJS copy.
 
@@ -34,16 +34,22 @@ function readArguments(input, init) {
   let signal = copy.signal !== undefined ? copy.signal : isRequest ? input.signal : undefined;
   if (!(typeof AbortSignal === "function" && signal instanceof AbortSignal)) signal = undefined;
   copy.signal = null;
-  if (isRequest) {
-    // a non-empty init resets these (Fetch, Request constructor): keep the caller's
-    if (copy.referrer === undefined && typeof input.referrer === "string") copy.referrer = input.referrer;
-    if (copy.referrerPolicy === undefined && typeof input.referrerPolicy === "string") {
-      copy.referrerPolicy = input.referrerPolicy;
-    }
-  }
+  if (isRequest) keepReferrer(copy, input);
   const stream = typeof ReadableStream === "function" && copy.body instanceof ReadableStream;
   const fast = fastTarget(input, copy);
   return [copy, signal, fast && fast[0], fast && fast[1], stream];
+}
+
+/**
+ * A non-empty init resets a request's referrer and referrer policy (Fetch,
+ * Request constructor): where `init` sets neither, keep the request's.
+ * (Workers have no referrer: only strings are copied.)
+ */
+function keepReferrer(init, request) {
+  if (init.referrer === undefined && typeof request.referrer === "string") init.referrer = request.referrer;
+  if (init.referrerPolicy === undefined && typeof request.referrerPolicy === "string") {
+    init.referrerPolicy = request.referrerPolicy;
+  }
 }
 
 /**
@@ -82,4 +88,11 @@ function sendDirect(input, init, signal) {
   return fetch(input, init);
 }
 
-export { readArguments, sendDirect };
+/** One attempt of a built request (a clone per attempt), with this attempt's signal. */
+function sendRequest(request, signal) {
+  const init = { signal };
+  keepReferrer(init, request);
+  return fetch(request, init);
+}
+
+export { readArguments, sendDirect, sendRequest };

@@ -1,19 +1,13 @@
 //! JS globals bound directly, never through `window`, so one build runs in
-//! browsers, web workers, Cloudflare Workers, Deno and Node: the glue then
-//! calls plain `fetch(...)`, `performance.now()`, `new Request(...)`.
+//! browsers, web workers, Cloudflare Workers, Deno and Node: the glue calls
+//! plain `performance.now()`, `new Request(...)`, and the snippets in `js/`
+//! call plain `fetch(...)`.
 
 use js_sys::Promise;
 use wasm_bindgen::prelude::*;
 
 #[wasm_bindgen]
 unsafe extern "C" {
-    /// The platform `fetch` on `globalThis`.
-    #[wasm_bindgen(js_name = fetch, catch)]
-    pub fn global_fetch(
-        input: &web_sys::Request,
-        init: &web_sys::RequestInit,
-    ) -> Result<Promise, JsValue>;
-
     /// The platform's `Request` class.
     #[wasm_bindgen(js_name = Request, thread_local_v2)]
     static REQUEST_CLASS: js_sys::Function;
@@ -21,7 +15,6 @@ unsafe extern "C" {
     /// Monotonic milliseconds (`performance.now()`).
     #[wasm_bindgen(js_namespace = performance, js_name = now)]
     pub fn performance_now() -> f64;
-
 }
 
 /// `new Request(input, init)`: parses the URL and normalises the call exactly
@@ -61,6 +54,9 @@ unsafe extern "C" {
         init: &JsValue,
         signal: &JsValue,
     ) -> Result<Promise, JsValue>;
+    /// `fetch(request, { signal })`, the request's referrer and policy kept.
+    #[wasm_bindgen(js_name = sendRequest, catch)]
+    pub fn send_request(request: &web_sys::Request, signal: &JsValue) -> Result<Promise, JsValue>;
 }
 
 // Event and stats objects, built in one call each (js/objects.js).

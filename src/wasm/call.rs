@@ -7,7 +7,7 @@ use std::rc::Rc;
 use js_sys::{Function, Object, Reflect};
 use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
-use web_sys::{AbortSignal, Request};
+use web_sys::AbortSignal;
 
 use super::abort::AbortGuard;
 use super::bindings::{
@@ -22,55 +22,6 @@ use super::transport::{FetchTransport, Source};
 use crate::engine::{self, Call, CallResult};
 use crate::idempotency::{self, Key, KeyChoice};
 use crate::policy::Policy;
-
-fn get(object: &JsValue, key: &str) -> JsValue {
-    if object.is_object() {
-        Reflect::get(object, &JsValue::from_str(key)).unwrap_or(JsValue::UNDEFINED)
-    } else {
-        JsValue::UNDEFINED
-    }
-}
-
-/// Sets `referrer` and `referrerPolicy` on `init` from `request` where `init`
-/// has none: a non-empty init otherwise resets them (Fetch, Request
-/// constructor), and a caller's "no-referrer" must survive our re-wrapping.
-pub fn keep_referrer(init: &Object, request: &Request) -> Result<(), JsValue> {
-    // Read reflectively: Workers have no referrer, and a getter that is missing
-    // must not throw through the wasm.
-    for field in ["referrer", "referrerPolicy"] {
-        let value = get(request, field);
-        if value.is_string() && get(init, field).is_undefined() {
-            Reflect::set(init, &JsValue::from_str(field), &value)?;
-        }
-    }
-    Ok(())
-}
-
-/// The origin of an http(s) URL that the platform has already serialised
-/// (`Request.url`: lower-case host, no default port): scheme and authority
-/// without user info, which is exactly `URL.origin` for such URLs, without
-/// parsing the URL a second time. Not for URLs as callers write them.
-fn serialized_http_origin(href: &str) -> Option<String> {
-    let rest_at = if href.starts_with("https://") {
-        8
-    } else if href.starts_with("http://") {
-        7
-    } else {
-        return None;
-    };
-    let rest = href.get(rest_at..)?;
-    let authority = rest.get(..rest.find(['/', '?', '#']).unwrap_or(rest.len()))?;
-    let host = authority
-        .rsplit_once('@')
-        .map_or(authority, |(_, host)| host);
-    if host.is_empty() {
-        return None;
-    }
-    let mut origin = String::with_capacity(rest_at + host.len());
-    origin.push_str(href.get(..rest_at)?);
-    origin.push_str(host);
-    Some(origin)
-}
 
 /// The registry key of a request: its origin as the platform's URL parser
 /// serialises it (lower-case host, default port dropped, IDNA applied), or,
@@ -137,11 +88,7 @@ pub fn prepare(
         Some((origin, method)) => (None, origin, method),
         None => {
             let request = new_request(&input, &init)?;
-            let url = request.url();
-            let origin = match serialized_http_origin(&url) {
-                Some(origin) => origin,
-                None => origin_of(&url)?,
-            };
+            let origin = origin_of(&request.url())?;
             let method = request.method();
             (Some(request), origin, method)
         }

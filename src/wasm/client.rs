@@ -10,9 +10,9 @@ use wasm_bindgen_futures::future_to_promise;
 use super::bindings::add_origin_stats;
 use super::call;
 use super::call::origin_of;
+use super::events::state_index;
 use super::options::{check_scope, decode, policy_error};
 use super::types::{FetchInit, FetchInput, PolicyArg};
-use crate::breaker::BreakerState;
 use crate::policy::{Policy, PolicyInput};
 use crate::registry::Registry;
 
@@ -61,8 +61,15 @@ fn default_client() -> Result<Rc<ClientInner>, JsValue> {
 }
 
 /// Reads the caller's arguments now, as `fetch` does, then runs the call.
-fn spawn(client: Rc<ClientInner>, input: JsValue, init: JsValue, policy: JsValue) -> Promise {
-    match call::prepare(client, input, init, policy) {
+fn spawn(
+    client: Rc<ClientInner>,
+    input: FetchInput,
+    init: Option<FetchInit>,
+    policy: Option<PolicyArg>,
+) -> Promise {
+    let init = init.map_or(JsValue::UNDEFINED, Into::into);
+    let policy = policy.map_or(JsValue::UNDEFINED, Into::into);
+    match call::prepare(client, input.into(), init, policy) {
         Ok(prepared) => future_to_promise(call::execute(prepared)),
         Err(error) => Promise::reject(&error),
     }
@@ -78,12 +85,7 @@ pub fn resilient_fetch(
     policy: Option<PolicyArg>,
 ) -> Promise {
     match default_client() {
-        Ok(client) => spawn(
-            client,
-            input.into(),
-            init.map_or(JsValue::UNDEFINED, Into::into),
-            policy.map_or(JsValue::UNDEFINED, Into::into),
-        ),
+        Ok(client) => spawn(client, input, init, policy),
         Err(e) => Promise::reject(&e),
     }
 }
@@ -114,12 +116,7 @@ impl ResilientClient {
         init: Option<FetchInit>,
         policy: Option<PolicyArg>,
     ) -> Promise {
-        spawn(
-            self.inner.clone(),
-            input.into(),
-            init.map_or(JsValue::UNDEFINED, Into::into),
-            policy.map_or(JsValue::UNDEFINED, Into::into),
-        )
+        spawn(self.inner.clone(), input, init, policy)
     }
 
     /// The breaker state of `origin` (a URL or an origin): "closed", "open" or "half-open".
@@ -140,11 +137,6 @@ impl ResilientClient {
         let out: JsValue = Object::new().into();
         for snapshot in self.inner.registry.borrow().stats(super::env::now()) {
             let s = &snapshot.stats;
-            let state = match snapshot.breaker {
-                BreakerState::Closed => 0,
-                BreakerState::Open => 1,
-                BreakerState::HalfOpen => 2,
-            };
             add_origin_stats(
                 &out,
                 &snapshot.origin,
@@ -155,7 +147,7 @@ impl ResilientClient {
                 s.short_circuits as f64,
                 s.timeouts as f64,
                 f64::from(s.in_flight),
-                state,
+                state_index(snapshot.breaker),
                 f64::from(snapshot.budget_tokens),
             );
         }

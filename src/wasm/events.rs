@@ -8,7 +8,8 @@ use super::bindings::make_event;
 use crate::breaker::BreakerState;
 use crate::events::{Event, OutcomeKind};
 
-fn state_index(state: BreakerState) -> i32 {
+/// A breaker state as its index in js/objects.js's `STATES`.
+pub fn state_index(state: BreakerState) -> i32 {
     match state {
         BreakerState::Closed => 0,
         BreakerState::Open => 1,

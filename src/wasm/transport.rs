@@ -9,17 +9,16 @@ use gloo_timers::callback::Timeout;
 use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
-use web_sys::{AbortController, Request, RequestInit, Response};
+use web_sys::{AbortController, Request, Response};
 
 use super::abort::AbortState;
-use super::bindings::{global_fetch, make_timeout_error, new_request, send_direct};
-use super::call::keep_referrer;
+use super::bindings::{make_timeout_error, new_request, send_direct, send_request};
 use super::env::timer_ms;
 use crate::engine::{AttemptLimit, AttemptOutcome, Transport};
 
 /// Where each attempt's `Request` comes from.
 pub enum Source {
-    /// The fast path (see `call::fast_target`): an absolute URL string and an
+    /// The fast path (see `fastTarget` in js/arguments.js): an absolute URL string and an
     /// init whose body is a string or none, handed to `fetch` as they are;
     /// `fetch` builds the request.
     Direct {
@@ -34,6 +33,14 @@ pub enum Source {
     /// sends exactly what the first attempt sent (its body teed); without a
     /// body it is sent as it is (`fetch` does not consume it).
     Template(Request),
+}
+
+/// What one attempt sends.
+enum Outgoing<'a> {
+    /// The fast path's URL and init.
+    Direct(&'a JsValue, &'a js_sys::Object),
+    /// A request of its own.
+    Request(Request),
 }
 
 /// Sends the call's request, afresh for every attempt.
@@ -72,17 +79,16 @@ impl FetchTransport {
         }
     }
 
-    /// The request for the next attempt (see [`Source`]); none on the direct
-    /// path. A stream body is never sent twice: the core does not retry a call
-    /// that is not replayable.
-    fn next_request(&mut self) -> Result<Option<Request>, JsValue> {
-        match &mut self.source {
-            Source::Direct { .. } => Ok(None),
+    /// What the next attempt sends (see [`Source`]). A stream body is never
+    /// sent twice: the core does not retry a call that is not replayable.
+    fn next_request(&self) -> Result<Outgoing<'_>, JsValue> {
+        match &self.source {
+            Source::Direct { input, init } => Ok(Outgoing::Direct(input, init)),
             // `Request::clone` (the JS method) tees the body so it can be sent again.
             Source::Template(request) if self.replayable && request.body().is_some() => {
-                request.clone().map(Some)
+                request.clone().map(Outgoing::Request)
             }
-            Source::Template(request) => Ok(Some(Clone::clone(request))),
+            Source::Template(request) => Ok(Outgoing::Request(Clone::clone(request))),
         }
     }
 
@@ -133,8 +139,8 @@ impl Transport for FetchTransport {
         }
         // A failure here is local, not the origin's: reported as `Aborted`, it is
         // neither retried nor counted against the breaker, and the call rejects with it.
-        let request = match self.next_request() {
-            Ok(r) => r,
+        let outgoing = match self.next_request() {
+            Ok(o) => o,
             Err(e) => return (AttemptOutcome::Aborted, Err(e)),
         };
         let controller = match AbortController::new() {
@@ -155,15 +161,9 @@ impl Transport for FetchTransport {
         };
         self.abort.set_current(Some(controller.clone()));
         let signal = self.abort.attempt_signal(&controller);
-        let sent = match (&request, &self.source) {
-            (None, Source::Direct { input, init }) => send_direct(input, init, &signal),
-            (Some(request), _) => {
-                let init = RequestInit::new();
-                init.set_signal(Some(&signal));
-                keep_referrer(init.as_ref(), request).and_then(|()| global_fetch(request, &init))
-            }
-            // next_request gives a request for every other source
-            (None, _) => Err(js_sys::TypeError::new("resilientFetch: no request to send").into()),
+        let sent = match outgoing {
+            Outgoing::Direct(input, init) => send_direct(input, init, &signal),
+            Outgoing::Request(request) => send_request(&request, &signal),
         };
         let result = match sent {
             Ok(promise) => JsFuture::from(promise).await,

@@ -2,7 +2,7 @@
 // the installed package, against the fault server on 127.0.0.1.
 import test, { describe } from "node:test";
 import assert from "node:assert/strict";
-import { ORIGIN_A, ORIGIN_B, serverLog, uid } from "./helpers.mjs";
+import { ORIGIN_A, ORIGIN_B, countListeners, serverLog, uid } from "./helpers.mjs";
 import {
   resilientFetch, ResilientClient, TimeoutError, CircuitOpenError, BulkheadFullError,
 } from "resilient-fetch";
@@ -228,18 +228,14 @@ describe("the caller's AbortSignal", () => {
 
   test("no listener stays on the caller's signal once the call settles", async () => {
     const ac = new AbortController();
-    let live = 0;
-    const add = ac.signal.addEventListener.bind(ac.signal);
-    const remove = ac.signal.removeEventListener.bind(ac.signal);
-    ac.signal.addEventListener = (...a) => { live++; return add(...a); };
-    ac.signal.removeEventListener = (...a) => { live--; return remove(...a); };
+    const listeners = countListeners(ac.signal);
     for (let i = 0; i < 20; i++) {
       const res = await fetchFresh(`${ORIGIN_A}/ok`, { signal: ac.signal });
       await res.text();
     }
     await assert.rejects(fetchFresh(`${ORIGIN_A}/hang`, { signal: ac.signal }, { timeoutMs: 50, retry: false }),
       TimeoutError);
-    assert.equal(live, 0, "listeners left on the signal");
+    assert.equal(listeners.live, 0, "listeners left on the signal");
   });
 });
 

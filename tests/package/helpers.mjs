@@ -24,6 +24,16 @@ export async function serverLog(origin, id) {
   return (await fetch(`${origin}/log?id=${encodeURIComponent(id)}`)).json();
 }
 
+/** Counts the listeners added to `signal` and not removed since: `.live`. */
+export function countListeners(signal) {
+  const counter = { live: 0 };
+  const add = signal.addEventListener.bind(signal);
+  const remove = signal.removeEventListener.bind(signal);
+  signal.addEventListener = (...a) => { counter.live++; return add(...a); };
+  signal.removeEventListener = (...a) => { counter.live--; return remove(...a); };
+  return counter;
+}
+
 /** A unique id per test, so server-side counts never mix. */
 export const uid = (name) => `${name}-${process.pid}-${Math.random().toString(36).slice(2)}`;
 

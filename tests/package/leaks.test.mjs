@@ -5,6 +5,7 @@
 import test from "node:test";
 import assert from "node:assert/strict";
 import { ResilientClient, memoryBytes, TimeoutError } from "resilient-fetch";
+import { countListeners } from "./helpers.mjs";
 
 const CALLS = 100_000;
 const BATCH = 500;
@@ -41,11 +42,7 @@ test(`${CALLS} mixed calls leave no timer, listener or memory behind`, async () 
       timeoutMs: 5, retry: { baseDelayMs: 0, maxDelayMs: 1 }, breaker: { failureThreshold: 1000 },
     });
     const longLived = new AbortController();
-    let listeners = 0;
-    const add = longLived.signal.addEventListener.bind(longLived.signal);
-    const remove = longLived.signal.removeEventListener.bind(longLived.signal);
-    longLived.signal.addEventListener = (...a) => { listeners++; return add(...a); };
-    longLived.signal.removeEventListener = (...a) => { listeners--; return remove(...a); };
+    const listeners = countListeners(longLived.signal);
 
     const baselineTimers = timers();
     const outcomes = { ok: 0, timeout: 0, aborted: 0, neterr: 0, other: 0 };
@@ -89,7 +86,7 @@ test(`${CALLS} mixed calls leave no timer, listener or memory behind`, async () 
     assert.equal(outcomes.other, 0);
     assert.ok(outcomes.timeout > 1000 && outcomes.aborted > 1000 && outcomes.neterr > 1000, JSON.stringify(outcomes));
     assert.equal(timers(), baselineTimers, "timers left behind");
-    assert.equal(listeners, 0, "listeners left on the caller's signal");
+    assert.equal(listeners.live, 0, "listeners left on the caller's signal");
     assert.equal(client.stats()["http://stub.test"].inFlight, 0);
     assert.equal(memoryAtEnd, memoryAfterWarmUp,
       `wasm memory grew after warm-up: ${memoryAfterWarmUp} -> ${memoryAtEnd} bytes`);

@@ -34,8 +34,6 @@ for target in web:web nodejs:cjs; do
   log "wasm-bindgen --target ${target%%:*} -> pkg/${target#*:}"
   # --weak-refs: a ResilientClient nobody references is freed by the GC.
   wasm-bindgen --target "${target%%:*}" --weak-refs --out-dir "$out" --out-name resilient_fetch "$WASM"
-  log "wasm-opt -Oz pkg/${target#*:}/resilient_fetch_bg.wasm"
-  wasm-opt -Oz "$out/resilient_fetch_bg.wasm" -o "$out/resilient_fetch_bg.wasm"
   rm -f "$out/resilient_fetch_bg.wasm.d.ts" "$out/.gitignore" "$out/package.json"
   # Declaring [Symbol.dispose] needs TypeScript's esnext.disposable lib, which
   # most projects do not load; the method still exists at run time.
@@ -49,6 +47,10 @@ if cmp -s "$PKG/web/resilient_fetch_bg.wasm" "$PKG/cjs/resilient_fetch_bg.wasm" 
     "$PKG/cjs/resilient_fetch.js"
   rm "$PKG/cjs/resilient_fetch_bg.wasm"
 fi
+for wasm in "$PKG"/*/resilient_fetch_bg.wasm; do
+  log "wasm-opt -Oz ${wasm#"$ROOT/"}"
+  wasm-opt -Oz "$wasm" -o "$wasm"
+done
 
 # js/*.js reach the glue as wasm-bindgen snippets. Users must get the very
 # same error classes (for instanceof), so the package re-exports the errors

@@ -8,8 +8,11 @@ set -euo pipefail
 
 as_root() { if [[ $(id -u) -eq 0 ]]; then "$@"; else sudo "$@"; fi; }
 APT_UPDATED=""
-apt_install() {
+apt_update_once() {
   if [[ -z "$APT_UPDATED" ]]; then as_root apt-get update -qq; APT_UPDATED=1; fi
+}
+apt_install() {
+  apt_update_once
   DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq "$@" >/dev/null
 }
 
@@ -90,7 +93,7 @@ ensure_node18() {
     log "node 18 (runtime tests): no apt here, those tests will be skipped"
     return
   fi
-  if [[ -z "$APT_UPDATED" ]]; then as_root apt-get update -qq; APT_UPDATED=1; fi
+  apt_update_once
   local version
   version="$(apt-cache madison nodejs | awk '$3 ~ /^18\./ { print $3; exit }')"
   if [[ -z "$version" ]]; then

@@ -345,6 +345,23 @@ fn thousands(value: f64) -> String {
 }
 
 /// A table's title and header row: the strategies, then `extra` columns.
+/// One table: a row per client count, one metric of every strategy, then
+/// the two budget columns.
+fn metric_table(title: &str, rows: &[Row], metric: impl Fn(&Outcome) -> f64) {
+    header(title, &["full+budget", "full+shared"]);
+    for r in rows {
+        let cells: Vec<String> = r.plain.iter().map(|o| thousands(metric(o))).collect();
+        println!(
+            "| {} | {} | {} | {} |",
+            r.clients,
+            cells.join(" | "),
+            thousands(metric(&r.full_per_client)),
+            thousands(metric(&r.full_shared))
+        );
+    }
+    println!();
+}
+
 fn header(title: &str, extra: &[&str]) {
     println!("{title}");
     println!();
@@ -410,37 +427,12 @@ fn main() {
     );
     println!();
 
-    header(
+    metric_table(
         "Completion time, ms (when the last client is done)",
-        &["full+budget", "full+shared"],
+        &rows,
+        |o| o.time_ms,
     );
-    for r in &rows {
-        let cells: Vec<String> = r.plain.iter().map(|o| thousands(o.time_ms)).collect();
-        println!(
-            "| {} | {} | {} | {} |",
-            r.clients,
-            cells.join(" | "),
-            thousands(r.full_per_client.time_ms),
-            thousands(r.full_shared.time_ms)
-        );
-    }
-    println!();
-
-    header(
-        "Total calls (writes the row received)",
-        &["full+budget", "full+shared"],
-    );
-    for r in &rows {
-        let cells: Vec<String> = r.plain.iter().map(|o| thousands(o.calls)).collect();
-        println!(
-            "| {} | {} | {} | {} |",
-            r.clients,
-            cells.join(" | "),
-            thousands(r.full_per_client.calls),
-            thousands(r.full_shared.calls)
-        );
-    }
-    println!();
+    metric_table("Total calls (writes the row received)", &rows, |o| o.calls);
 
     println!("Budget on: clients that gave up (mean per trial; a give-up is an update not made)");
     println!();

@@ -72,14 +72,29 @@ function fastTarget(input, init) {
   const body = init.body;
   const plain = body === undefined || body === null || (typeof body === "string" && method !== "GET" && method !== "HEAD");
   if (!plain) return null;
-  let url;
+  const origin = originOf(input);
+  return origin === null ? null : [origin, method];
+}
+
+// Parsed origins of recent URL strings: a program calls the same few endpoints
+// over and over, and parsing a URL costs more than the rest of the fast path.
+// A string always parses the same way; the map is emptied when it gets large.
+const ORIGINS = new Map();
+const ORIGINS_MAX = 256;
+
+/** The origin of an absolute URL string, or null if it does not parse or has credentials. */
+function originOf(input) {
+  let origin = ORIGINS.get(input);
+  if (origin !== undefined) return origin;
   try {
-    url = new URL(input);
+    const url = new URL(input);
+    origin = url.username || url.password ? null : url.origin;
   } catch {
-    return null; // the general path throws fetch's own error
+    origin = null; // the general path throws fetch's own error
   }
-  if (url.username || url.password) return null;
-  return [url.origin, method];
+  if (ORIGINS.size >= ORIGINS_MAX) ORIGINS.clear();
+  ORIGINS.set(input, origin);
+  return origin;
 }
 
 /** One fast-path attempt: the same arguments, this attempt's signal. */

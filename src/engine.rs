@@ -124,13 +124,17 @@ pub async fn run<T: Transport, E: Env>(
     env: &E,
     on_event: &mut dyn FnMut(&Event<'_>),
 ) -> CallResult<T::Output> {
+    let called_at = env.now_ms();
     let ctx = Ctx {
         registry,
         policy,
         origin: call.origin,
         safe: call.replayable && (call.has_key || is_idempotent_method(call.method)),
-        deadline: env.now_ms() + f64::from(policy.total_timeout_ms),
+        deadline: called_at + f64::from(policy.total_timeout_ms),
     };
+    // The first attempt starts when the call is made, unless a bulkhead (which may
+    // queue the call) stands in between: one clock read fewer per call.
+    let mut first_start = policy.bulkhead.is_none().then_some(called_at);
     if env.aborted() {
         return CallResult::Aborted;
     }
@@ -157,7 +161,7 @@ pub async fn run<T: Transport, E: Env>(
         }
         progress.attempt += 1;
         let attempt = progress.attempt;
-        let start = env.now_ms();
+        let start = first_start.take().unwrap_or_else(|| env.now_ms());
         let remaining = ctx.deadline - start;
         let began = if remaining >= MIN_ATTEMPT_MS {
             AttemptGuard::begin(&ctx, start, attempt, on_event)

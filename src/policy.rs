@@ -535,7 +535,7 @@ fn retry_policy(c: &mut Check, map: &Map) -> RetryPolicy {
 
 /// Lowest status `retry.retryOn` accepts: only error statuses are worth retrying (a 1xx,
 /// 2xx or 3xx in the list would repeat calls that did not fail).
-const RETRY_ON_MIN: u32 = 400;
+pub const RETRY_ON_MIN: u32 = 400;
 /// Highest status `retry.retryOn` accepts.
 const RETRY_ON_MAX: u32 = 599;
 

@@ -175,8 +175,13 @@ impl Transport for FetchTransport {
         match result {
             Ok(value) => {
                 let response: Response = value.clone().unchecked_into();
-                let retry_after = response.headers().get("retry-after").ok().flatten();
                 let status = response.status();
+                // Only statuses retryOn may list can be retried: only then is it read.
+                let retry_after = if u32::from(status) >= crate::policy::RETRY_ON_MIN {
+                    response.headers().get("retry-after").ok().flatten()
+                } else {
+                    None
+                };
                 self.previous = Some(response);
                 (
                     AttemptOutcome::Response {

@@ -19,6 +19,7 @@
 //! | per-origin state, LRU bound, stats | [`registry`] |
 //! | origin normalisation | [`origin`] |
 //! | idempotency keys, UUID v4 | [`idempotency`] |
+//! | CSPRNG bytes drawn in batches | [`entropy`] |
 //! | events for `onEvent` | [`events`] |
 //!
 //! The shell (`src/wasm/`, compiled for `wasm32` only) turns JS options into a
@@ -31,6 +32,7 @@ pub mod budget;
 pub mod bulkhead;
 pub mod classify;
 pub mod engine;
+pub mod entropy;
 pub mod events;
 pub mod idempotency;
 pub mod origin;

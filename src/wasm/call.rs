@@ -15,7 +15,7 @@ use super::bindings::{
     read_arguments,
 };
 use super::client::ClientInner;
-use super::env::JsEnv;
+use super::env::{JsEnv, random_bytes};
 use super::events::emit;
 use super::options::{check_scope, decode, policy_error};
 use super::transport::{FetchTransport, Source};
@@ -106,9 +106,8 @@ pub fn prepare(
             let key = match key {
                 Key::Given(key) => key,
                 Key::Generate => {
-                    // Drawn per call from the platform CSPRNG, never at module load.
-                    let mut bytes = [0u8; 16];
-                    getrandom::fill(&mut bytes).map_err(|_| {
+                    // From the platform CSPRNG, 16 fresh bytes per key (never at module load).
+                    let bytes = random_bytes::<16>().map_err(|_| {
                         type_error("resilientFetch: no CSPRNG (crypto.getRandomValues) for the idempotency key")
                     })?;
                     idempotency::uuid_v4(bytes)

@@ -1,7 +1,8 @@
 //! The core's [`Env`](crate::engine::Env) on the JS platform: `performance.now()`,
-//! `Date.now()`, `crypto.getRandomValues` (through getrandom, drawn per call,
-//! never at module load) and `setTimeout` (through gloo-timers).
+//! `Date.now()`, `crypto.getRandomValues` (through getrandom, drawn in batches
+//! on first use, never at module load) and `setTimeout` (through gloo-timers).
 
+use std::cell::RefCell;
 use std::future::Future;
 use std::rc::Rc;
 
@@ -10,6 +11,7 @@ use gloo_timers::future::TimeoutFuture;
 use super::abort::{AbortState, AbortWait};
 use super::bindings::performance_now;
 use crate::engine::Env;
+use crate::entropy::EntropyPool;
 
 /// The environment of one call.
 pub struct JsEnv {
@@ -26,13 +28,22 @@ pub fn timer_ms(ms: f64) -> u32 {
     }
 }
 
+thread_local! {
+    static ENTROPY: RefCell<EntropyPool> = RefCell::new(EntropyPool::default());
+}
+
+/// `N` bytes from the platform CSPRNG (`crypto.getRandomValues` through getrandom),
+/// drawn in batches on first use (see [`crate::entropy`]).
+pub fn random_bytes<const N: usize>() -> Result<[u8; N], getrandom::Error> {
+    ENTROPY.with(|pool| pool.borrow_mut().take(getrandom::fill))
+}
+
 /// A uniform draw in [0, 1) from the platform CSPRNG.
 pub fn random_unit() -> f64 {
-    let mut bytes = [0u8; 8];
-    if getrandom::fill(&mut bytes).is_err() {
+    let Ok(bytes) = random_bytes::<8>() else {
         // No CSPRNG: jitter still spreads by Math.random; keys never come from here.
         return js_sys::Math::random();
-    }
+    };
     // 53 random bits, as a double's mantissa holds.
     (u64::from_le_bytes(bytes) >> 11) as f64 / (1u64 << 53) as f64
 }

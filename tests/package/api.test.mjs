@@ -42,6 +42,23 @@ describe("same contract as fetch", () => {
     await assert.rejects(fetchFresh("not a url"), TypeError);
   });
 
+  test("URLs parse the same the second time (origins are remembered per URL string)", async () => {
+    // Credentials in the URL: fetch refuses the request, every time.
+    const withCredentials = `${ORIGIN_A.replace("://", "://user:pw@")}/ok`;
+    for (let i = 0; i < 2; i++) await assert.rejects(fetchFresh(withCredentials), TypeError);
+    // More URL strings than are remembered, twice over: each call still lands on its own origin.
+    const client = new ResilientClient({ retry: false, breaker: { failureThreshold: 1 } });
+    for (let round = 0; round < 2; round++) {
+      for (let i = 0; i < 300; i++) assert.equal((await client.fetch(`${ORIGIN_A}/ok?n=${i}`)).status, 200);
+      assert.equal((await client.fetch(`${ORIGIN_B}/status?code=503`)).status, 503);
+      assert.equal(client.breakerState(ORIGIN_B), "open");
+      assert.equal(client.breakerState(ORIGIN_A), "closed");
+      await assert.rejects(client.fetch(`${ORIGIN_B}/status?code=503`), CircuitOpenError);
+      assert.equal((await client.fetch(`${ORIGIN_A}/ok?n=0`)).status, 200);
+      client.reset();
+    }
+  });
+
   test("the last network error rejects once retries are spent", async () => {
     const id = uid("drop");
     await assert.rejects(
@@ -358,11 +375,14 @@ describe("idempotency keys", () => {
     assert.doesNotThrow(() => new ResilientClient({ idempotencyKey: false }));
   });
 
-  test("each logical call gets its own key", async () => {
+  test("each logical call gets its own key (across several CSPRNG draws)", async () => {
     const id = uid("key-distinct");
-    for (let i = 0; i < 5; i++) await fetchFresh(`${ORIGIN_A}/ok?id=${id}`, { method: "POST", body: "x" });
+    // The keys' random bytes are drawn 16 keys at a time: 40 calls span three draws.
+    for (let i = 0; i < 40; i++) await fetchFresh(`${ORIGIN_A}/ok?id=${id}`, { method: "POST", body: "x" });
     const keys = (await serverLog(ORIGIN_A, id)).map((r) => r.key);
-    assert.equal(new Set(keys).size, 5);
+    assert.equal(keys.length, 40);
+    assert.ok(keys.every((k) => UUID_V4.test(k)), keys.join());
+    assert.equal(new Set(keys).size, 40);
   });
 
   test("GET and PUT get no key by default", async () => {

@@ -8,23 +8,7 @@ set -euo pipefail
 
 [[ "${RF_SKIP_TOOLCHAIN:-}" == 1 ]] || "$ROOT/scripts/toolchain.sh" build
 
-# Preferred: nightly, std rebuilt with -Cpanic=immediate-abort (no panic
-# messages, locations or formatting machinery in the wasm). Any failure there
-# falls back to the stable build, which is complete, only larger.
-build_size_optimised() {
-  [[ "${RF_STABLE_ONLY:-}" != 1 && ! -f "$TOOLCHAIN_ENV" ]] || return 1
-  rustup component list --toolchain nightly --installed 2>/dev/null | grep -q '^rust-src' || return 1
-  log "cargo +nightly build --release (wasm32, std rebuilt, panic=immediate-abort)"
-  (cd "$ROOT" && CARGO_TARGET_DIR="$CARGO_TARGET_DIR/size" RUSTFLAGS="-Zunstable-options -Cpanic=immediate-abort -Zlocation-detail=none" \
-    cargo +nightly build --lib --release --quiet --target wasm32-unknown-unknown -Zbuild-std=std,panic_abort)
-}
-if build_size_optimised; then
-  WASM="$CARGO_TARGET_DIR/size/wasm32-unknown-unknown/release/resilient_fetch.wasm"
-else
-  log "cargo build --release (wasm32, stable)"
-  (cd "$ROOT" && wasm_cargo build --lib --release --quiet)
-  WASM="$CARGO_TARGET_DIR/wasm32-unknown-unknown/release/resilient_fetch.wasm"
-fi
+WASM="$(release_wasm "$ROOT/Cargo.toml" "$CARGO_TARGET_DIR")/resilient_fetch.wasm"
 
 PKG="$ROOT/pkg"
 rm -rf "$PKG"

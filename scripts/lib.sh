@@ -29,3 +29,31 @@ wasm_cargo() {
 wasm_bindgen_version() {
   awk '/^name = "wasm-bindgen"$/ { getline; gsub(/version = |"/, ""); print; exit }' "$ROOT/Cargo.lock"
 }
+
+# The size-optimised release build: nightly, std rebuilt with -Cpanic=immediate-abort
+# (no panic messages, locations or formatting machinery), Debug formatting compiled out
+# (-Zfmt-debug=none: no shipped message uses it) and std's optimize_for_size variants.
+SIZE_RUSTFLAGS="-Zunstable-options -Cpanic=immediate-abort -Zlocation-detail=none -Zfmt-debug=none"
+
+# Builds the wasm32 cdylib of the crate whose manifest is $1 in release mode, under the
+# cargo target dir $2, and prints the directory holding the .wasm. Preferred: the
+# size-optimised nightly build; any failure there falls back to the stable build,
+# which is complete, only larger.
+release_wasm() {
+  local manifest="$1" target="$2" name="${1#"$ROOT/"}"
+  if [[ "${RF_STABLE_ONLY:-}" != 1 && ! -f "$TOOLCHAIN_ENV" ]] &&
+    rustup component list --toolchain nightly --installed 2>/dev/null | grep -q '^rust-src'; then
+    log "cargo +nightly build --release ($name: wasm32, std rebuilt, panic=immediate-abort)"
+    if CARGO_TARGET_DIR="$target/size" RUSTFLAGS="$SIZE_RUSTFLAGS" cargo +nightly build \
+      --manifest-path "$manifest" --lib --release --quiet --target wasm32-unknown-unknown \
+      -Zbuild-std=std,panic_abort -Zbuild-std-features=optimize_for_size; then
+      echo "$target/size/wasm32-unknown-unknown/release"
+      return
+    fi
+    log "the size-optimised build failed: building with stable"
+  fi
+  log "cargo build --release ($name: wasm32, stable)"
+  # `|| return`: errexit does not reach into the $(...) callers run this in.
+  CARGO_TARGET_DIR="$target" wasm_cargo build --manifest-path "$manifest" --lib --release --quiet || return
+  echo "$target/wasm32-unknown-unknown/release"
+}

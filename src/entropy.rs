@@ -111,7 +111,11 @@ mod tests {
         let _: [u8; 250] = pool.take(|b| src.fill(b)).expect("fill");
         let next: [u8; 8] = pool.take(|b| src.fill(b)).expect("fill");
         assert_eq!(src.calls, 2, "6 bytes left are not enough for 8");
-        assert_eq!(next[0], (POOL_BYTES % 251) as u8, "taken from the new draw's start");
+        assert_eq!(
+            next[0],
+            (POOL_BYTES % 251) as u8,
+            "taken from the new draw's start"
+        );
     }
 
     proptest! {

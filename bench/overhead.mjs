@@ -10,9 +10,12 @@
 // forced GCs: run node with --expose-gc).
 //
 // Env: BENCH_CALLS (default 100000), BENCH_ROUNDS (default 5), BENCH_WARMUP (default 20000),
-// BENCH_JSON (a path to write the results to, optional).
+// BENCH_JSON (a path to write the results to, optional), BENCH_STACK_MINIMUM (the built
+// bench/stack-minimum glue and wasm, optional; run.sh sets it).
 
-import { writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 import { performance } from "node:perf_hooks";
 
 const CALLS = Number(process.env.BENCH_CALLS ?? 100_000);
@@ -30,6 +33,15 @@ globalThis.fetch = stub;
 const { resilientFetch, ResilientClient, CircuitOpenError, memoryBytes } = await import(
   "resilient-fetch"
 );
+// The stack's minimum (bench/stack-minimum, built by run.sh), if given: the named crates doing
+// the least a resilient fetch does per call, with none of our logic.
+let minimumFetch;
+if (process.env.BENCH_STACK_MINIMUM) {
+  const dir = process.env.BENCH_STACK_MINIMUM;
+  const glue = await import(pathToFileURL(join(dir, "stack_minimum.js")).href);
+  glue.initSync({ module: readFileSync(join(dir, "stack_minimum_bg.wasm")) });
+  minimumFetch = glue.minimumFetch;
+}
 const ky = (await import("ky")).default;
 const { ofetch } = await import("ofetch");
 const cockatiel = await import("cockatiel");
@@ -85,6 +97,9 @@ async function floor() {
 const variants = [
   { name: "bare stub fetch", call: () => fetch(URL_) },
   { name: "floor: AbortController + setTimeout/clearTimeout", call: floor },
+  ...(minimumFetch
+    ? [{ name: "the stack's minimum: promise for a Rust future + AbortController + gloo timer + JsFuture", call: () => minimumFetch(URL_) }]
+    : []),
   { name: "ours: resilientFetch, defaults, GET", ours: true, call: () => resilientFetch(URL_) },
   {
     name: "ours: resilientFetch, defaults, POST (idempotency key)",
@@ -228,6 +243,17 @@ console.log("| --- | --- | --- |");
 for (const [t, m, ok] of targets) console.log(`| ${t} | ${m} | ${verdict(ok)} |`);
 console.log("");
 console.log(`(bare stub: ${us(bare.median)} µs/call; "ours" in the targets is resilientFetch with defaults, GET)`);
+const stackMinimum = byName("the stack's minimum");
+if (stackMinimum) {
+  // What the crates alone cost, in the targets' terms: a target below these is out of reach
+  // for any implementation on this stack.
+  console.log("");
+  console.log(
+    `The stack's minimum (bench/stack-minimum, none of our logic) is ${times(ratio(stackMinimum, floorV))} the floor, ` +
+      `${ratio(stackMinimum, cockatielV).toFixed(2)}× cockatiel and ${ratio(stackMinimum, kyV).toFixed(2)}× ky; ` +
+      `ours is ${times(ratio(ours, stackMinimum))} the stack's minimum (${us(ours.median)} vs ${us(stackMinimum.median)} µs).`,
+  );
+}
 
 if (process.env.BENCH_JSON) {
   writeFileSync(

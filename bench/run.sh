@@ -31,6 +31,13 @@ while IFS= read -r candidate; do
 done < <(find "$CARGO_TARGET_DIR" -path '*/wasm32-unknown-unknown/release/resilient_fetch.wasm' \
   -printf '%T@ %p\n' 2>/dev/null | sort -rn | cut -d' ' -f2-)
 
+step "building the stack's minimum (bench/stack-minimum: the named crates with none of our logic)"
+minimum_dir="$(release_wasm "$BENCH/stack-minimum/Cargo.toml" "$CACHE_DIR/target-stack-minimum")"
+rm -rf "$OUT/stack-minimum"
+wasm-bindgen --target web --weak-refs --out-dir "$OUT/stack-minimum" --out-name stack_minimum "$minimum_dir/stack_minimum.wasm"
+wasm-opt -Oz "$OUT/stack-minimum/stack_minimum_bg.wasm" -o "$OUT/stack-minimum/stack_minimum_bg.wasm"
+export BENCH_STACK_MINIMUM="$OUT/stack-minimum"
+
 step "packing pkg/ and installing it and the peers into bench/"
 rm -f "$OUT"/resilient-fetch-*.tgz
 tarball="$(cd "$ROOT" && npm pack ./pkg --pack-destination "$OUT" --silent | tail -n 1)"

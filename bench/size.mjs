@@ -5,7 +5,8 @@
 // Ours: that bundle (browser.js + the web glue + the error classes) plus the wasm file,
 // which the glue loads by URL and esbuild leaves as an asset; raw = the files as shipped.
 //
-// Usage: node size.mjs (from bench/, after run.sh installed the packages).
+// Usage: node size.mjs (from bench/, after run.sh installed the packages; BENCH_STACK_MINIMUM:
+// the built bench/stack-minimum glue and wasm, optional).
 
 import { execFileSync } from "node:child_process";
 import { readFileSync, statSync } from "node:fs";
@@ -55,6 +56,24 @@ rows.push(ours);
 rows.push({ name: "  of which wasm (resilient_fetch_bg.wasm)", raw: wasm.length, min: wasm.length, gz: gzip(wasm), part: true });
 rows.push({ name: "  of which JS (browser.js + glue + errors)", raw: oursJsRaw.length, min: oursJs.length, gz: gzip(oursJs), part: true });
 
+// The stack's minimum (bench/stack-minimum, built by run.sh): the named crates doing the least a
+// resilient fetch does, with none of our logic; what no implementation on this stack undercuts.
+const minimumDir = process.env.BENCH_STACK_MINIMUM;
+let minimum;
+if (minimumDir) {
+  const minimumWasm = readFileSync(join(minimumDir, "stack_minimum_bg.wasm"));
+  const minimumEntry = `export { minimumFetch } from ${JSON.stringify(join(minimumDir, "stack_minimum.js"))};`;
+  const minimumJs = await bundle(minimumEntry);
+  const minimumJsRaw = await bundle(minimumEntry, false);
+  minimum = {
+    name: "the stack's minimum (bench/stack-minimum: wasm + JS; none of our logic)",
+    raw: minimumWasm.length + minimumJsRaw.length,
+    min: minimumWasm.length + minimumJs.length,
+    gz: gzip(minimumWasm) + gzip(minimumJs),
+  };
+  rows.push(minimum);
+}
+
 const peers = [
   ["ky", 'export { default } from "ky";', ""],
   ["ofetch", 'export { ofetch } from "ofetch";', ""],
@@ -88,5 +107,10 @@ console.log("| --- | --- | --- |");
 console.log(
   `| ours ≤ 16 KB min+gz | ${kb(ours.gz)} (${(ours.gz / TARGET_GZ).toFixed(1)}× the target) | ${ours.gz <= TARGET_GZ ? "met" : "NOT met"} |`,
 );
+if (minimum) {
+  console.log(
+    `| (reference) the stack's minimum | ${kb(minimum.gz)} = ${(minimum.gz / TARGET_GZ).toFixed(1)}× the target, before any of our logic; ours is ${(ours.gz / minimum.gz).toFixed(1)}× it | ${minimum.gz <= TARGET_GZ ? "below the target" : "above the target: no build on this stack meets it"} |`,
+  );
+}
 // Sanity: the wasm the package ships is the one measured.
 statSync(join(pkgDir, "web/resilient_fetch.js"));

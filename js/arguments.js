@@ -103,6 +103,11 @@ function sendDirect(input, init, signal) {
   return fetch(input, init);
 }
 
+/** The fast path's init has no headers of the caller's: `name: value` becomes its only one. */
+function setOnlyHeader(init, name, value) {
+  init.headers = { [name]: value };
+}
+
 /** One attempt of a built request (a clone per attempt), with this attempt's signal. */
 function sendRequest(request, signal) {
   const init = { signal };
@@ -110,4 +115,4 @@ function sendRequest(request, signal) {
   return fetch(request, init);
 }
 
-export { readArguments, sendDirect, sendRequest };
+export { readArguments, sendDirect, setOnlyHeader, sendRequest };

@@ -54,6 +54,10 @@ unsafe extern "C" {
         init: &JsValue,
         signal: &JsValue,
     ) -> Result<Promise, JsValue>;
+    /// Gives the fast path's init (which has no headers of the caller's) the one
+    /// header `name: value`.
+    #[wasm_bindgen(js_name = setOnlyHeader)]
+    pub fn set_only_header(init: &js_sys::Object, name: &str, value: &str);
     /// `fetch(request, { signal })`, the request's referrer and policy kept.
     #[wasm_bindgen(js_name = sendRequest, catch)]
     pub fn send_request(request: &web_sys::Request, signal: &JsValue) -> Result<Promise, JsValue>;

@@ -4,7 +4,7 @@
 
 use std::rc::Rc;
 
-use js_sys::{Function, Object, Reflect};
+use js_sys::{Function, Object};
 use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
 use web_sys::AbortSignal;
@@ -12,7 +12,7 @@ use web_sys::AbortSignal;
 use super::abort::AbortGuard;
 use super::bindings::{
     make_bulkhead_full_error, make_circuit_open_error, make_timeout_error, new_request,
-    read_arguments,
+    read_arguments, set_only_header,
 };
 use super::client::ClientInner;
 use super::env::{JsEnv, random_bytes};
@@ -99,7 +99,6 @@ pub fn prepare(
         .as_ref()
         .and_then(|r| r.headers().get(header).ok().flatten());
     // The key this call carries, if any: the caller's header, a given string, or a fresh UUID.
-    let mut added = None;
     let key = match idempotency::choose(&policy.idempotency_key, &method, existing.as_deref()) {
         None => None,
         Some(KeyChoice { key, add_header }) => {
@@ -114,10 +113,11 @@ pub fn prepare(
                 }
             };
             if add_header {
-                if let Some(request) = &request {
-                    request.headers().set(header, &key)?;
+                match &request {
+                    Some(request) => request.headers().set(header, &key)?,
+                    // The fast path's init has no headers of the caller's: ours is the only one.
+                    None => set_only_header(&init, header, &key),
                 }
-                added = Some((header.to_string(), key.clone()));
             }
             // Under mode "no-cors" the header cannot be set: then there is no key,
             // and the call is not retried as if it had one (the fast path is never no-cors).
@@ -129,19 +129,7 @@ pub fn prepare(
     };
     let source = match request {
         Some(request) => Source::Template(request),
-        None => {
-            // The fast path's init has no headers of the caller's: ours is the only one.
-            if let Some((header, key)) = &added {
-                let headers = Object::new();
-                Reflect::set(
-                    &headers,
-                    &JsValue::from_str(header),
-                    &JsValue::from_str(key),
-                )?;
-                Reflect::set(&init, &JsValue::from_str("headers"), &headers)?;
-            }
-            Source::Direct { input, init }
-        }
+        None => Source::Direct { input, init },
     };
 
     Ok(Prepared {

@@ -154,6 +154,8 @@ pub async fn run<T: Transport, E: Env>(
     let mut previous: Option<T::Output> = None;
     // The budget tokens of the retry about to be sent; given back when dropped unsent.
     let mut reserved: Option<Reservation<'_>> = None;
+    // The origin marked in use while the call waits to retry (until the next attempt counts).
+    let mut waiting: Option<WaitHold<'_>> = None;
     loop {
         if env.aborted() {
             drop(reserved.take());
@@ -168,6 +170,8 @@ pub async fn run<T: Transport, E: Env>(
         } else {
             Err(Blocked::Deadline)
         };
+        // From here the attempt (or the end of the call) keeps the origin in use.
+        drop(waiting.take());
         if began.is_err() {
             // The retry is not sent: its tokens go back before the call ends.
             drop(reserved.take());
@@ -246,6 +250,7 @@ pub async fn run<T: Transport, E: Env>(
                     reason,
                     retry_after,
                 });
+                waiting = Some(WaitHold::new(&ctx));
                 if let Either::Left(()) = race(env.abort_wait(), env.sleep(delay_ms)).await {
                     drop(tokens);
                     return CallResult::Aborted;
@@ -501,6 +506,39 @@ async fn admit<E: Env>(
         Either::Left(permit) => Ok(Some(permit)),
         Either::Right(Either::Left(())) => Err(Refusal::Aborted),
         Either::Right(Either::Right(())) => Err(Refusal::Deadline),
+    }
+}
+
+/// A call's hold on its origin while it waits to retry: the origin's `waiting` count, so
+/// that the registry does not evict it as idle (see [`Registry`]'s bound).
+struct WaitHold<'a> {
+    registry: &'a RefCell<Registry>,
+    origin: &'a str,
+    id: EntryId,
+}
+
+impl<'a> WaitHold<'a> {
+    fn new(ctx: &Ctx<'a>) -> Self {
+        let id = ctx.registry.borrow_mut().with(ctx.origin, |id, s| {
+            s.waiting += 1;
+            id
+        });
+        WaitHold {
+            registry: ctx.registry,
+            origin: ctx.origin,
+            id,
+        }
+    }
+}
+
+impl Drop for WaitHold<'_> {
+    fn drop(&mut self) {
+        // Gone if the origin was evicted meanwhile (every origin busy at the bound).
+        if let Ok(mut registry) = self.registry.try_borrow_mut()
+            && let Some(state) = registry.get_mut(self.origin, self.id)
+        {
+            state.waiting = state.waiting.saturating_sub(1);
+        }
     }
 }
 

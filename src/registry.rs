@@ -4,9 +4,10 @@
 //! no random seed is needed on wasm; a `Vec` is also far less code in the wasm than a
 //! `BTreeMap`). Each access stamps the entry; when a new origin would exceed `maxOrigins`, one
 //! entry is found by a linear scan and dropped: the least recently used *idle* one (no
-//! attempt in flight, no bulkhead slot held or waited for), a closed breaker before an
-//! open one. Dropping a busy entry would hand its origin a fresh bulkhead while calls
-//! still hold slots of the old one; dropping an open breaker forgets that the origin is
+//! attempt in flight, no call waiting to retry, no bulkhead slot held or waited for), a
+//! closed breaker before an open one. Dropping a busy entry would hand its origin a fresh
+//! bulkhead while calls still hold slots of the old one, or forget the failures a call
+//! waiting to retry has just seen; dropping an open breaker forgets that the origin is
 //! down. Only when every entry is busy is the least recently used dropped anyway, so the
 //! bound always holds. The scan is O(n) but runs only when a new origin arrives at a full
 //! registry (n ≤ `maxOrigins`, 1000 by default); every other lookup is O(log n) (adding or
@@ -52,6 +53,9 @@ pub struct OriginState {
     pub bulkhead: Bulkhead,
     /// Its counters.
     pub stats: OriginStats,
+    /// Calls waiting to retry on this origin (a backoff wait): they use it as much as an
+    /// attempt in flight does, so their breaker history is not evicted under them.
+    pub waiting: u32,
 }
 
 impl Default for OriginState {
@@ -62,15 +66,19 @@ impl Default for OriginState {
             budget_capacity: defaults::BUDGET_CAPACITY,
             bulkhead: Bulkhead::default(),
             stats: OriginStats::default(),
+            waiting: 0,
         }
     }
 }
 
 impl OriginState {
-    /// Whether no call uses the origin now: no attempt in flight, no bulkhead slot held
-    /// (a call waiting between attempts keeps its slot) and no call queued for one.
+    /// Whether no call uses the origin now: no attempt in flight, no call waiting to retry,
+    /// no bulkhead slot held and no call queued for one.
     pub fn is_idle(&self) -> bool {
-        self.stats.in_flight == 0 && self.bulkhead.active() == 0 && self.bulkhead.queued() == 0
+        self.stats.in_flight == 0
+            && self.waiting == 0
+            && self.bulkhead.active() == 0
+            && self.bulkhead.queued() == 0
     }
 }
 
@@ -410,6 +418,22 @@ mod tests {
         touch(&mut r, "b");
         touch(&mut r, "c");
         assert_eq!(origins(&r), ["a", "c"], "b was idle: it went, not a");
+    }
+
+    #[test]
+    fn a_call_waiting_to_retry_keeps_its_entry() {
+        let mut r = Registry::new(2);
+        let id = r.with("a", |id, s| {
+            s.waiting = 1;
+            id
+        });
+        touch(&mut r, "b");
+        touch(&mut r, "c");
+        assert_eq!(origins(&r), ["a", "c"], "b was idle: it went, not a");
+        // The wait ends (without marking a used).
+        r.get_mut("a", id).expect("kept").waiting = 0;
+        touch(&mut r, "d");
+        assert_eq!(origins(&r), ["c", "d"], "a is idle again: plain LRU");
     }
 
     #[test]

@@ -319,10 +319,15 @@ fn snapshot(reg: &RefCell<Registry>, origin: &str, now: f64) -> OriginSnapshot {
         .expect("origin is in the registry")
 }
 
-/// Nothing of the call is left holding a slot or counted as in flight.
+/// Nothing of the call is left holding a slot or counted as in flight or waiting.
 fn assert_released(reg: &RefCell<Registry>, origin: &str) {
     let s = snapshot(reg, origin, 0.0);
     assert_eq!(s.stats.in_flight, 0, "in_flight back to 0");
+    assert_eq!(
+        reg.borrow_mut().with(origin, |_, s| s.waiting),
+        0,
+        "waiting back to 0"
+    );
     assert_eq!(
         (s.bulkhead_active, s.bulkhead_queued),
         (0, 0),
@@ -1171,6 +1176,49 @@ fn an_evicted_origin_does_not_break_a_call_in_flight() {
         &mut on_event,
     ));
     assert_eq!(result, done(2, 2));
+}
+
+#[test]
+fn a_call_waiting_to_retry_keeps_its_origin_when_new_origins_arrive() {
+    let clock = Clock::manual();
+    let reg = RefCell::new(Registry::new(2));
+    let board = Board::default();
+    let p = Policy::default();
+    let mut pool = Pool::new();
+    spawn_call(&mut pool, &reg, &p, &clock, &board, "a");
+    pool.run_until_stalled();
+    board.answer("a", 503);
+    pool.run_until_stalled();
+    assert!(pool.result(0).is_none(), "the call waits to retry");
+    // Two more origins arrive while A waits (nothing of A in flight): B, used after A, is
+    // the one to go, not A, whose breaker has just seen a failure.
+    reg.borrow_mut().with(B, |_, _| ());
+    reg.borrow_mut().with("https://c.test", |_, _| ());
+    assert_eq!(
+        reg.borrow()
+            .stats(0.0)
+            .iter()
+            .map(|s| s.origin.as_str())
+            .collect::<Vec<_>>(),
+        [A, "https://c.test"]
+    );
+    // Past any first backoff wait (at most maxDelayMs), well within the total deadline.
+    clock.advance(f64::from(p.retry.as_ref().expect("retry on").max_delay_ms));
+    clock.wake_all();
+    pool.run_until_stalled();
+    board.answer("a", 200);
+    pool.run_until_stalled();
+    assert_eq!(pool.result(0), Some(&done(2, 2)));
+    let a = snapshot(&reg, A, clock.now_ms());
+    assert_eq!(
+        (a.stats.attempts, a.stats.failures, a.stats.successes),
+        (2, 1, 1)
+    );
+    // Idle again once the call is over.
+    assert!(
+        reg.borrow_mut()
+            .with(A, |_, s| s.waiting == 0 && s.is_idle())
+    );
 }
 
 // ---------------------------------------------------------------- concurrent calls

@@ -208,7 +208,17 @@ pub async fn run<T: Transport, E: Env>(
         } else {
             is_breaker_failure(&outcome)
         };
-        let transition = guard.finish(failed, outcome == AttemptOutcome::Timeout, end);
+        let verdict = if aborted {
+            Verdict::Aborted
+        } else {
+            classify(&outcome, policy.retry.as_ref(), ctx.safe)
+        };
+        // A call that may retry keeps its origin in use from the end of this attempt
+        // (handed over in the same registry access), through the events and the wait.
+        let may_retry = matches!(verdict, Verdict::Retry(_));
+        let timed_out = outcome == AttemptOutcome::Timeout;
+        let (transition, hold) = guard.finish(failed, timed_out, end, may_retry);
+        waiting = hold;
         on_event(&Event::AttemptEnd {
             attempt,
             outcome: outcome.kind(),
@@ -216,11 +226,6 @@ pub async fn run<T: Transport, E: Env>(
             duration_ms: end - start,
         });
         report(transition, ctx.origin, on_event);
-        let verdict = if aborted {
-            Verdict::Aborted
-        } else {
-            classify(&outcome, policy.retry.as_ref(), ctx.safe)
-        };
         let random = || env.random();
         let unix = || env.unix_ms();
         match decide(&ctx, verdict, &outcome, &progress, end, &unix, &random) {
@@ -250,7 +255,6 @@ pub async fn run<T: Transport, E: Env>(
                     reason,
                     retry_after,
                 });
-                waiting = Some(WaitHold::new(&ctx));
                 if let Either::Left(()) = race(env.abort_wait(), env.sleep(delay_ms)).await {
                     drop(tokens);
                     return CallResult::Aborted;
@@ -509,32 +513,22 @@ async fn admit<E: Env>(
     }
 }
 
-/// A call's hold on its origin while it waits to retry: the origin's `waiting` count, so
-/// that the registry does not evict it as idle (see [`Registry`]'s bound).
+/// A call's hold on its origin between an attempt that may be retried and the next
+/// attempt (or the call's end): the origin's `waiting` count, so that the registry does
+/// not evict it as idle (see [`Registry`]'s bound).
 struct WaitHold<'a> {
     registry: &'a RefCell<Registry>,
     origin: &'a str,
     id: EntryId,
 }
 
-impl<'a> WaitHold<'a> {
-    fn new(ctx: &Ctx<'a>) -> Self {
-        let id = ctx.registry.borrow_mut().with(ctx.origin, |id, s| {
-            s.waiting += 1;
-            id
-        });
-        WaitHold {
-            registry: ctx.registry,
-            origin: ctx.origin,
-            id,
-        }
-    }
-}
-
 impl Drop for WaitHold<'_> {
     fn drop(&mut self) {
+        // No borrow is held across an await or when a call's future is dropped.
+        let registry = self.registry.try_borrow_mut();
+        debug_assert!(registry.is_ok(), "the registry is borrowed as a wait ends");
         // Gone if the origin was evicted meanwhile (every origin busy at the bound).
-        if let Ok(mut registry) = self.registry.try_borrow_mut()
+        if let Ok(mut registry) = registry
             && let Some(state) = registry.get_mut(self.origin, self.id)
         {
             state.waiting = state.waiting.saturating_sub(1);
@@ -604,16 +598,43 @@ impl<'a> AttemptGuard<'a> {
         }
     }
 
-    /// Records the attempt's result (`None`: caller abort); returns the breaker transition.
-    fn finish(mut self, failed: Option<bool>, timed_out: bool, now: f64) -> Option<Transition> {
+    /// Records the attempt's result (`None`: caller abort); returns the breaker transition
+    /// and, with `hold`, the call's hold on the origin while it goes on to retry (none if
+    /// the origin was evicted meanwhile).
+    fn finish(
+        mut self,
+        failed: Option<bool>,
+        timed_out: bool,
+        now: f64,
+        hold: bool,
+    ) -> (Option<Transition>, Option<WaitHold<'a>>) {
         self.finished = true;
-        self.release(failed, timed_out, now)
+        match self.release(failed, timed_out, now, hold) {
+            Some((transition, held)) => {
+                let hold = held.then_some(WaitHold {
+                    registry: self.registry,
+                    origin: self.origin,
+                    id: self.id,
+                });
+                (transition, hold)
+            }
+            None => (None, None),
+        }
     }
 
-    fn release(&mut self, failed: Option<bool>, timed_out: bool, now: f64) -> Option<Transition> {
+    /// `None` if the origin's entry is gone; else the breaker transition and whether the
+    /// origin's `waiting` count was taken for the call.
+    fn release(
+        &mut self,
+        failed: Option<bool>,
+        timed_out: bool,
+        now: f64,
+        hold: bool,
+    ) -> Option<(Option<Transition>, bool)> {
         let mut registry = self.registry.try_borrow_mut().ok()?;
         // Gone if the origin was evicted meanwhile: then there is nothing to update.
         let state = registry.get_mut(self.origin, self.id)?;
+        state.waiting += u32::from(hold);
         let stats = &mut state.stats;
         stats.in_flight = stats.in_flight.saturating_sub(1);
         match failed {
@@ -622,15 +643,18 @@ impl<'a> AttemptGuard<'a> {
             None => {}
         }
         stats.timeouts += u64::from(timed_out);
-        let (policy, permit) = self.breaker.take()?;
-        state.breaker.record(permit, failed, now, policy)
+        let transition = self
+            .breaker
+            .take()
+            .and_then(|(policy, permit)| state.breaker.record(permit, failed, now, policy));
+        Some((transition, hold))
     }
 }
 
 impl Drop for AttemptGuard<'_> {
     fn drop(&mut self) {
         if !self.finished {
-            let _ = self.release(None, false, self.started_ms);
+            let _ = self.release(None, false, self.started_ms, false);
         }
     }
 }

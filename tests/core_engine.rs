@@ -564,6 +564,7 @@ fn a_late_timer_leaving_less_than_the_minimum_sends_nothing_and_refunds() {
     let s = snapshot(&reg, A, clock.now_ms());
     assert_eq!(s.stats.attempts, 1);
     assert_eq!(s.budget_tokens, 500, "the unsent retry's tokens came back");
+    assert_released(&reg, A);
 }
 
 #[test]
@@ -960,6 +961,7 @@ fn a_retry_the_breaker_refuses_gives_its_tokens_back() {
         s.budget_tokens, 500,
         "the unsent retry's 5 tokens came back"
     );
+    assert_released(&reg, A);
 }
 
 #[test]
@@ -1219,6 +1221,40 @@ fn a_call_waiting_to_retry_keeps_its_origin_when_new_origins_arrive() {
         reg.borrow_mut()
             .with(A, |_, s| s.waiting == 0 && s.is_idle())
     );
+}
+
+#[test]
+fn an_origin_about_to_be_retried_is_kept_through_the_events_too() {
+    let clock = Clock::auto();
+    let reg = RefCell::new(Registry::new(2));
+    let mut script = Script::new(&clock, &[Step::Status(503), Step::Status(200)]);
+    let mut ends = 0;
+    let mut on_event = |e: &Event<'_>| {
+        if e.kind() == "attemptEnd" {
+            ends += 1;
+            if ends == 1 {
+                // Between the failed attempt and the retry's wait, two origins arrive.
+                reg.borrow_mut().with(B, |_, _| ());
+                reg.borrow_mut().with("https://c.test", |_, _| ());
+            }
+        }
+    };
+    let result = block_on(engine::run(
+        &reg,
+        &Policy::default(),
+        get(A),
+        &mut script,
+        &clock,
+        &mut on_event,
+    ));
+    assert_eq!(result, done(2, 2));
+    let a = snapshot(&reg, A, clock.now_ms());
+    assert_eq!(
+        (a.stats.attempts, a.stats.failures),
+        (2, 1),
+        "A's entry (and the failure it saw) was kept, not made afresh"
+    );
+    assert_released(&reg, A);
 }
 
 // ---------------------------------------------------------------- concurrent calls

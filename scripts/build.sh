@@ -8,7 +8,8 @@ set -euo pipefail
 
 [[ "${RF_SKIP_TOOLCHAIN:-}" == 1 ]] || "$ROOT/scripts/toolchain.sh" build
 
-WASM="$(release_wasm "$ROOT/Cargo.toml" "$CARGO_TARGET_DIR")/resilient_fetch.wasm"
+WASM_DIR="$(release_wasm "$ROOT/Cargo.toml" "$CARGO_TARGET_DIR")"
+WASM="$WASM_DIR/resilient_fetch.wasm"
 
 PKG="$ROOT/pkg"
 rm -rf "$PKG"
@@ -68,4 +69,4 @@ node -e '
 
 raw=$(stat -c %s "$PKG/web/resilient_fetch_bg.wasm")
 gz=$(gzip -9 -c "$PKG/web/resilient_fetch_bg.wasm" | wc -c)
-log "built pkg/ (resilient-fetch $version): web wasm $raw bytes, $gz gzipped"
+log "built pkg/ (resilient-fetch $version, $(build_route "$WASM_DIR" "$CARGO_TARGET_DIR") build): web wasm $raw bytes, $gz gzipped"

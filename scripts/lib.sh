@@ -33,27 +33,51 @@ wasm_bindgen_version() {
 # The size-optimised release build: nightly, std rebuilt with -Cpanic=immediate-abort
 # (no panic messages, locations or formatting machinery), Debug formatting compiled out
 # (-Zfmt-debug=none: no shipped message uses it) and std's optimize_for_size variants.
-SIZE_RUSTFLAGS="-Zunstable-options -Cpanic=immediate-abort -Zlocation-detail=none -Zfmt-debug=none"
+SIZE_RUSTFLAGS="-Zunstable-options -Cpanic=immediate-abort -Zlocation-detail=none"
+SIZE_RUSTFLAGS_EXTRA="-Zfmt-debug=none"
+SIZE_STD_FEATURES="-Zbuild-std-features=optimize_for_size"
 
 # Builds the wasm32 cdylib of the crate whose manifest is $1 in release mode, under the
-# cargo target dir $2, and prints the directory holding the .wasm. Preferred: the
-# size-optimised nightly build; any failure there falls back to the stable build,
-# which is complete, only larger.
+# cargo target dir $2 (further arguments go to cargo), and prints the directory holding
+# the .wasm. Routes, each tried when the one before fails (a nightly may drop a flag):
+#   size        nightly, std rebuilt, every size flag above   ($2/size/...)
+#   size-basic  nightly, std rebuilt, immediate-abort only    ($2/size-basic/...)
+#   stable      the stable build: complete, only larger        ($2/...)
+# The route taken is the directory's name under $2 (see build_route).
 release_wasm() {
   local manifest="$1" target="$2" name="${1#"$ROOT/"}"
+  shift 2
   if [[ "${RF_STABLE_ONLY:-}" != 1 && ! -f "$TOOLCHAIN_ENV" ]] &&
     rustup component list --toolchain nightly --installed 2>/dev/null | grep -q '^rust-src'; then
-    log "cargo +nightly build --release ($name: wasm32, std rebuilt, panic=immediate-abort)"
-    if CARGO_TARGET_DIR="$target/size" RUSTFLAGS="$SIZE_RUSTFLAGS" cargo +nightly build \
-      --manifest-path "$manifest" --lib --release --quiet --target wasm32-unknown-unknown \
-      -Zbuild-std=std,panic_abort -Zbuild-std-features=optimize_for_size; then
-      echo "$target/size/wasm32-unknown-unknown/release"
-      return
-    fi
-    log "the size-optimised build failed: building with stable"
+    local route flags features
+    for route in size size-basic; do
+      flags="$SIZE_RUSTFLAGS" features=()
+      if [[ "$route" == size ]]; then
+        flags+=" $SIZE_RUSTFLAGS_EXTRA"
+        features=("$SIZE_STD_FEATURES")
+      fi
+      log "cargo +nightly build --release ($name: wasm32, std rebuilt, route $route)"
+      if CARGO_TARGET_DIR="$target/$route" RUSTFLAGS="$flags" cargo +nightly build \
+        --manifest-path "$manifest" --lib --release --quiet --target wasm32-unknown-unknown \
+        -Zbuild-std=std,panic_abort "${features[@]}" "$@"; then
+        echo "$target/$route/wasm32-unknown-unknown/release"
+        return
+      fi
+      log "route $route failed"
+    done
   fi
   log "cargo build --release ($name: wasm32, stable)"
   # `|| return`: errexit does not reach into the $(...) callers run this in.
-  CARGO_TARGET_DIR="$target" wasm_cargo build --manifest-path "$manifest" --lib --release --quiet || return
+  CARGO_TARGET_DIR="$target" wasm_cargo build --manifest-path "$manifest" --lib --release --quiet "$@" || return
   echo "$target/wasm32-unknown-unknown/release"
+}
+
+# The route (size, size-basic or stable) of a directory release_wasm printed for target $2.
+build_route() {
+  local rel="${1#"$2"/}"
+  case "$rel" in
+    size/*) echo size ;;
+    size-basic/*) echo size-basic ;;
+    *) echo stable ;;
+  esac
 }

@@ -78,9 +78,11 @@ function fastTarget(input, init) {
 
 // Parsed origins of recent URL strings: a program calls the same few endpoints
 // over and over, and parsing a URL costs more than the rest of the fast path.
-// A string always parses the same way; the map is emptied when it gets large.
+// An absolute URL string always parses the same way; the map is emptied when it
+// gets large, and long strings (data in the query) are not kept at all.
 const ORIGINS = new Map();
 const ORIGINS_MAX = 256;
+const ORIGINS_KEY_MAX = 2048;
 
 /** The origin of an absolute URL string, or null if it does not parse or has credentials. */
 function originOf(input) {
@@ -92,8 +94,10 @@ function originOf(input) {
   } catch {
     origin = null; // the general path throws fetch's own error
   }
-  if (ORIGINS.size >= ORIGINS_MAX) ORIGINS.clear();
-  ORIGINS.set(input, origin);
+  if (input.length <= ORIGINS_KEY_MAX) {
+    if (ORIGINS.size >= ORIGINS_MAX) ORIGINS.clear();
+    ORIGINS.set(input, origin);
+  }
   return origin;
 }
 

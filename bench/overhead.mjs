@@ -65,6 +65,8 @@ const makeOpossum = () =>
   new CircuitBreaker((url) => stub(url), { timeout: 10_000, resetTimeout: 30_000 });
 let opossum = makeOpossum();
 
+const MANY_URLS = Array.from({ length: 1000 }, (_, i) => `${URL_}?n=${i}`);
+let nextUrl = 0;
 const openClient = new ResilientClient();
 const POST = { method: "POST", body: "{}" };
 
@@ -101,6 +103,12 @@ const variants = [
     ? [{ name: "the stack's minimum: promise for a Rust future + AbortController + gloo timer + JsFuture", call: () => minimumFetch(URL_) }]
     : []),
   { name: "ours: resilientFetch, defaults, GET", ours: true, call: () => resilientFetch(URL_) },
+  {
+    // More URL strings than the fast path remembers origins for (256): every call parses.
+    name: "ours: resilientFetch, defaults, GET, 1 000 URLs in turn",
+    ours: true,
+    call: () => resilientFetch(MANY_URLS[(nextUrl = (nextUrl + 1) % MANY_URLS.length)]),
+  },
   {
     name: "ours: resilientFetch, defaults, POST (idempotency key)",
     ours: true,

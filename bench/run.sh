@@ -20,23 +20,34 @@ step "building the package (scripts/build.sh)"
 # first. Kept as .out/source.wasm for the twiggy breakdown.
 rm -rf "$OUT/names" "$OUT/source.wasm"
 mkdir -p "$OUT/names"
+ours_route="unknown"
 while IFS= read -r candidate; do
   cp "$candidate" "$OUT/names/candidate.wasm"
   wasm-bindgen --target web --weak-refs --out-dir "$OUT/names" --out-name resilient_fetch "$OUT/names/candidate.wasm"
   wasm-opt -Oz "$OUT/names/resilient_fetch_bg.wasm" -o "$OUT/names/stripped.wasm"
   if cmp -s "$OUT/names/stripped.wasm" "$ROOT/pkg/web/resilient_fetch_bg.wasm"; then
     mv "$OUT/names/candidate.wasm" "$OUT/source.wasm"
+    ours_route="$(build_route "$(dirname "$candidate")" "$CARGO_TARGET_DIR")"
     break
   fi
 done < <(find "$CARGO_TARGET_DIR" -path '*/wasm32-unknown-unknown/release/resilient_fetch.wasm' \
   -printf '%T@ %p\n' 2>/dev/null | sort -rn | cut -d' ' -f2-)
 
-step "building the stack's minimum (bench/stack-minimum: the named crates with none of our logic)"
-minimum_dir="$(release_wasm "$BENCH/stack-minimum/Cargo.toml" "$CACHE_DIR/target-stack-minimum")"
-rm -rf "$OUT/stack-minimum"
-wasm-bindgen --target web --weak-refs --out-dir "$OUT/stack-minimum" --out-name stack_minimum "$minimum_dir/stack_minimum.wasm"
-wasm-opt -Oz "$OUT/stack-minimum/stack_minimum_bg.wasm" -o "$OUT/stack-minimum/stack_minimum_bg.wasm"
-export BENCH_STACK_MINIMUM="$OUT/stack-minimum"
+# The stack's minimum (bench/stack-minimum: the named crates with none of our logic), built
+# like the package; again without serde-wasm-bindgen, to show what decoding options with it costs.
+build_minimum() {
+  local out="$OUT/$1" target="$CACHE_DIR/target-$1" dir
+  shift
+  dir="$(release_wasm "$BENCH/stack-minimum/Cargo.toml" "$target" "$@")"
+  rm -rf "$out"
+  wasm-bindgen --target web --weak-refs --out-dir "$out" --out-name stack_minimum "$dir/stack_minimum.wasm"
+  wasm-opt -Oz "$out/stack_minimum_bg.wasm" -o "$out/stack_minimum_bg.wasm"
+  build_route "$dir" "$target" > "$out/route"
+}
+step "building the stack's minimum (bench/stack-minimum), with and without serde-wasm-bindgen"
+build_minimum stack-minimum
+build_minimum stack-minimum-reflect --no-default-features
+export BENCH_STACK_MINIMUM="$OUT/stack-minimum" BENCH_STACK_MINIMUM_REFLECT="$OUT/stack-minimum-reflect"
 
 step "packing pkg/ and installing it and the peers into bench/"
 rm -f "$OUT"/resilient-fetch-*.tgz
@@ -59,6 +70,7 @@ emit() { tee -a "$results"; echo | tee -a "$results"; }
   echo "peers: $(node -e '
     const l = require("./package-lock.json").packages;
     console.log(["ky", "ofetch", "cockatiel", "opossum"].map((n) => `${n} ${l["node_modules/" + n].version}`).join(", "));')"
+  echo "wasm builds (scripts/lib.sh release_wasm routes): ours $ours_route, stack minimum $(cat "$OUT/stack-minimum/route"), without serde $(cat "$OUT/stack-minimum-reflect/route")."
   echo "Ratios are the result; absolute times depend on the machine."
 } | emit
 

@@ -1,6 +1,7 @@
 //! The stack's minimum: what any resilient fetch built on wasm-bindgen, wasm-bindgen-futures,
 //! web-sys, gloo-timers, serde-wasm-bindgen and getrandom pays, with none of the package's
-//! logic. One exported function: the policy decoded by serde-wasm-bindgen (when given), a
+//! logic. One exported function: the policy decoded by serde-wasm-bindgen (when given; with
+//! `--no-default-features`, read field by field with `js_sys::Reflect` instead), a
 //! Rust future turned into the returned promise, an `AbortController` and a gloo timer per
 //! attempt, the awaited `fetch`, and on a 503 one backoff sleep with a CSPRNG draw before
 //! the single retry. No breaker, budget, classification, events, keys or argument checks.
@@ -13,8 +14,8 @@ use wasm_bindgen_futures::{JsFuture, future_to_promise};
 use web_sys::{AbortController, RequestInit, Response};
 
 /// A policy of the usual shape, as serde-wasm-bindgen decodes one.
-#[derive(serde::Deserialize)]
-#[serde(rename_all = "camelCase", default)]
+#[cfg_attr(feature = "serde", derive(serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase", default))]
 struct Policy {
     timeout_ms: u32,
     base_delay_ms: u32,
@@ -29,6 +30,46 @@ impl Default for Policy {
             retry_on: vec![503],
         }
     }
+}
+
+/// The policy through serde-wasm-bindgen, as the package decodes options.
+#[cfg(feature = "serde")]
+fn decode(policy: JsValue) -> Result<Policy, JsValue> {
+    serde_wasm_bindgen::from_value(policy).map_err(JsValue::from)
+}
+
+/// The same fields read one by one with `Reflect` (built without the `serde` feature).
+#[cfg(not(feature = "serde"))]
+fn decode(policy: JsValue) -> Result<Policy, JsValue> {
+    let field = |name: &str| js_sys::Reflect::get(&policy, &JsValue::from_str(name));
+    let number = |name: &str, default: u32| -> Result<u32, JsValue> {
+        let v = field(name)?;
+        if v.is_undefined() {
+            return Ok(default);
+        }
+        v.as_f64()
+            .filter(|n| n.fract() == 0.0 && *n >= 0.0 && *n <= f64::from(u32::MAX))
+            .map(|n| n as u32)
+            .ok_or_else(|| JsValue::from_str(name))
+    };
+    let defaults = Policy::default();
+    let retry_on = match field("retryOn")? {
+        v if v.is_undefined() => defaults.retry_on,
+        v if js_sys::Array::is_array(&v) => js_sys::Array::from(&v)
+            .iter()
+            .map(|s| {
+                s.as_f64()
+                    .map(|n| n as u16)
+                    .ok_or_else(|| JsValue::from_str("retryOn"))
+            })
+            .collect::<Result<_, _>>()?,
+        _ => return Err(JsValue::from_str("retryOn")),
+    };
+    Ok(Policy {
+        timeout_ms: number("timeoutMs", defaults.timeout_ms)?,
+        base_delay_ms: number("baseDelayMs", defaults.base_delay_ms)?,
+        retry_on,
+    })
 }
 
 #[wasm_bindgen]
@@ -54,10 +95,10 @@ async fn attempt(input: &JsValue, timeout_ms: u32) -> Result<Response, JsValue> 
 #[wasm_bindgen(js_name = minimumFetch)]
 pub fn minimum_fetch(input: JsValue, policy: JsValue) -> js_sys::Promise {
     future_to_promise(async move {
-        let policy: Policy = if policy.is_undefined() {
+        let policy = if policy.is_undefined() {
             Policy::default()
         } else {
-            serde_wasm_bindgen::from_value(policy).map_err(JsValue::from)?
+            decode(policy)?
         };
         let response = attempt(&input, policy.timeout_ms).await?;
         if !policy.retry_on.contains(&response.status()) {
@@ -65,7 +106,8 @@ pub fn minimum_fetch(input: JsValue, policy: JsValue) -> js_sys::Promise {
         }
         let mut byte = [0u8; 1];
         getrandom::fill(&mut byte).map_err(|_| JsValue::from_str("no CSPRNG"))?;
-        TimeoutFuture::new(policy.base_delay_ms * u32::from(byte[0]) / 255).await;
+        let delay_ms = u64::from(policy.base_delay_ms) * u64::from(byte[0]) / 255;
+        TimeoutFuture::new(delay_ms as u32).await;
         Ok(attempt(&input, policy.timeout_ms).await?.into())
     })
 }

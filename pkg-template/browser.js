@@ -1,11 +1,12 @@
-// Browsers, bundlers (Vite, webpack, esbuild) and the default condition.
-// The wasm file is found next to the glue (`new URL(..., import.meta.url)`),
-// which bundlers recognise and emit as an asset; no configuration needed.
+// Browsers, bundlers and the default condition. The wasm file is found next to
+// the glue (`new URL(..., import.meta.url)`), which Vite and webpack recognise
+// and emit as an asset; with esbuild, copy web/resilient_fetch_bg.wasm next to
+// the bundle (README, "Using it").
 import init from "./web/resilient_fetch.js";
 
 await init();
 
-export * from "./web/resilient_fetch.js";
+export { resilientFetch, ResilientClient, memoryBytes } from "./web/resilient_fetch.js";
 export { TimeoutError, CircuitOpenError, BulkheadFullError } from "./errors.js";
 /** Resolves at once: the module is ready when its import resolves. */
 export default async function ready() {}

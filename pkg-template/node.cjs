@@ -1,4 +1,6 @@
-// Node (CommonJS require): wasm-bindgen's nodejs build loads itself.
+// Node (CommonJS require, and ESM import through node.mjs): wasm-bindgen's nodejs build
+// loads itself.
 "use strict";
 const { TimeoutError, CircuitOpenError, BulkheadFullError } = require("./cjs/errors.js");
-module.exports = { ...require("./cjs/resilient_fetch.js"), TimeoutError, CircuitOpenError, BulkheadFullError };
+const { resilientFetch, ResilientClient, memoryBytes } = require("./cjs/resilient_fetch.js");
+module.exports = { resilientFetch, ResilientClient, memoryBytes, TimeoutError, CircuitOpenError, BulkheadFullError };

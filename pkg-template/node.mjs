@@ -1,10 +1,10 @@
-// Node (ESM) and Deno: the wasm is read from disk synchronously at import.
-import { readFileSync } from "node:fs";
-import { initSync } from "./web/resilient_fetch.js";
+// Node (ESM import): the very module require("resilient-fetch") loads (node.cjs), so that
+// a program mixing import and require gets one instance: one set of breakers and budgets,
+// and the same error classes for instanceof.
+import api from "./node.cjs";
 
-initSync({ module: readFileSync(new URL("./web/resilient_fetch_bg.wasm", import.meta.url)) });
-
-export * from "./web/resilient_fetch.js";
-export { TimeoutError, CircuitOpenError, BulkheadFullError } from "./errors.js";
+export const {
+  resilientFetch, ResilientClient, memoryBytes, TimeoutError, CircuitOpenError, BulkheadFullError,
+} = api;
 /** Resolves at once: the module is ready when its import resolves. */
 export default async function ready() {}

@@ -57,6 +57,8 @@ done
 echo "module.exports = require(\"./$cjs_snippets/errors.js\");" > "$PKG/cjs/errors.js"
 
 cp -R "$ROOT/pkg-template/." "$PKG/"
+# The error classes' declarations, once for the ES modules and once for CommonJS (index.d.cts).
+cp "$PKG/errors.d.ts" "$PKG/cjs/errors.d.ts"
 cp "$ROOT/LICENSE" "$PKG/LICENSE"
 cp "$ROOT/README.md" "$PKG/README.md"
 version="$(awk -F'"' '/^version = / { print $2; exit }' "$ROOT/Cargo.toml")"

@@ -17,6 +17,18 @@ test("ESM: resilientFetch reaches a local server", async () => {
   assert.equal((await serverLog(ORIGIN_A, id)).length, 1);
 });
 
+test("import and require in one program get one instance and the same error classes", async () => {
+  const { createRequire } = await import("node:module");
+  const cjs = createRequire(import.meta.url)("resilient-fetch");
+  for (const name of ["resilientFetch", "ResilientClient", "TimeoutError", "CircuitOpenError", "BulkheadFullError"]) {
+    assert.equal(rf[name], cjs[name], `${name} differs between import and require`);
+  }
+  // An error thrown through one entry is an instance of the other's class.
+  const client = new cjs.ResilientClient({ retry: false, timeoutMs: 50 });
+  await assert.rejects(client.fetch(`${ORIGIN_A}/hang`), (e) => e instanceof rf.TimeoutError);
+  assert.equal(rf.memoryBytes(), cjs.memoryBytes(), "one wasm memory");
+});
+
 test("the exports map resolves the node build for import", async () => {
   const resolved = import.meta.resolve("resilient-fetch");
   assert.match(resolved, /\/node_modules\/resilient-fetch\/node\.mjs$/);

@@ -68,14 +68,14 @@ for (const [kind, args] of [
   });
 }
 
-test("Deno (local node_modules, by name): imports, retries, key, timeout, breaker", async () => {
+test("Deno (local node_modules, by name, no read permission): imports, retries, key, timeout, breaker", async () => {
   fs.writeFileSync(path.join(SCRATCH, "deno-main.mjs"), `
 import * as api from "resilient-fetch";
 import { smoke } from "./smoke.mjs";
 console.log(JSON.stringify(await smoke(api, Deno.args[0], Deno.args[1])));
 `);
   const out = await run(path.join(TOOLS_BIN, "deno"),
-    ["run", "--allow-net=127.0.0.1", "--allow-read", "--allow-env", "deno-main.mjs", ORIGIN_A, ORIGIN_B],
+    ["run", "--allow-net=127.0.0.1", "--allow-env", "deno-main.mjs", ORIGIN_A, ORIGIN_B],
     { cwd: SCRATCH, env: { DENO_NO_UPDATE_CHECK: "1", DENO_DIR: path.join(SCRATCH, ".deno") } });
   assertSmoke("deno", JSON.parse(out.trim().split("\n").at(-1)));
 });

@@ -15,11 +15,12 @@ const CONFIG = {
   },
 };
 
-function compile(name, source) {
+/** Type-checks `source` as main.ts of an ES module package, or as main.cts (CommonJS). */
+function compile(name, source, file = "main.ts") {
   const dir = path.join(SCRATCH, "ts-" + name);
   fs.mkdirSync(dir, { recursive: true });
-  fs.writeFileSync(path.join(dir, "tsconfig.json"), JSON.stringify({ ...CONFIG, files: ["main.ts"] }));
-  fs.writeFileSync(path.join(dir, "main.ts"), source);
+  fs.writeFileSync(path.join(dir, "tsconfig.json"), JSON.stringify({ ...CONFIG, files: [file] }));
+  fs.writeFileSync(path.join(dir, file), source);
   fs.writeFileSync(path.join(dir, "package.json"), JSON.stringify({ type: "module" }));
   return spawnSync(process.execPath, [tsc, "-p", dir], { encoding: "utf8" });
 }
@@ -65,4 +66,28 @@ void resilientFetch("http://127.0.0.1", {}, { retry: { jitter: "random" } });
 `);
   assert.notEqual(r.status, 0, "an unknown jitter kind compiled");
   assert.match(r.stdout + r.stderr, /TS2322.*"random"/);
+});
+
+test("CommonJS TypeScript (require) sees what require returns: the API, no default export", () => {
+  const ok = compile("cts-ok", `
+import rf = require("resilient-fetch");
+const client: rf.ResilientClient = new rf.ResilientClient({ retry: { maxAttempts: 2 } });
+async function main(): Promise<number> {
+  try {
+    return (await rf.resilientFetch("http://127.0.0.1/x")).status + Object.keys(client.stats()).length;
+  } catch (e) {
+    return e instanceof rf.TimeoutError ? e.timeoutMs : e instanceof rf.CircuitOpenError ? e.retryAfterMs : 0;
+  }
+}
+const p: rf.Policy = { timeoutMs: 1000 };
+void main; void p; void rf.memoryBytes();
+`, "main.cts");
+  assert.equal(ok.status, 0, ok.stdout + ok.stderr);
+  // node.cjs has no default export and no initSync: the CommonJS types must not offer them.
+  const bad = compile("cts-bad", `
+import rf = require("resilient-fetch");
+void rf.default;
+`, "main.cts");
+  assert.notEqual(bad.status, 0, "rf.default type-checked under require");
+  assert.match(bad.stdout + bad.stderr, /TS2339.*default/);
 });

@@ -1,0 +1,11 @@
+// Deno: the wasm is imported as a compiled module (a source phase import), so neither a
+// read permission nor a network fetch is needed to load it.
+import source wasm from "./web/resilient_fetch_bg.wasm";
+import { initSync } from "./web/resilient_fetch.js";
+
+initSync({ module: wasm });
+
+export { resilientFetch, ResilientClient, memoryBytes } from "./web/resilient_fetch.js";
+export { TimeoutError, CircuitOpenError, BulkheadFullError } from "./errors.js";
+/** Resolves at once: the module is ready when its import resolves. */
+export default async function ready() {}

@@ -63,6 +63,15 @@ unsafe extern "C" {
     pub fn send_request(request: &web_sys::Request, signal: &JsValue) -> Result<Promise, JsValue>;
 }
 
+// The policy argument, read once in JS (js/policy.js).
+#[wasm_bindgen(module = "/js/policy.js")]
+unsafe extern "C" {
+    /// `[plain copy without onEvent, onEvent or undefined]`; throws a `TypeError`
+    /// naming the field for what no policy holds, and whatever a getter throws.
+    #[wasm_bindgen(js_name = readPolicy, catch)]
+    pub fn read_policy(policy: &JsValue) -> Result<js_sys::Array, JsValue>;
+}
+
 // Event and stats objects, built in one call each (js/objects.js).
 #[wasm_bindgen(module = "/js/objects.js")]
 unsafe extern "C" {

@@ -68,7 +68,7 @@ pub fn prepare(
         let options = decode(&policy)?;
         let merged = client.policy.merge(&options.input);
         let validated = Policy::from_input(&merged).map_err(|e| policy_error(&e))?;
-        check_scope(&policy, true)?;
+        check_scope(&options.plain, true)?;
         let on_event: Option<Function> = options.on_event.or_else(|| client.on_event.clone());
         (Rc::new(validated), on_event)
     };

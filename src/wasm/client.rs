@@ -33,7 +33,7 @@ impl ClientInner {
     fn new(policy: &JsValue) -> Result<Self, JsValue> {
         let options = decode(policy)?;
         let validated = Policy::from_input(&options.input).map_err(|e| policy_error(&e))?;
-        check_scope(policy, false)?;
+        check_scope(&options.plain, false)?;
         Ok(ClientInner {
             registry: RefCell::new(Registry::new(validated.max_origins)),
             validated: Rc::new(validated),

@@ -5,6 +5,7 @@ use js_sys::{Function, Reflect};
 use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
 
+use super::bindings::read_policy;
 use crate::policy::{PolicyError, PolicyErrorKind, PolicyInput};
 
 /// A decoded policy argument.
@@ -14,16 +15,19 @@ pub struct Options {
     pub input: PolicyInput,
     /// The `onEvent` callback, if any.
     pub on_event: Option<Function>,
+    /// The plain copy of the policy that was decoded (undefined when there was none).
+    pub plain: JsValue,
 }
 
 /// Rejects what belongs to a client, not to one call: `maxOrigins` sizes the
 /// client's registry, and a fixed `idempotencyKey` string names one operation.
-pub fn check_scope(policy: &JsValue, per_call: bool) -> Result<(), JsValue> {
-    let field =
-        |name: &str| Reflect::get(policy, &JsValue::from_str(name)).unwrap_or(JsValue::UNDEFINED);
-    if !policy.is_object() {
+/// `plain` is [`Options::plain`]: data only, no getters.
+pub fn check_scope(plain: &JsValue, per_call: bool) -> Result<(), JsValue> {
+    if !plain.is_object() {
         return Ok(());
     }
+    let field =
+        |name: &str| Reflect::get(plain, &JsValue::from_str(name)).unwrap_or(JsValue::UNDEFINED);
     if per_call && !field("maxOrigins").is_undefined() {
         return Err(js_sys::TypeError::new(
             "maxOrigins sizes a client's registry: give it to new ResilientClient(...), not to one call",
@@ -40,29 +44,26 @@ pub fn check_scope(policy: &JsValue, per_call: bool) -> Result<(), JsValue> {
     Ok(())
 }
 
-/// Decodes `policy` (undefined and null mean "no overrides").
+/// Decodes `policy` (undefined and null mean "no overrides"). The policy is read
+/// once, in JS (js/policy.js): whatever its getters or proxy traps throw rejects
+/// the call there, and what reaches serde-wasm-bindgen is a plain copy of data.
 pub fn decode(policy: &JsValue) -> Result<Options, JsValue> {
     if policy.is_undefined() || policy.is_null() {
         return Ok(Options::default());
     }
-    if !policy.is_object() || policy.is_function() || js_sys::Array::is_array(policy) {
-        return Err(js_sys::TypeError::new("policy must be an object").into());
-    }
-    let on_event = match Reflect::get(policy, &JsValue::from_str("onEvent")) {
-        Ok(f) if f.is_undefined() || f.is_null() => None,
-        Ok(f) if f.is_function() => Some(f.unchecked_into::<Function>()),
-        _ => return Err(js_sys::TypeError::new("policy.onEvent must be a function").into()),
-    };
-    // serde-wasm-bindgen refuses only values no policy field takes (functions
-    // other than onEvent, symbols, bigints); the fields themselves are checked,
-    // with their names, by the core.
-    let input = serde_wasm_bindgen::from_value(policy.clone()).map_err(|_| {
-        JsValue::from(js_sys::TypeError::new(
-            "invalid policy: only numbers, strings, booleans, arrays and plain objects are accepted \
-             (and a function for onEvent)",
-        ))
-    })?;
-    Ok(Options { input, on_event })
+    // [plain copy without onEvent, onEvent or undefined]
+    let read = read_policy(policy)?;
+    let plain = read.get(0);
+    let on_event = read.get(1).dyn_into::<Function>().ok();
+    // The copy holds only what serde-wasm-bindgen decodes; the fields themselves are
+    // checked, with their names, by the core.
+    let input = serde_wasm_bindgen::from_value(plain.clone())
+        .map_err(|_| JsValue::from(js_sys::TypeError::new("invalid policy")))?;
+    Ok(Options {
+        input,
+        on_event,
+        plain,
+    })
 }
 
 /// The JS error for an invalid policy: `RangeError` or `TypeError`, naming the field.

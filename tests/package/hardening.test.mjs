@@ -187,6 +187,8 @@ describe("bad input from callers: each field, before any request", () => {
     [{ maxOrigins: 0 }, RangeError, ["maxOrigins"]],
     [{ onEvent: "log" }, TypeError, ["onEvent"]],
     [{ retyr: { maxAttempts: 2 } }, TypeError, ["retyr"]],
+    [{ retry: { shouldRetry: () => true } }, TypeError, ["retry.shouldRetry", "function"]],
+    [{ retry: { retryOn: [503, [[[504]]]] } }, TypeError, ["retry.retryOn[1]"]],
   ];
   for (const [policy, type, words] of cases) {
     test(`${JSON.stringify(policy) ?? String(policy)} → ${type.name}`, async () => {
@@ -206,6 +208,40 @@ describe("bad input from callers: each field, before any request", () => {
     await assert.rejects(resilientFetch(`${ORIGIN_A}/ok`, undefined, 42), TypeError);
     await assert.rejects(resilientFetch(`${ORIGIN_A}/ok`, undefined, [1]), TypeError);
     await assert.rejects(resilientFetch(`${ORIGIN_A}/ok`, 42), TypeError);
+  });
+
+  test("hostile policies (throwing getters, proxies, cycles, bigints, deep nesting) reject the call, and the module lives on", async () => {
+    const boom = new Error("boom");
+    const revoked = Proxy.revocable({}, {});
+    revoked.revoke();
+    const cyclic = { retry: {} };
+    cyclic.retry.again = cyclic;
+    let deep = { x: 1 };
+    for (let i = 0; i < 10_000; i++) deep = { deep };
+    const hostile = [
+      [{ get timeoutMs() { throw boom; } }, (e) => e === boom],
+      [{ retry: { get maxAttempts() { throw boom; } } }, (e) => e === boom],
+      [{ get onEvent() { throw boom; } }, (e) => e === boom],
+      [new Proxy({}, { ownKeys() { throw boom; } }), (e) => e === boom],
+      [{ retry: new Proxy({ maxAttempts: 2 }, { get() { throw boom; } }) }, (e) => e === boom],
+      [revoked.proxy, (e) => e instanceof TypeError],
+      [{ breaker: revoked.proxy }, (e) => e instanceof TypeError],
+      [cyclic, (e) => e instanceof TypeError && e.message.includes("retry.again")],
+      [{ retry: deep }, (e) => e instanceof TypeError && e.message.includes("retry.deep")],
+      [{ timeoutMs: 5000n }, (e) => e instanceof TypeError && /timeoutMs.*bigint/.test(e.message)],
+      [{ retry: { jitter: Symbol("full") } }, (e) => e instanceof TypeError && /retry\.jitter.*symbol/.test(e.message)],
+    ];
+    // Many times over: a JS exception that unwound through wasm frames would leak the wasm
+    // stack on every call, until the module fails for everyone.
+    const client = new ResilientClient({ retry: false });
+    for (let i = 0; i < 1000; i++) {
+      for (const [policy, check] of hostile) {
+        assert.throws(() => new ResilientClient(policy), check);
+        await assert.rejects(client.fetch(`${ORIGIN_A}/ok`, undefined, policy), check);
+      }
+    }
+    assert.equal((await resilientFetch(`${ORIGIN_A}/ok`)).status, 200, "the module still works");
+    assert.equal((await client.fetch(`${ORIGIN_A}/ok`, undefined, { timeoutMs: 5000 })).status, 200);
   });
 
   test("random policies never crash the module: each is accepted or rejected with a TypeError/RangeError", async () => {

@@ -107,6 +107,17 @@ function sendDirect(input, init, signal) {
   return fetch(input, init);
 }
 
+/**
+ * The status of what fetch resolved with. A fetch replaced by a mock or a
+ * polyfill may resolve with anything: what is not a Response-like object with
+ * a numeric status is a TypeError (thrown here, where it is caught).
+ */
+function statusOf(response) {
+  const status = response?.status;
+  if (typeof status !== "number") throw new TypeError("fetch resolved with something that is not a Response");
+  return status;
+}
+
 /** The fast path's init has no headers of the caller's: `name: value` becomes its only one. */
 function setOnlyHeader(init, name, value) {
   init.headers = { [name]: value };
@@ -119,4 +130,4 @@ function sendRequest(request, signal) {
   return fetch(request, init);
 }
 
-export { readArguments, sendDirect, setOnlyHeader, sendRequest };
+export { readArguments, sendDirect, setOnlyHeader, sendRequest, statusOf };

@@ -58,6 +58,10 @@ unsafe extern "C" {
     /// header `name: value`.
     #[wasm_bindgen(js_name = setOnlyHeader)]
     pub fn set_only_header(init: &js_sys::Object, name: &str, value: &str);
+    /// The status of what `fetch` resolved with; a `TypeError` if it is not a
+    /// `Response` (a mock or polyfill may resolve with anything).
+    #[wasm_bindgen(js_name = statusOf, catch)]
+    pub fn status_of(response: &JsValue) -> Result<u16, JsValue>;
     /// `fetch(request, { signal })`, the request's referrer and policy kept.
     #[wasm_bindgen(js_name = sendRequest, catch)]
     pub fn send_request(request: &web_sys::Request, signal: &JsValue) -> Result<Promise, JsValue>;

@@ -12,7 +12,7 @@ use wasm_bindgen_futures::JsFuture;
 use web_sys::{AbortController, Request, Response};
 
 use super::abort::AbortState;
-use super::bindings::{make_timeout_error, new_request, send_direct, send_request};
+use super::bindings::{make_timeout_error, new_request, send_direct, send_request, status_of};
 use super::env::timer_ms;
 use crate::engine::{AttemptLimit, AttemptOutcome, Transport};
 
@@ -174,8 +174,13 @@ impl Transport for FetchTransport {
 
         match result {
             Ok(value) => {
+                // Not a Response (a mock or polyfill fetch): the caller's setup is at
+                // fault, not the origin; rejected with a TypeError, not retried.
+                let status = match status_of(&value) {
+                    Ok(status) => status,
+                    Err(e) => return (AttemptOutcome::Aborted, Err(e)),
+                };
                 let response: Response = value.clone().unchecked_into();
-                let status = response.status();
                 // Only statuses retryOn may list can be retried: only then is it read.
                 let retry_after = if u32::from(status) >= crate::policy::RETRY_ON_MIN {
                     response.headers().get("retry-after").ok().flatten()

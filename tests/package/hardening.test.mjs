@@ -244,6 +244,27 @@ describe("bad input from callers: each field, before any request", () => {
     assert.equal((await client.fetch(`${ORIGIN_A}/ok`, undefined, { timeoutMs: 5000 })).status, 200);
   });
 
+  test("a fetch (mock or polyfill) resolving with something not a Response: TypeError, not retried, module alive", async () => {
+    const real = globalThis.fetch;
+    let calls = 0;
+    try {
+      for (const bad of [undefined, null, 42, "ok", {}, { status: "200" }, { get status() { throw new Error("boom"); } }]) {
+        globalThis.fetch = async () => { calls++; return bad; };
+        calls = 0;
+        await assert.rejects(fresh().fetch(`${ORIGIN_A}/ok`), (e) => {
+          if (bad && typeof bad === "object" && Object.getOwnPropertyDescriptor(bad, "status")?.get) {
+            return e.message === "boom";
+          }
+          return e instanceof TypeError && /not a Response/.test(e.message);
+        });
+        assert.equal(calls, 1, `retried after resolving with ${String(bad)}`);
+      }
+    } finally {
+      globalThis.fetch = real;
+    }
+    assert.equal((await resilientFetch(`${ORIGIN_A}/ok`)).status, 200, "the module still works");
+  });
+
   test("random policies never crash the module: each is accepted or rejected with a TypeError/RangeError", async () => {
     let seed = 42;
     const rnd = () => { seed = (seed * 1103515245 + 12345) % 2 ** 31; return seed / 2 ** 31; };

@@ -29,15 +29,40 @@ function readArguments(input, init) {
       }
     }
   }
-  const isRequest = typeof Request === "function" && input instanceof Request;
+  const isRequest = isA(input, "Request");
   // init.signal unless undefined (null means none), else the Request's own
   let signal = copy.signal !== undefined ? copy.signal : isRequest ? input.signal : undefined;
-  if (!(typeof AbortSignal === "function" && signal instanceof AbortSignal)) signal = undefined;
+  if (signal === null) signal = undefined;
+  else if (signal !== undefined && !isSignal(signal)) throw new TypeError("init.signal must be an AbortSignal");
   copy.signal = null;
   if (isRequest) keepReferrer(copy, input);
-  const stream = typeof ReadableStream === "function" && copy.body instanceof ReadableStream;
+  const stream = isA(copy.body, "ReadableStream");
   const fast = fastTarget(input, copy);
   return [copy, signal, fast && fast[0], fast && fast[1], stream];
+}
+
+/** Whether `value` is a platform object of interface `name`, of this realm or another (an iframe's). */
+function isA(value, name) {
+  return value !== null && typeof value === "object" && Object.prototype.toString.call(value) === `[object ${name}]`;
+}
+
+/**
+ * An AbortSignal: the platform's, of any realm, or a polyfill's (a boolean
+ * `aborted` and `addEventListener`), which Node's fetch honours too.
+ */
+function isSignal(value) {
+  return isA(value, "AbortSignal") ||
+    (value !== null && typeof value === "object" && typeof value.aborted === "boolean" &&
+      typeof value.addEventListener === "function");
+}
+
+/** What an aborted signal rejects with: its reason, or an AbortError where a polyfill has none. */
+function abortReason(signal) {
+  if (signal.reason !== undefined) return signal.reason;
+  if (typeof DOMException === "function") return new DOMException("This operation was aborted", "AbortError");
+  const error = new Error("This operation was aborted");
+  error.name = "AbortError";
+  return error;
 }
 
 /**
@@ -130,4 +155,4 @@ function sendRequest(request, signal) {
   return fetch(request, init);
 }
 
-export { readArguments, sendDirect, setOnlyHeader, sendRequest, statusOf };
+export { readArguments, abortReason, sendDirect, setOnlyHeader, sendRequest, statusOf };

@@ -12,6 +12,8 @@ use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
 use web_sys::{AbortController, AbortSignal};
 
+use super::bindings::abort_reason;
+
 /// Shared between the listener, the transport and the waits of one call.
 pub struct AbortState {
     signal: Option<AbortSignal>,
@@ -31,7 +33,7 @@ impl AbortState {
     pub fn reason(&self) -> JsValue {
         self.signal
             .as_ref()
-            .map_or(JsValue::UNDEFINED, |s| s.reason())
+            .map_or(JsValue::UNDEFINED, abort_reason)
     }
 
     /// The signal an attempt's `fetch` gets: its own controller's, joined with

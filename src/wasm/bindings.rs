@@ -47,6 +47,10 @@ unsafe extern "C" {
     /// body is a stream]`. Throws what reading the init throws.
     #[wasm_bindgen(js_name = readArguments, catch)]
     pub fn read_arguments(input: &JsValue, init: &JsValue) -> Result<js_sys::Array, JsValue>;
+    /// The caller's abort reason: `signal.reason`, or an `AbortError` where a
+    /// polyfilled signal has none.
+    #[wasm_bindgen(js_name = abortReason)]
+    pub fn abort_reason(signal: &web_sys::AbortSignal) -> JsValue;
     /// `fetch(input, init)` with `init.signal = signal`.
     #[wasm_bindgen(js_name = sendDirect, catch)]
     pub fn send_direct(

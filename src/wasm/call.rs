@@ -11,8 +11,8 @@ use web_sys::AbortSignal;
 
 use super::abort::AbortGuard;
 use super::bindings::{
-    make_bulkhead_full_error, make_circuit_open_error, make_timeout_error, new_request,
-    read_arguments, set_only_header,
+    abort_reason, make_bulkhead_full_error, make_circuit_open_error, make_timeout_error,
+    new_request, read_arguments, set_only_header,
 };
 use super::client::ClientInner;
 use super::env::{JsEnv, random_bytes};
@@ -76,9 +76,12 @@ pub fn prepare(
     // [init copy without signal, caller's signal, fast origin, fast method, stream body]
     let args = read_arguments(&input, &init)?;
     let init: Object = args.get(0).unchecked_into();
-    let signal = args.get(1).dyn_into::<AbortSignal>().ok();
+    // A signal of any realm, or a polyfill's: readArguments checked its shape.
+    let signal = Some(args.get(1))
+        .filter(|s| !s.is_undefined())
+        .map(JsCast::unchecked_into::<AbortSignal>);
     if let Some(signal) = signal.as_ref().filter(|s| s.aborted()) {
-        return Err(signal.reason());
+        return Err(abort_reason(signal));
     }
     let replayable = !args.get(4).is_truthy();
     // On the fast path the request is never built by us (fetch builds it), so

@@ -193,6 +193,35 @@ describe("the caller's AbortSignal", () => {
     assert.ok(log[0].closedEarly);
   });
 
+  test("a polyfilled signal (no reason) aborts the attempt in flight, as Node's fetch honours it", async () => {
+    // What abort-controller polyfills and test environments hand out: not the platform's class.
+    class PolySignal extends EventTarget {
+      aborted = false;
+    }
+    const id = uid("abort-poly");
+    const signal = new PolySignal();
+    const p = fetchFresh(`${ORIGIN_A}/hang?id=${id}`, { signal }, { timeoutMs: 10_000 });
+    await waitLog(ORIGIN_A, id, (l) => l.length === 1);
+    signal.aborted = true;
+    signal.dispatchEvent(new Event("abort"));
+    await assert.rejects(p, (e) => e.name === "AbortError");
+    const log = await waitLog(ORIGIN_A, id, (l) => l[0]?.closedEarly);
+    assert.ok(log[0].closedEarly, "the request was not aborted");
+    // Already aborted: rejected at once, nothing sent.
+    const id2 = uid("abort-poly-before");
+    await assert.rejects(fetchFresh(`${ORIGIN_A}/ok?id=${id2}`, { signal }), (e) => e.name === "AbortError");
+    assert.equal((await serverLog(ORIGIN_A, id2)).length, 0);
+  });
+
+  test("a signal that is not one is a TypeError, as with fetch", async () => {
+    const id = uid("abort-junk");
+    await assert.rejects(fetchFresh(`${ORIGIN_A}/ok?id=${id}`, { signal: {} }), TypeError);
+    await assert.rejects(fetchFresh(`${ORIGIN_A}/ok?id=${id}`, { signal: "stop" }), TypeError);
+    assert.equal((await serverLog(ORIGIN_A, id)).length, 0);
+    // null means no signal, as with fetch.
+    assert.equal((await fetchFresh(`${ORIGIN_A}/ok?id=${id}`, { signal: null })).status, 200);
+  });
+
   test("aborts a backoff sleep, and no attempt starts after it", async () => {
     const id = uid("abort-sleep");
     const ac = new AbortController();

@@ -1,6 +1,9 @@
-// The caller's fetch arguments, read once, in JS, when the call is made (as
-// fetch reads them), so that the wasm shell gets what it needs in one call
-// without moving property names across the boundary; and each attempt's send.
+// The caller's arguments, read once, in JS, when the call is made (as fetch
+// reads them), so that the wasm shell gets what it needs in one call without
+// moving property names across the boundary: input and init, the caller's
+// signal (during the call and, for the returned body, after it), the policy;
+// and each attempt's send. (One module for all of it: every snippet is one more
+// module a page without a bundler loads.)
 // Keep the single `export { ... }` line last: the build turns it into
 // `module.exports` for the CommonJS copy.
 
@@ -54,15 +57,6 @@ function isSignal(value) {
   return isA(value, "AbortSignal") ||
     (value !== null && typeof value === "object" && typeof value.aborted === "boolean" &&
       typeof value.addEventListener === "function");
-}
-
-/** What an aborted signal rejects with: its reason, or an AbortError where a polyfill has none. */
-function abortReason(signal) {
-  if (signal.reason !== undefined) return signal.reason;
-  if (typeof DOMException === "function") return new DOMException("This operation was aborted", "AbortError");
-  const error = new Error("This operation was aborted");
-  error.name = "AbortError";
-  return error;
 }
 
 /**
@@ -155,4 +149,97 @@ function sendRequest(request, signal) {
   return fetch(request, init);
 }
 
-export { readArguments, abortReason, sendDirect, setOnlyHeader, sendRequest, statusOf };
+// ---- the caller's signal after the call: aborting it still stops the reading
+// of the returned response's body, as with fetch. Each attempt's fetch gets only
+// our own controller's signal; once the call resolves with a response, the
+// caller's signal is linked to that attempt's controller for as long as the
+// response lives (no AbortSignal.any: some runtimes keep every signal it ever
+// made on a long-lived source signal).
+
+/** What an aborted signal rejects with: its reason, or an AbortError where a polyfill has none. */
+function abortReason(signal) {
+  if (signal.reason !== undefined) return signal.reason;
+  if (typeof DOMException === "function") return new DOMException("This operation was aborted", "AbortError");
+  const error = new Error("This operation was aborted");
+  error.name = "AbortError";
+  return error;
+}
+
+// The response keeps its controller alive (and nothing else does); when the
+// response is collected, its listener leaves the caller's signal.
+const CONTROLLERS = new WeakMap();
+const UNLINK = typeof FinalizationRegistry === "function"
+  ? new FinalizationRegistry(({ signal, onAbort }) => signal.removeEventListener("abort", onAbort))
+  : null;
+
+/** Makes aborting `signal` abort `controller` (whose attempt gave `response`) while `response` lives. */
+function keepAbortable(signal, controller, response) {
+  if (signal.aborted) {
+    controller.abort(abortReason(signal));
+    return;
+  }
+  // Held weakly by the listener, strongly by the response only.
+  const target = typeof WeakRef === "function" ? new WeakRef(controller) : { deref: () => controller };
+  const onAbort = () => target.deref()?.abort(abortReason(signal));
+  signal.addEventListener("abort", onAbort, { once: true });
+  CONTROLLERS.set(response, controller);
+  UNLINK?.register(response, { signal, onAbort });
+}
+
+// ---- the policy argument: read once, in JS (getters and proxy traps run here,
+// where what they throw is caught and rejects the call, as fetch does with its
+// init), so the wasm decodes a plain copy (serde-wasm-bindgen) that cannot
+// throw, recurse without end or hold anything but data.
+
+// Policy fields are at most 3 levels deep (retry.retryOn[i]); deeper data is an error.
+const MAX_DEPTH = 4;
+const KINDS = "a number, string, boolean, array or plain object";
+
+/**
+ * Returns [plain copy without onEvent, onEvent or undefined]. Throws a
+ * TypeError naming the field for what no policy field takes: functions (but
+ * onEvent), symbols, bigints, cycles and deeper nesting.
+ */
+function readPolicy(policy) {
+  if (typeof policy !== "object" || Array.isArray(policy)) throw new TypeError("policy must be an object");
+  const onEvent = policy.onEvent;
+  if (onEvent !== undefined && onEvent !== null && typeof onEvent !== "function") {
+    throw new TypeError("policy.onEvent must be a function");
+  }
+  return [copyObject(policy, "", 1, [], "onEvent"), onEvent ?? undefined];
+}
+
+function copyObject(object, path, depth, ancestors, skip) {
+  ancestors.push(object);
+  const copy = {};
+  for (const key of Object.keys(object)) {
+    if (key !== skip) copy[key] = copyValue(object[key], path ? `${path}.${key}` : key, depth, ancestors);
+  }
+  ancestors.pop();
+  return copy;
+}
+
+function copyValue(value, path, depth, ancestors) {
+  switch (typeof value) {
+    case "undefined":
+    case "boolean":
+    case "number":
+    case "string":
+      return value;
+    case "object":
+      if (value === null) return null;
+      if (ancestors.includes(value)) throw new TypeError(`${path} must be ${KINDS} (got a reference back to itself)`);
+      if (depth >= MAX_DEPTH) throw new TypeError(`${path} is nested deeper than any policy field`);
+      if (Array.isArray(value)) {
+        ancestors.push(value);
+        const copy = Array.from(value, (item, i) => copyValue(item, `${path}[${i}]`, depth + 1, ancestors));
+        ancestors.pop();
+        return copy;
+      }
+      return copyObject(value, path, depth + 1, ancestors, null);
+    default:
+      throw new TypeError(`${path} must be ${KINDS} (got a ${typeof value})`);
+  }
+}
+
+export { readArguments, readPolicy, abortReason, keepAbortable, sendDirect, setOnlyHeader, sendRequest, statusOf };

@@ -1,6 +1,7 @@
 //! The caller's `AbortSignal`: one listener for the whole call, removed when
-//! the call settles (a long-lived signal keeps nothing of ours), that aborts
-//! the attempt in flight and wakes any wait in progress.
+//! the call settles, that aborts the attempt in flight and wakes any wait in
+//! progress; after the call, one link to the returned response's attempt while
+//! that response lives (js/arguments.js), so that aborting still stops its body.
 
 use std::cell::{Cell, RefCell};
 use std::future::Future;
@@ -12,7 +13,7 @@ use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
 use web_sys::{AbortController, AbortSignal};
 
-use super::bindings::abort_reason;
+use super::bindings::{abort_reason, keep_abortable};
 
 /// Shared between the listener, the transport and the waits of one call.
 pub struct AbortState {
@@ -36,16 +37,12 @@ impl AbortState {
             .map_or(JsValue::UNDEFINED, abort_reason)
     }
 
-    /// The signal an attempt's `fetch` gets: its own controller's, joined with
-    /// the caller's through `AbortSignal.any` where the platform has it, so that
-    /// aborting the caller's signal also stops reading the final response's
-    /// body after the call has settled (as with `fetch`). `AbortSignal.any`
-    /// holds the caller's signal weakly: no listener of ours stays on it.
-    pub fn attempt_signal(&self, controller: &AbortController) -> AbortSignal {
-        let own = controller.signal();
-        match &self.signal {
-            Some(caller) => abort_signal_any(&js_sys::Array::of2(caller, &own)).unwrap_or(own),
-            None => own,
+    /// Once the call resolves with `response` (from the attempt `controller` ran):
+    /// aborting the caller's signal still stops the reading of its body, as with
+    /// `fetch`, for as long as the response lives (js/arguments.js).
+    pub fn keep_abortable(&self, controller: &AbortController, response: &JsValue) {
+        if let Some(signal) = &self.signal {
+            keep_abortable(signal, controller, response);
         }
     }
 
@@ -63,13 +60,6 @@ impl AbortState {
             w.wake();
         }
     }
-}
-
-#[wasm_bindgen]
-unsafe extern "C" {
-    /// `AbortSignal.any(signals)`; throws where the platform lacks it (Node < 20.3).
-    #[wasm_bindgen(js_namespace = AbortSignal, js_name = any, catch)]
-    fn abort_signal_any(signals: &js_sys::Array) -> Result<AbortSignal, JsValue>;
 }
 
 /// Owns the listener on the caller's signal; dropping it removes the listener.

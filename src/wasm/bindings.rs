@@ -47,10 +47,6 @@ unsafe extern "C" {
     /// body is a stream]`. Throws what reading the init throws.
     #[wasm_bindgen(js_name = readArguments, catch)]
     pub fn read_arguments(input: &JsValue, init: &JsValue) -> Result<js_sys::Array, JsValue>;
-    /// The caller's abort reason: `signal.reason`, or an `AbortError` where a
-    /// polyfilled signal has none.
-    #[wasm_bindgen(js_name = abortReason)]
-    pub fn abort_reason(signal: &web_sys::AbortSignal) -> JsValue;
     /// `fetch(input, init)` with `init.signal = signal`.
     #[wasm_bindgen(js_name = sendDirect, catch)]
     pub fn send_direct(
@@ -71,8 +67,24 @@ unsafe extern "C" {
     pub fn send_request(request: &web_sys::Request, signal: &JsValue) -> Result<Promise, JsValue>;
 }
 
-// The policy argument, read once in JS (js/policy.js).
-#[wasm_bindgen(module = "/js/policy.js")]
+// The caller's signal: its reason, and its link to the returned response (js/arguments.js).
+#[wasm_bindgen(module = "/js/arguments.js")]
+unsafe extern "C" {
+    /// The caller's abort reason: `signal.reason`, or an `AbortError` where a
+    /// polyfilled signal has none.
+    #[wasm_bindgen(js_name = abortReason)]
+    pub fn abort_reason(signal: &web_sys::AbortSignal) -> JsValue;
+    /// Aborting `signal` aborts `controller` while `response` (its attempt's) lives.
+    #[wasm_bindgen(js_name = keepAbortable)]
+    pub fn keep_abortable(
+        signal: &web_sys::AbortSignal,
+        controller: &web_sys::AbortController,
+        response: &JsValue,
+    );
+}
+
+// The policy argument, read once in JS (js/arguments.js).
+#[wasm_bindgen(module = "/js/arguments.js")]
 unsafe extern "C" {
     /// `[plain copy without onEvent, onEvent or undefined]`; throws a `TypeError`
     /// naming the field for what no policy holds, and whatever a getter throws.

@@ -193,10 +193,19 @@ pub async fn execute(call: Prepared) -> Result<JsValue, JsValue> {
     )
     .await;
     let abort_reason = guard.state().reason();
-    drop(guard);
-    if !matches!(result, CallResult::Done { .. }) {
-        transport.discard_previous();
+    match &result {
+        // The caller's signal keeps reaching the returned response's body.
+        CallResult::Done {
+            output: Ok(response),
+            ..
+        } => {
+            if let Some(controller) = transport.last_controller() {
+                guard.state().keep_abortable(controller, response);
+            }
+        }
+        _ => transport.discard_previous(),
     }
+    drop(guard);
 
     match result {
         CallResult::Done { output, .. } => output,

@@ -45,7 +45,7 @@ pub fn check_scope(plain: &JsValue, per_call: bool) -> Result<(), JsValue> {
 }
 
 /// Decodes `policy` (undefined and null mean "no overrides"). The policy is read
-/// once, in JS (js/policy.js): whatever its getters or proxy traps throw rejects
+/// once, in JS (js/arguments.js): whatever its getters or proxy traps throw rejects
 /// the call there, and what reaches serde-wasm-bindgen is a plain copy of data.
 pub fn decode(policy: &JsValue) -> Result<Options, JsValue> {
     if policy.is_undefined() || policy.is_null() {

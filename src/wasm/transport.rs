@@ -55,9 +55,9 @@ pub struct FetchTransport {
     pub timeout_ms: f64,
     /// The whole call's limit.
     pub total_timeout_ms: f64,
-    /// The previous attempt's response, whose body is cancelled once the
-    /// core moves on to another attempt (so its connection is freed).
-    previous: Option<Response>,
+    /// The previous attempt's response and controller; the body is cancelled
+    /// once the core moves on to another attempt (so its connection is freed).
+    previous: Option<(Response, AbortController)>,
 }
 
 impl FetchTransport {
@@ -104,9 +104,14 @@ impl FetchTransport {
 
     /// Cancels the body of the last response, when the call ends without it.
     pub fn discard_previous(&mut self) {
-        if let Some(previous) = self.previous.take() {
+        if let Some((previous, _)) = self.previous.take() {
             discard(previous);
         }
+    }
+
+    /// The controller of the attempt whose response the call resolves with.
+    pub fn last_controller(&self) -> Option<&AbortController> {
+        self.previous.as_ref().map(|(_, controller)| controller)
     }
 
     /// The limit that applies and whether it is the whole call's.
@@ -160,7 +165,7 @@ impl Transport for FetchTransport {
             })
         };
         self.abort.set_current(Some(controller.clone()));
-        let signal = self.abort.attempt_signal(&controller);
+        let signal = controller.signal();
         let sent = match outgoing {
             Outgoing::Direct(input, init) => send_direct(input, init, &signal),
             Outgoing::Request(request) => send_request(&request, &signal),
@@ -187,7 +192,7 @@ impl Transport for FetchTransport {
                 } else {
                     None
                 };
-                self.previous = Some(response);
+                self.previous = Some((response, controller));
                 (
                     AttemptOutcome::Response {
                         status,

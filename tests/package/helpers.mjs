@@ -34,6 +34,22 @@ export function countListeners(signal) {
   return counter;
 }
 
+/**
+ * Runs full garbage collections until `done()` holds (finalizers run between them), at
+ * most `rounds` times; returns done(). Node exposes gc() to code once the flag is set.
+ */
+export async function collectUntil(done, rounds = 20) {
+  const { setFlagsFromString } = await import("node:v8");
+  const { runInNewContext } = await import("node:vm");
+  setFlagsFromString("--expose-gc");
+  const gc = runInNewContext("gc");
+  for (let i = 0; i < rounds && !done(); i++) {
+    gc();
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  return done();
+}
+
 /** A unique id per test, so server-side counts never mix. */
 export const uid = (name) => `${name}-${process.pid}-${Math.random().toString(36).slice(2)}`;
 

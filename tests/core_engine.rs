@@ -335,6 +335,23 @@ fn assert_released(reg: &RefCell<Registry>, origin: &str) {
     );
 }
 
+/// A GET to A with the default policy, events going to `on_event`.
+fn default_get_a(
+    reg: &RefCell<Registry>,
+    script: &mut Script<'_>,
+    clock: &Clock,
+    on_event: &mut dyn FnMut(&Event<'_>),
+) -> CallResult<u32> {
+    block_on(engine::run(
+        reg,
+        &Policy::default(),
+        get(A),
+        script,
+        clock,
+        on_event,
+    ))
+}
+
 fn done(output: u32, attempts: u32) -> CallResult<u32> {
     CallResult::Done { output, attempts }
 }
@@ -1169,14 +1186,7 @@ fn an_evicted_origin_does_not_break_a_call_in_flight() {
             reg.borrow_mut().with(B, |_, _| ());
         }
     };
-    let result = block_on(engine::run(
-        &reg,
-        &Policy::default(),
-        get(A),
-        &mut script,
-        &clock,
-        &mut on_event,
-    ));
+    let result = default_get_a(&reg, &mut script, &clock, &mut on_event);
     assert_eq!(result, done(2, 2));
 }
 
@@ -1239,14 +1249,7 @@ fn an_origin_about_to_be_retried_is_kept_through_the_events_too() {
             }
         }
     };
-    let result = block_on(engine::run(
-        &reg,
-        &Policy::default(),
-        get(A),
-        &mut script,
-        &clock,
-        &mut on_event,
-    ));
+    let result = default_get_a(&reg, &mut script, &clock, &mut on_event);
     assert_eq!(result, done(2, 2));
     let a = snapshot(&reg, A, clock.now_ms());
     assert_eq!(

@@ -659,13 +659,16 @@ impl Drop for AttemptGuard<'_> {
     }
 }
 
-enum Either<A, B> {
+/// Which of two raced futures finished first.
+pub(crate) enum Either<A, B> {
+    /// The first.
     Left(A),
+    /// The second.
     Right(B),
 }
 
 /// Awaits both futures and returns the first to finish (`a` wins a tie); the other is dropped.
-async fn race<A: Future, B: Future>(a: A, b: B) -> Either<A::Output, B::Output> {
+pub(crate) async fn race<A: Future, B: Future>(a: A, b: B) -> Either<A::Output, B::Output> {
     let mut a = pin!(a);
     let mut b = pin!(b);
     poll_fn(|cx| {

@@ -3,7 +3,10 @@
 //! really released), and the caller's abort routed to it.
 
 use std::cell::RefCell;
+use std::future::Future;
+use std::pin::Pin;
 use std::rc::Rc;
+use std::task::{Context, Poll, Waker};
 
 use gloo_timers::callback::Timeout;
 use wasm_bindgen::JsCast;
@@ -11,10 +14,10 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 use web_sys::{AbortController, Request, Response};
 
-use super::abort::AbortState;
+use super::abort::{AbortState, AbortWait};
 use super::bindings::{make_timeout_error, new_request, send_direct, send_request, status_of};
 use super::env::timer_ms;
-use crate::engine::{AttemptLimit, AttemptOutcome, Transport};
+use crate::engine::{AttemptLimit, AttemptOutcome, Either, Transport, race};
 
 /// Where each attempt's `Request` comes from.
 pub enum Source {
@@ -124,6 +127,37 @@ impl FetchTransport {
     }
 }
 
+/// Set by an attempt's timer when its limit runs out: the `TimeoutError`, and the
+/// attempt's waker.
+#[derive(Default)]
+struct TimedOut {
+    reason: RefCell<Option<JsValue>>,
+    waker: RefCell<Option<Waker>>,
+}
+
+impl TimedOut {
+    fn fire(&self, reason: JsValue) {
+        *self.reason.borrow_mut() = Some(reason);
+        if let Some(waker) = self.waker.borrow_mut().take() {
+            waker.wake();
+        }
+    }
+}
+
+/// Resolves once the attempt's timer has fired.
+struct TimedOutWait<'a>(&'a TimedOut);
+
+impl Future for TimedOutWait<'_> {
+    type Output = ();
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        if self.0.reason.borrow().is_some() {
+            return Poll::Ready(());
+        }
+        *self.0.waker.borrow_mut() = Some(cx.waker().clone());
+        Poll::Pending
+    }
+}
+
 /// Cancels a response body nobody will read; a failure to cancel is harmless.
 fn discard(response: Response) {
     if let Some(body) = response.body().filter(|b| !b.locked()) {
@@ -154,14 +188,14 @@ impl Transport for FetchTransport {
         };
         // The TimeoutError is made only when the timer fires: an Error costs a
         // stack capture, and almost every attempt ends before its limit.
-        let timed_out: Rc<RefCell<Option<JsValue>>> = Rc::new(RefCell::new(None));
+        let timed_out = Rc::new(TimedOut::default());
         let (deadline, limit_ms) = self.timeout_of(&limit);
         let timer = {
             let (controller, timed_out) = (controller.clone(), timed_out.clone());
             Timeout::new(timer_ms(limit.timeout_ms), move || {
                 let reason = make_timeout_error(deadline, limit_ms);
                 controller.abort_with_reason(&reason);
-                *timed_out.borrow_mut() = Some(reason);
+                timed_out.fire(reason);
             })
         };
         self.abort.set_current(Some(controller.clone()));
@@ -170,8 +204,17 @@ impl Transport for FetchTransport {
             Outgoing::Direct(input, init) => send_direct(input, init, &signal),
             Outgoing::Request(request) => send_request(&request, &signal),
         };
+        // The attempt ends when fetch settles, or when its limit runs out or the caller
+        // aborts, whichever comes first: a fetch that ignores its signal (a mock, a
+        // polyfill) cannot hold the call past its limit.
         let result = match sent {
-            Ok(promise) => JsFuture::from(promise).await,
+            Ok(promise) => {
+                let stop = race(TimedOutWait(&timed_out), AbortWait(self.abort.clone()));
+                match race(JsFuture::from(promise), stop).await {
+                    Either::Left(settled) => settled,
+                    Either::Right(_) => Err(JsValue::UNDEFINED),
+                }
+            }
             Err(e) => Err(e),
         };
         drop(timer);
@@ -202,7 +245,7 @@ impl Transport for FetchTransport {
                 )
             }
             Err(_) if self.abort.aborted() => (AttemptOutcome::Aborted, Err(self.abort.reason())),
-            Err(e) => match timed_out.borrow_mut().take() {
+            Err(e) => match timed_out.reason.take() {
                 Some(reason) => (AttemptOutcome::Timeout, Err(reason)),
                 None => match self.invalid_direct_request() {
                     // The caller's arguments, not the origin, are at fault: not

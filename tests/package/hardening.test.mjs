@@ -265,6 +265,28 @@ describe("bad input from callers: each field, before any request", () => {
     assert.equal((await resilientFetch(`${ORIGIN_A}/ok`)).status, 200, "the module still works");
   });
 
+  test("a fetch (mock or polyfill) that ignores its signal and never settles: limits and aborts still end the call", async () => {
+    const real = globalThis.fetch;
+    let calls = 0;
+    globalThis.fetch = () => { calls++; return new Promise(() => {}); };
+    try {
+      // Each attempt's limit, retried, then the last attempt's TimeoutError.
+      await assert.rejects(fresh().fetch(`${ORIGIN_A}/ok`, undefined, { timeoutMs: 30, retry: { baseDelayMs: 1 } }),
+        (e) => e instanceof TimeoutError && e.timeoutMs === 30);
+      assert.equal(calls, 3);
+      // The whole call's limit.
+      await assert.rejects(fresh().fetch(`${ORIGIN_A}/ok`, undefined, { timeoutMs: 10_000, totalTimeoutMs: 50 }),
+        (e) => e instanceof TimeoutError && e.timeoutMs === 50);
+      // The caller's abort.
+      const ac = new AbortController();
+      const p = fresh().fetch(`${ORIGIN_A}/ok`, { signal: ac.signal }, { timeoutMs: 10_000 });
+      setTimeout(() => ac.abort(), 20);
+      await assert.rejects(p, (e) => e.name === "AbortError");
+    } finally {
+      globalThis.fetch = real;
+    }
+  });
+
   test("random policies never crash the module: each is accepted or rejected with a TypeError/RangeError", async () => {
     let seed = 42;
     const rnd = () => { seed = (seed * 1103515245 + 12345) % 2 ** 31; return seed / 2 ** 31; };

@@ -610,8 +610,8 @@ impl<'a> AttemptGuard<'a> {
     ) -> (Option<Transition>, Option<WaitHold<'a>>) {
         self.finished = true;
         match self.release(failed, timed_out, now, hold) {
-            Some((transition, held)) => {
-                let hold = held.then_some(WaitHold {
+            Some(transition) => {
+                let hold = hold.then_some(WaitHold {
                     registry: self.registry,
                     origin: self.origin,
                     id: self.id,
@@ -622,15 +622,15 @@ impl<'a> AttemptGuard<'a> {
         }
     }
 
-    /// `None` if the origin's entry is gone; else the breaker transition and whether the
-    /// origin's `waiting` count was taken for the call.
+    /// `None` if the origin's entry is gone; else the breaker transition. With `hold`,
+    /// the origin's `waiting` count is taken for the call.
     fn release(
         &mut self,
         failed: Option<bool>,
         timed_out: bool,
         now: f64,
         hold: bool,
-    ) -> Option<(Option<Transition>, bool)> {
+    ) -> Option<Option<Transition>> {
         let mut registry = self.registry.try_borrow_mut().ok()?;
         // Gone if the origin was evicted meanwhile: then there is nothing to update.
         let state = registry.get_mut(self.origin, self.id)?;
@@ -643,11 +643,11 @@ impl<'a> AttemptGuard<'a> {
             None => {}
         }
         stats.timeouts += u64::from(timed_out);
-        let transition = self
-            .breaker
-            .take()
-            .and_then(|(policy, permit)| state.breaker.record(permit, failed, now, policy));
-        Some((transition, hold))
+        Some(
+            self.breaker
+                .take()
+                .and_then(|(policy, permit)| state.breaker.record(permit, failed, now, policy)),
+        )
     }
 }
 

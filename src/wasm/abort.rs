@@ -2,6 +2,7 @@
 //! the call settles, that aborts the attempt in flight and wakes any wait in
 //! progress; after the call, one link to the returned response's attempt while
 //! that response lives (js/arguments.js), so that aborting still stops its body.
+//! The waits use a one-shot [`Latch`] (the transport's timer too).
 
 use std::cell::{Cell, RefCell};
 use std::future::Future;
@@ -15,11 +16,46 @@ use web_sys::{AbortController, AbortSignal};
 
 use super::bindings::{abort_reason, keep_abortable};
 
+/// A one-shot event: once fired it stays fired, and every future waiting on it
+/// is woken.
+#[derive(Default)]
+pub struct Latch {
+    fired: Cell<bool>,
+    wakers: RefCell<Vec<Waker>>,
+}
+
+impl Latch {
+    /// Fires the latch and wakes its waiters.
+    pub fn fire(&self) {
+        self.fired.set(true);
+        for w in self.wakers.take() {
+            w.wake();
+        }
+    }
+
+    /// Whether it has fired.
+    pub fn is_fired(&self) -> bool {
+        self.fired.get()
+    }
+
+    /// Ready once fired; until then the task is woken when it fires.
+    pub fn poll_fired(&self, cx: &mut Context<'_>) -> Poll<()> {
+        if self.fired.get() {
+            return Poll::Ready(());
+        }
+        let mut wakers = self.wakers.borrow_mut();
+        if !wakers.iter().any(|w| w.will_wake(cx.waker())) {
+            wakers.push(cx.waker().clone());
+        }
+        Poll::Pending
+    }
+}
+
 /// Shared between the listener, the transport and the waits of one call.
 pub struct AbortState {
     signal: Option<AbortSignal>,
-    fired: Cell<bool>,
-    wakers: RefCell<Vec<Waker>>,
+    /// Fired by the listener when the caller aborts.
+    aborted: Latch,
     /// The controller of the attempt in flight, aborted with the caller's reason.
     current: RefCell<Option<AbortController>>,
 }
@@ -27,7 +63,7 @@ pub struct AbortState {
 impl AbortState {
     /// True once the caller's signal has aborted.
     pub fn aborted(&self) -> bool {
-        self.fired.get() || self.signal.as_ref().is_some_and(|s| s.aborted())
+        self.aborted.is_fired() || self.signal.as_ref().is_some_and(|s| s.aborted())
     }
 
     /// The caller's abort reason (what `fetch` rejects with).
@@ -52,12 +88,9 @@ impl AbortState {
     }
 
     fn fire(&self) {
-        self.fired.set(true);
+        self.aborted.fire();
         if let Some(c) = self.current.borrow_mut().take() {
             c.abort_with_reason(&self.reason());
-        }
-        for w in self.wakers.borrow_mut().drain(..) {
-            w.wake();
         }
     }
 }
@@ -74,8 +107,7 @@ impl AbortGuard {
     pub fn new(signal: Option<AbortSignal>) -> Self {
         let state = Rc::new(AbortState {
             signal,
-            fired: Cell::new(false),
-            wakers: RefCell::new(Vec::new()),
+            aborted: Latch::default(),
             current: RefCell::new(None),
         });
         let listener = state.signal.as_ref().map(|s| {
@@ -116,10 +148,6 @@ impl Future for AbortWait {
         if self.0.aborted() {
             return Poll::Ready(());
         }
-        let mut wakers = self.0.wakers.borrow_mut();
-        if !wakers.iter().any(|w| w.will_wake(cx.waker())) {
-            wakers.push(cx.waker().clone());
-        }
-        Poll::Pending
+        self.0.aborted.poll_fired(cx)
     }
 }

@@ -3,10 +3,8 @@
 //! really released), and the caller's abort routed to it.
 
 use std::cell::RefCell;
-use std::future::Future;
-use std::pin::Pin;
+use std::future::poll_fn;
 use std::rc::Rc;
-use std::task::{Context, Poll, Waker};
 
 use gloo_timers::callback::Timeout;
 use wasm_bindgen::JsCast;
@@ -14,7 +12,7 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 use web_sys::{AbortController, Request, Response};
 
-use super::abort::{AbortState, AbortWait};
+use super::abort::{AbortState, AbortWait, Latch};
 use super::bindings::{make_timeout_error, new_request, send_direct, send_request, status_of};
 use super::env::timer_ms;
 use crate::engine::{AttemptLimit, AttemptOutcome, Either, Transport, race};
@@ -127,34 +125,18 @@ impl FetchTransport {
     }
 }
 
-/// Set by an attempt's timer when its limit runs out: the `TimeoutError`, and the
-/// attempt's waker.
+/// Set by an attempt's timer when its limit runs out: the `TimeoutError`, and
+/// the latch the attempt waits on.
 #[derive(Default)]
 struct TimedOut {
     reason: RefCell<Option<JsValue>>,
-    waker: RefCell<Option<Waker>>,
+    fired: Latch,
 }
 
 impl TimedOut {
     fn fire(&self, reason: JsValue) {
         *self.reason.borrow_mut() = Some(reason);
-        if let Some(waker) = self.waker.borrow_mut().take() {
-            waker.wake();
-        }
-    }
-}
-
-/// Resolves once the attempt's timer has fired.
-struct TimedOutWait<'a>(&'a TimedOut);
-
-impl Future for TimedOutWait<'_> {
-    type Output = ();
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        if self.0.reason.borrow().is_some() {
-            return Poll::Ready(());
-        }
-        *self.0.waker.borrow_mut() = Some(cx.waker().clone());
-        Poll::Pending
+        self.fired.fire();
     }
 }
 
@@ -209,7 +191,8 @@ impl Transport for FetchTransport {
         // polyfill) cannot hold the call past its limit.
         let result = match sent {
             Ok(promise) => {
-                let stop = race(TimedOutWait(&timed_out), AbortWait(self.abort.clone()));
+                let limit_reached = poll_fn(|cx| timed_out.fired.poll_fired(cx));
+                let stop = race(limit_reached, AbortWait(self.abort.clone()));
                 match race(JsFuture::from(promise), stop).await {
                     Either::Left(settled) => settled,
                     Either::Right(_) => Err(JsValue::UNDEFINED),

@@ -40,7 +40,8 @@ unsafe extern "C" {
     pub fn make_bulkhead_full_error(origin: &str) -> JsValue;
 }
 
-// The caller's arguments, read in one call, and the fast path's send (js/arguments.js).
+// The caller's arguments, each read once (input and init, the signal, the policy),
+// and each attempt's send (js/arguments.js).
 #[wasm_bindgen(module = "/js/arguments.js")]
 unsafe extern "C" {
     /// `[init copy without signal, caller's signal, fast origin | null, fast method | null,
@@ -65,11 +66,6 @@ unsafe extern "C" {
     /// `fetch(request, { signal })`, the request's referrer and policy kept.
     #[wasm_bindgen(js_name = sendRequest, catch)]
     pub fn send_request(request: &web_sys::Request, signal: &JsValue) -> Result<Promise, JsValue>;
-}
-
-// The caller's signal: its reason, and its link to the returned response (js/arguments.js).
-#[wasm_bindgen(module = "/js/arguments.js")]
-unsafe extern "C" {
     /// The caller's abort reason: `signal.reason`, or an `AbortError` where a
     /// polyfilled signal has none.
     #[wasm_bindgen(js_name = abortReason)]
@@ -81,13 +77,9 @@ unsafe extern "C" {
         controller: &web_sys::AbortController,
         response: &JsValue,
     );
-}
-
-// The policy argument, read once in JS (js/arguments.js).
-#[wasm_bindgen(module = "/js/arguments.js")]
-unsafe extern "C" {
-    /// `[plain copy without onEvent, onEvent or undefined]`; throws a `TypeError`
-    /// naming the field for what no policy holds, and whatever a getter throws.
+    /// The policy argument, read once: `[plain copy without onEvent, onEvent or
+    /// undefined]`; throws a `TypeError` naming the field for what no policy holds,
+    /// and whatever a getter throws.
     #[wasm_bindgen(js_name = readPolicy, catch)]
     pub fn read_policy(policy: &JsValue) -> Result<js_sys::Array, JsValue>;
 }

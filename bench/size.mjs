@@ -40,19 +40,28 @@ const version = (name) =>
 
 const rows = [];
 
+/** A wasm library as a page ships it: the bundle of `entry`, plus the wasm file the glue fetches. */
+async function wasmPackage(name, wasmPath, entry) {
+  const wasm = readFileSync(wasmPath);
+  const js = await bundle(entry);
+  const jsRaw = await bundle(entry, false);
+  return {
+    name,
+    raw: wasm.length + jsRaw.length,
+    min: wasm.length + js.length,
+    gz: gzip(wasm) + gzip(js),
+    parts: { wasm, js, jsRaw },
+  };
+}
+
 // Ours.
 const pkgDir = join(here, "node_modules/resilient-fetch");
-const wasm = readFileSync(join(pkgDir, "web/resilient_fetch_bg.wasm"));
-const oursEntry = 'export { resilientFetch, ResilientClient } from "resilient-fetch";';
-const oursJs = await bundle(oursEntry);
-const oursJsRaw = await bundle(oursEntry, false);
-const ours = {
-  name: `resilient-fetch ${version("resilient-fetch")} (wasm + JS)`,
-  raw: wasm.length + oursJsRaw.length,
-  min: wasm.length + oursJs.length,
-  gz: gzip(wasm) + gzip(oursJs),
-  ours: true,
-};
+const ours = await wasmPackage(
+  `resilient-fetch ${version("resilient-fetch")} (wasm + JS)`,
+  join(pkgDir, "web/resilient_fetch_bg.wasm"),
+  'export { resilientFetch, ResilientClient } from "resilient-fetch";',
+);
+const { wasm, js: oursJs, jsRaw: oursJsRaw } = ours.parts;
 rows.push(ours);
 rows.push({ name: "  of which wasm (resilient_fetch_bg.wasm)", raw: wasm.length, min: wasm.length, gz: gzip(wasm), part: true });
 rows.push({ name: "  of which JS (browser.js + glue + errors)", raw: oursJsRaw.length, min: oursJs.length, gz: gzip(oursJs), part: true });
@@ -60,18 +69,12 @@ rows.push({ name: "  of which JS (browser.js + glue + errors)", raw: oursJsRaw.l
 // The stack's minimum (bench/stack-minimum, built by run.sh): the named crates doing the least a
 // resilient fetch does, with none of our logic. Once with the options decoded by
 // serde-wasm-bindgen, as ours are; once read with js_sys::Reflect instead, to show that cost.
-async function minimumRow(dir, name) {
-  const minimumWasm = readFileSync(join(dir, "stack_minimum_bg.wasm"));
-  const minimumEntry = `export { minimumFetch } from ${JSON.stringify(join(dir, "stack_minimum.js"))};`;
-  const minimumJs = await bundle(minimumEntry);
-  const minimumJsRaw = await bundle(minimumEntry, false);
-  return {
+const minimumRow = (dir, name) =>
+  wasmPackage(
     name,
-    raw: minimumWasm.length + minimumJsRaw.length,
-    min: minimumWasm.length + minimumJs.length,
-    gz: gzip(minimumWasm) + gzip(minimumJs),
-  };
-}
+    join(dir, "stack_minimum_bg.wasm"),
+    `export { minimumFetch } from ${JSON.stringify(join(dir, "stack_minimum.js"))};`,
+  );
 let minimum;
 let minimumReflect;
 if (process.env.BENCH_STACK_MINIMUM) {

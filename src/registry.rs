@@ -8,8 +8,9 @@
 //! closed breaker before an open one. Dropping a busy entry would hand its origin a fresh
 //! bulkhead while calls still hold slots of the old one, or forget the failures a call
 //! waiting to retry has just seen; dropping an open breaker forgets that the origin is
-//! down. Only when every entry is busy is the least recently used dropped anyway, so the
-//! bound always holds. The scan is O(n) but runs only when a new origin arrives at a full
+//! down. When every entry is busy none is dropped: the registry holds more than
+//! `maxOrigins` until entries fall idle, and the next new origin then brings it back to the
+//! bound. The scan is O(n) but runs only when a new origin arrives at a full
 //! registry (n ≤ `maxOrigins`, 1000 by default); every other lookup is O(log n) (adding or
 //! dropping an origin shifts the entries after it, a memmove of at most n entries).
 
@@ -243,18 +244,15 @@ impl Registry {
         at
     }
 
-    /// Drops one origin; false if there was none. The least recently used idle entry with a
-    /// closed breaker goes first, then the least recently used idle one; if none is idle,
-    /// the least recently used of all.
+    /// Drops one idle origin; false if none is idle. The least recently used idle entry
+    /// with a closed breaker goes first, then the least recently used idle one.
     fn evict_one(&mut self) -> bool {
         let victim = self
             .origins
             .iter()
             .enumerate()
-            .min_by_key(|(_, e)| {
-                let idle = e.state.is_idle();
-                (!idle, idle && !e.state.breaker.is_closed(), e.last_used)
-            })
+            .filter(|(_, e)| e.state.is_idle())
+            .min_by_key(|(_, e)| (!e.state.breaker.is_closed(), e.last_used))
             .map(|(at, _)| at);
         match victim {
             Some(at) => {
@@ -270,7 +268,7 @@ impl Registry {
 mod tests {
     use super::*;
     use crate::bulkhead::{Admission, BulkheadPermit};
-    use crate::policy::{BreakerPolicy, BulkheadPolicy};
+    use crate::policy::{BreakerMode, BreakerPolicy, BulkheadPolicy};
     use proptest::prelude::*;
 
     fn touch(r: &mut Registry, origin: &str) {
@@ -315,6 +313,7 @@ mod tests {
     fn reset_one_or_all() {
         let mut r = Registry::new(10);
         let p = BreakerPolicy {
+            mode: BreakerMode::Consecutive,
             failure_threshold: 1,
             ..BreakerPolicy::default()
         };
@@ -368,6 +367,7 @@ mod tests {
     fn snapshot_reports_breaker_state_lazily() {
         let mut r = Registry::new(10);
         let p = BreakerPolicy {
+            mode: BreakerMode::Consecutive,
             failure_threshold: 1,
             cooldown_ms: 100,
             ..BreakerPolicy::default()
@@ -401,6 +401,7 @@ mod tests {
 
     fn trip(r: &mut Registry, origin: &str) {
         let p = BreakerPolicy {
+            mode: BreakerMode::Consecutive,
             failure_threshold: 1,
             ..BreakerPolicy::default()
         };
@@ -472,20 +473,23 @@ mod tests {
     }
 
     #[test]
-    fn when_every_entry_is_busy_the_least_recently_used_goes() {
+    fn when_every_entry_is_busy_none_goes_and_the_bound_is_exceeded_until_one_is_idle() {
         let mut r = Registry::new(2);
-        let _a = hold_slot(&mut r, "a");
-        let _b = hold_slot(&mut r, "b");
-        touch(&mut r, "a");
-        touch(&mut r, "c");
-        assert_eq!(origins(&r), ["a", "c"], "the bound holds even so");
-        // Among busy entries an open breaker is no reason to stay: plain LRU.
-        let mut r = Registry::new(2);
-        let _a = hold_slot(&mut r, "a");
-        trip(&mut r, "a");
+        let a = hold_slot(&mut r, "a");
         let _b = hold_slot(&mut r, "b");
         touch(&mut r, "c");
-        assert_eq!(origins(&r), ["b", "c"]);
+        assert_eq!(
+            origins(&r),
+            ["a", "b", "c"],
+            "a busy origin keeps its bulkhead"
+        );
+        drop(a);
+        touch(&mut r, "d");
+        assert_eq!(
+            origins(&r),
+            ["b", "d"],
+            "back to the bound once entries are idle"
+        );
     }
 
     #[test]
@@ -550,15 +554,18 @@ mod tests {
                 };
                 let before = r.stats(0.0);
                 // What should go if the target is new to a full registry: the least recently
-                // used idle entry, closed breakers first; any entry if none is idle.
+                // used idle entry, closed breakers first; none if none is idle.
                 let rank = |s: &OriginSnapshot| {
                     let busy = s.stats.in_flight > 0 || s.bulkhead_active > 0 || s.bulkhead_queued > 0;
-                    // Among busy entries (all busy): plain LRU.
                     let open = !busy && s.breaker != BreakerState::Closed;
                     let age = recent.iter().position(|o| *o == s.origin);
                     (busy, open, age)
                 };
-                let expected_victim = before.iter().min_by_key(|s| rank(s)).map(|s| s.origin.clone());
+                let expected_victim = before
+                    .iter()
+                    .filter(|s| !rank(s).0)
+                    .min_by_key(|s| rank(s))
+                    .map(|s| s.origin.clone());
                 let any_idle = before.iter().any(|s| !rank(s).0);
                 match op {
                     Op::Touch(o) => touch(&mut r, &o.to_string()),
@@ -576,7 +583,6 @@ mod tests {
                     Op::Release(_) => {}
                     Op::Trip(o) => trip(&mut r, &o.to_string()),
                 }
-                prop_assert!(r.len() <= max as usize);
                 let after: Vec<String> = r.stats(0.0).into_iter().map(|s| s.origin).collect();
                 let evicted: Vec<&OriginSnapshot> =
                     before.iter().filter(|s| !after.contains(&s.origin)).collect();
@@ -585,11 +591,21 @@ mod tests {
                     continue;
                 };
                 let was_new = !before.iter().any(|s| s.origin == target);
-                if was_new && before.len() == max as usize {
-                    prop_assert_eq!(evicted.len(), 1);
-                    let gone = evicted[0];
-                    prop_assert!(!rank(gone).0 || !any_idle, "busy {:?} evicted while an idle entry existed", gone.origin);
-                    prop_assert_eq!(Some(&gone.origin), expected_victim.as_ref());
+                if was_new {
+                    // Back to the bound, unless every entry kept from before is busy.
+                    let kept_busy = before
+                        .iter()
+                        .filter(|s| after.contains(&s.origin) && rank(s).0)
+                        .count();
+                    prop_assert!(r.len() <= (max as usize).max(kept_busy + 1));
+                }
+                if was_new && before.len() >= max as usize && any_idle {
+                    prop_assert!(!evicted.is_empty());
+                    prop_assert!(evicted.iter().all(|s| !rank(s).0), "a busy entry was evicted");
+                    let first = expected_victim.as_ref();
+                    prop_assert!(evicted.iter().any(|s| Some(&s.origin) == first), "{:?} kept", first);
+                } else if was_new && before.len() >= max as usize {
+                    prop_assert!(evicted.is_empty(), "every entry was busy: none may go");
                 } else {
                     prop_assert!(evicted.is_empty());
                 }

@@ -23,28 +23,30 @@ pub enum Key {
     Given(String),
 }
 
-/// The key for a call: a header the caller set wins and is kept (whatever the policy);
-/// `Auto` adds a fresh key to POST and PATCH only; `Fixed` adds its key to any method;
-/// `Off` adds none.
+/// The key for a call: a header the caller set wins and is kept (whatever the policy),
+/// unless it is blank, which is no key at all (the request is sent as given and never
+/// repeated); `Auto` adds a fresh key to POST and PATCH where CORS lets it go
+/// (`cross_origin`: a browser request to another origin, whose server may refuse a
+/// preflight for the header); `On` adds it to POST and PATCH everywhere; `Fixed` adds its
+/// key to any method; `Off` adds none.
 pub fn choose(
     policy_key: &IdempotencyKey,
     method: &str,
     caller_header: Option<&str>,
+    cross_origin: bool,
 ) -> Option<KeyChoice> {
     if let Some(value) = caller_header {
-        return Some(KeyChoice {
+        return (!value.trim().is_empty()).then(|| KeyChoice {
             key: Key::Given(value.to_owned()),
             add_header: false,
         });
     }
+    let unsafe_method = method.eq_ignore_ascii_case("POST") || method.eq_ignore_ascii_case("PATCH");
     let key = match policy_key {
         IdempotencyKey::Off => return None,
-        IdempotencyKey::Auto
-            if method.eq_ignore_ascii_case("POST") || method.eq_ignore_ascii_case("PATCH") =>
-        {
-            Key::Generate
-        }
-        IdempotencyKey::Auto => return None,
+        IdempotencyKey::Auto if unsafe_method && !cross_origin => Key::Generate,
+        IdempotencyKey::On if unsafe_method => Key::Generate,
+        IdempotencyKey::Auto | IdempotencyKey::On => return None,
         IdempotencyKey::Fixed(key) => Key::Given(key.clone()),
     };
     Some(KeyChoice {
@@ -84,10 +86,16 @@ mod tests {
 
     #[test]
     fn auto_keys_post_and_patch_only() {
-        assert_eq!(choose(&IdempotencyKey::Auto, "POST", None), generated());
-        assert_eq!(choose(&IdempotencyKey::Auto, "patch", None), generated());
+        assert_eq!(
+            choose(&IdempotencyKey::Auto, "POST", None, false),
+            generated()
+        );
+        assert_eq!(
+            choose(&IdempotencyKey::Auto, "patch", None, false),
+            generated()
+        );
         for m in ["GET", "PUT", "DELETE", "HEAD", "OPTIONS"] {
-            assert_eq!(choose(&IdempotencyKey::Auto, m, None), None, "{m}");
+            assert_eq!(choose(&IdempotencyKey::Auto, m, None, false), None, "{m}");
         }
     }
 
@@ -96,7 +104,7 @@ mod tests {
         let fixed = IdempotencyKey::Fixed("order-42".into());
         for m in ["POST", "GET", "PUT"] {
             assert_eq!(
-                choose(&fixed, m, None),
+                choose(&fixed, m, None, false),
                 Some(KeyChoice {
                     key: Key::Given("order-42".into()),
                     add_header: true
@@ -107,7 +115,7 @@ mod tests {
 
     #[test]
     fn off_sends_none() {
-        assert_eq!(choose(&IdempotencyKey::Off, "POST", None), None);
+        assert_eq!(choose(&IdempotencyKey::Off, "POST", None, false), None);
     }
 
     #[test]
@@ -116,16 +124,51 @@ mod tests {
             key: Key::Given("mine".into()),
             add_header: false,
         });
-        assert_eq!(choose(&IdempotencyKey::Auto, "POST", Some("mine")), kept);
+        assert_eq!(
+            choose(&IdempotencyKey::Auto, "POST", Some("mine"), false),
+            kept
+        );
         assert_eq!(
             choose(
                 &IdempotencyKey::Fixed("policy".into()),
                 "POST",
-                Some("mine")
+                Some("mine"),
+                false
             ),
             kept
         );
-        assert_eq!(choose(&IdempotencyKey::Off, "POST", Some("mine")), kept);
+        assert_eq!(
+            choose(&IdempotencyKey::Off, "POST", Some("mine"), false),
+            kept
+        );
+    }
+
+    #[test]
+    fn a_blank_header_is_no_key() {
+        for blank in ["", "  ", "\t"] {
+            for policy in [
+                IdempotencyKey::Auto,
+                IdempotencyKey::On,
+                IdempotencyKey::Off,
+            ] {
+                assert_eq!(
+                    choose(&policy, "POST", Some(blank), false),
+                    None,
+                    "{blank:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn automatic_keys_stay_on_the_same_origin_unless_asked_for() {
+        assert_eq!(choose(&IdempotencyKey::Auto, "POST", None, true), None);
+        assert_eq!(choose(&IdempotencyKey::On, "POST", None, true), generated());
+        assert_eq!(choose(&IdempotencyKey::On, "GET", None, true), None);
+        let fixed = IdempotencyKey::Fixed("k".into());
+        assert!(choose(&fixed, "POST", None, true).is_some());
+        let mine = choose(&IdempotencyKey::Auto, "POST", Some("mine"), true);
+        assert_eq!(mine.map(|k| k.key), Some(Key::Given("mine".into())));
     }
 
     #[test]

@@ -283,6 +283,7 @@ mod tests {
 
     fn consecutive(threshold: u32) -> BreakerPolicy {
         BreakerPolicy {
+            mode: BreakerMode::Consecutive,
             failure_threshold: threshold,
             cooldown_ms: 1000,
             ..BreakerPolicy::default()

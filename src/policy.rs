@@ -18,8 +18,10 @@ pub mod defaults {
 
     /// Per-attempt timeout in ms (JS `timeoutMs`).
     pub const TIMEOUT_MS: u32 = 10_000;
-    /// Whole-call deadline in ms, attempts and waits included (JS `totalTimeoutMs`).
+    /// Whole-call deadline in ms, attempts, waits and reading the body included (JS `totalTimeoutMs`).
     pub const TOTAL_TIMEOUT_MS: u32 = 30_000;
+    /// Longest wait for the next chunk of a response body in ms (JS `bodyTimeoutMs`).
+    pub const BODY_TIMEOUT_MS: u32 = 10_000;
 
     /// Retries are on unless the policy says `retry: false`.
     pub const RETRY_ENABLED: bool = true;
@@ -38,12 +40,13 @@ pub mod defaults {
 
     /// The circuit breaker is on unless the policy says `breaker: false`.
     pub const BREAKER_ENABLED: bool = true;
-    /// When the breaker trips (JS `breaker.mode`).
-    pub const BREAKER_MODE: BreakerMode = BreakerMode::Consecutive;
+    /// When the breaker trips (JS `breaker.mode`), unless the policy names only the
+    /// other mode's fields (`failureThreshold` alone means "consecutive").
+    pub const BREAKER_MODE: BreakerMode = BreakerMode::FailureRate;
     /// Consecutive failures that open the breaker (JS `breaker.failureThreshold`).
     pub const FAILURE_THRESHOLD: u32 = 5;
     /// How long an open breaker rejects calls, in ms (JS `breaker.cooldownMs`).
-    pub const COOLDOWN_MS: u32 = 30_000;
+    pub const COOLDOWN_MS: u32 = 5_000;
     /// Concurrent trial calls while half-open (JS `breaker.halfOpenMaxCalls`).
     pub const HALF_OPEN_MAX_CALLS: u32 = 1;
     /// Failure share of the window that opens the breaker (JS `breaker.failureRateThreshold`).
@@ -51,11 +54,11 @@ pub mod defaults {
     /// Calls the window must hold before the rate counts (JS `breaker.minimumCalls`).
     pub const MINIMUM_CALLS: u32 = 10;
     /// What the failure-rate window spans (JS `breaker.windowType`).
-    pub const WINDOW_TYPE: WindowType = WindowType::Count;
+    pub const WINDOW_TYPE: WindowType = WindowType::Time;
     /// Calls in a count window (JS `breaker.windowSize`).
     pub const WINDOW_SIZE: u32 = 20;
     /// Span of a time window in ms (JS `breaker.windowMs`).
-    pub const WINDOW_MS: u32 = 10_000;
+    pub const WINDOW_MS: u32 = 30_000;
 
     /// The retry budget is on unless the policy says `retryBudget: false`.
     pub const RETRY_BUDGET_ENABLED: bool = true;
@@ -75,7 +78,7 @@ pub mod defaults {
     /// Calls waiting for a slot per origin (JS `bulkhead.maxQueue`).
     pub const MAX_QUEUE: u32 = 0;
 
-    /// Automatic keys for POST and PATCH (JS `idempotencyKey`).
+    /// Automatic keys for POST and PATCH, to the page's own origin only in browsers (JS `idempotencyKey`).
     pub const IDEMPOTENCY_KEY: IdempotencyKey = IdempotencyKey::Auto;
     /// Header that carries the key (JS `idempotencyHeader`).
     pub const IDEMPOTENCY_HEADER: &str = "Idempotency-Key";
@@ -93,6 +96,9 @@ pub struct Policy {
     pub timeout_ms: u32,
     /// Whole-call deadline in ms.
     pub total_timeout_ms: u32,
+    /// Longest wait for a body chunk in ms; `None` (`bodyTimeoutMs: false`) leaves the body
+    /// unbounded by this and by the deadline (streams).
+    pub body_timeout_ms: Option<u32>,
     /// Retry settings; `None` makes one attempt only.
     pub retry: Option<RetryPolicy>,
     /// Circuit breaker settings; `None` turns the breaker off.
@@ -195,8 +201,11 @@ pub struct BulkheadPolicy {
 pub enum IdempotencyKey {
     /// No key (`false`).
     Off,
-    /// A fresh UUID for POST and PATCH (`true`).
+    /// The default: a fresh UUID for POST and PATCH, where CORS lets it go (in a browser,
+    /// to the page's own origin only).
     Auto,
+    /// A fresh UUID for POST and PATCH, cross-origin too (`true`, given explicitly).
+    On,
     /// This key, for any method (a string).
     Fixed(String),
 }
@@ -206,6 +215,7 @@ impl Default for Policy {
         Policy {
             timeout_ms: defaults::TIMEOUT_MS,
             total_timeout_ms: defaults::TOTAL_TIMEOUT_MS,
+            body_timeout_ms: Some(defaults::BODY_TIMEOUT_MS),
             retry: defaults::RETRY_ENABLED.then(RetryPolicy::default),
             breaker: defaults::BREAKER_ENABLED.then(BreakerPolicy::default),
             retry_budget: defaults::RETRY_BUDGET_ENABLED.then(BudgetPolicy::default),
@@ -444,6 +454,7 @@ impl Policy {
             &[
                 "timeoutMs",
                 "totalTimeoutMs",
+                "bodyTimeoutMs",
                 "retry",
                 "breaker",
                 "retryBudget",
@@ -455,6 +466,21 @@ impl Policy {
         );
         let timeout_ms = c.int(&o, "timeoutMs", 1, MAX_MS, defaults::TIMEOUT_MS);
         let total_timeout_ms = c.int(&o, "totalTimeoutMs", 1, MAX_MS, defaults::TOTAL_TIMEOUT_MS);
+        let body_timeout_ms = match o.get("bodyTimeoutMs") {
+            Some(Value::Bool(false)) => None,
+            Some(Value::Number(_)) | None => {
+                Some(c.int(&o, "bodyTimeoutMs", 1, MAX_MS, defaults::BODY_TIMEOUT_MS))
+            }
+            Some(other) => {
+                c.fail(
+                    "bodyTimeoutMs".to_owned(),
+                    "an integer from 1 to 2147483647, or false",
+                    other,
+                    false,
+                );
+                None
+            }
+        };
         let retry = c
             .feature(&o, "retry", defaults::RETRY_ENABLED)
             .map(|m| retry_policy(&mut c, m));
@@ -470,6 +496,7 @@ impl Policy {
         let policy = Policy {
             timeout_ms,
             total_timeout_ms,
+            body_timeout_ms,
             retry,
             breaker,
             retry_budget,
@@ -585,12 +612,9 @@ fn breaker_policy(c: &mut Check, map: &Map) -> BreakerPolicy {
             "windowMs",
         ],
     );
+    let mode = breaker_mode(c, &o);
     let policy = BreakerPolicy {
-        mode: c
-            .choice(&o, "mode", &["consecutive", "failure-rate"])
-            .map_or(defaults::BREAKER_MODE, |i| {
-                [BreakerMode::Consecutive, BreakerMode::FailureRate][i]
-            }),
+        mode,
         failure_threshold: c.int(&o, "failureThreshold", 1, 1000, defaults::FAILURE_THRESHOLD),
         cooldown_ms: c.int(&o, "cooldownMs", 1, MAX_MS, defaults::COOLDOWN_MS),
         half_open_max_calls: c.int(
@@ -612,6 +636,47 @@ fn breaker_policy(c: &mut Check, map: &Map) -> BreakerPolicy {
     };
     reachable_minimum_calls(c, &policy);
     policy
+}
+
+/// The fields only the failure-rate mode reads.
+const RATE_FIELDS: [&str; 5] = [
+    "failureRateThreshold",
+    "minimumCalls",
+    "windowType",
+    "windowSize",
+    "windowMs",
+];
+
+/// The breaker's mode: as given; else the mode whose fields the policy names
+/// (`failureThreshold` alone keeps its meaning: consecutive failures); else the default.
+/// A field of the other mode is an error naming it, never silently ignored.
+fn breaker_mode(c: &mut Check, o: &Object) -> BreakerMode {
+    let given = c
+        .choice(o, "mode", &["consecutive", "failure-rate"])
+        .map(|i| [BreakerMode::Consecutive, BreakerMode::FailureRate][i]);
+    let threshold = o.get("failureThreshold");
+    let rate_field = RATE_FIELDS.iter().find_map(|k| o.get(k).map(|v| (*k, v)));
+    let mode = given.unwrap_or(match (threshold, rate_field) {
+        (Some(_), _) => BreakerMode::Consecutive,
+        (None, Some(_)) => BreakerMode::FailureRate,
+        _ => defaults::BREAKER_MODE,
+    });
+    let stray = match mode {
+        BreakerMode::Consecutive => rate_field,
+        BreakerMode::FailureRate => threshold.map(|v| ("failureThreshold", v)),
+    };
+    if let Some((key, value)) = stray {
+        let (expected, other) = match mode {
+            BreakerMode::Consecutive => ("\"failure-rate\"", "\"consecutive\""),
+            BreakerMode::FailureRate => ("\"consecutive\"", "\"failure-rate\""),
+        };
+        let mut message = String::from("a field of the ");
+        message.push_str(expected);
+        message.push_str(" mode only, absent when the breaker's mode is ");
+        message.push_str(other);
+        c.fail(o.path(key), &message, value, false);
+    }
+    mode
 }
 
 /// In failure-rate mode the window must be able to hold `minimumCalls` calls, or the
@@ -701,7 +766,7 @@ fn bulkhead_policy(c: &mut Check, map: &Map) -> BulkheadPolicy {
 fn idempotency_key(c: &mut Check, o: &Object) -> IdempotencyKey {
     match o.get("idempotencyKey") {
         None => defaults::IDEMPOTENCY_KEY,
-        Some(Value::Bool(true)) => IdempotencyKey::Auto,
+        Some(Value::Bool(true)) => IdempotencyKey::On,
         Some(Value::Bool(false)) => IdempotencyKey::Off,
         Some(Value::String(s))
             if (1..=255).contains(&s.len()) && s.bytes().all(|b| b.is_ascii_graphic()) =>
@@ -783,7 +848,7 @@ fn is_tchar(b: u8) -> bool {
 }
 
 /// Most fields one policy object has.
-const MAX_FIELDS: usize = 9;
+const MAX_FIELDS: usize = 10;
 
 /// The fields of one policy object, as given (`null` counts as absent).
 struct Object<'a> {
@@ -1160,6 +1225,7 @@ mod tests {
     fn defaults_are_the_documented_values() {
         let p = Policy::default();
         assert_eq!((p.timeout_ms, p.total_timeout_ms), (10_000, 30_000));
+        assert_eq!(p.body_timeout_ms, Some(10_000));
         let r = p.retry.expect("retry on by default");
         assert_eq!(
             (r.max_attempts, r.base_delay_ms, r.max_delay_ms),
@@ -1169,15 +1235,15 @@ mod tests {
         assert_eq!(r.retry_on, vec![408, 429, 500, 502, 503, 504]);
         assert_eq!(r.max_retry_after_ms, 30_000);
         let b = p.breaker.expect("breaker on by default");
-        assert_eq!(b.mode, BreakerMode::Consecutive);
+        assert_eq!(b.mode, BreakerMode::FailureRate);
         assert_eq!(
             (b.failure_threshold, b.cooldown_ms, b.half_open_max_calls),
-            (5, 30_000, 1)
+            (5, 5_000, 1)
         );
         assert_eq!((b.failure_rate_threshold, b.minimum_calls), (0.5, 10));
         assert_eq!(
             (b.window_type, b.window_size, b.window_ms),
-            (WindowType::Count, 20, 10_000)
+            (WindowType::Time, 20, 30_000)
         );
         let g = p.retry_budget.expect("budget on by default");
         assert_eq!(
@@ -1219,7 +1285,7 @@ mod tests {
             "timeoutMs": 1, "totalTimeoutMs": 2147483647,
             "retry": {"maxAttempts": 20, "baseDelayMs": 0, "maxDelayMs": 0, "jitter": "decorrelated",
                       "retryOn": [], "maxRetryAfterMs": 0},
-            "breaker": {"mode": "failure-rate", "failureThreshold": 1000, "cooldownMs": 1,
+            "breaker": {"mode": "failure-rate", "cooldownMs": 1,
                         "halfOpenMaxCalls": 1000, "failureRateThreshold": 1, "minimumCalls": 1000,
                         "windowType": "time", "windowSize": 1000, "windowMs": 1},
             "retryBudget": {"capacity": 7, "retryCost": 7, "timeoutRetryCost": 0, "noRetryIncrement": 3},
@@ -1231,6 +1297,7 @@ mod tests {
         let expected = Policy {
             timeout_ms: 1,
             total_timeout_ms: 2_147_483_647,
+            body_timeout_ms: Some(defaults::BODY_TIMEOUT_MS),
             retry: Some(RetryPolicy {
                 max_attempts: 20,
                 base_delay_ms: 0,
@@ -1241,7 +1308,7 @@ mod tests {
             }),
             breaker: Some(BreakerPolicy {
                 mode: BreakerMode::FailureRate,
-                failure_threshold: 1000,
+                failure_threshold: defaults::FAILURE_THRESHOLD,
                 cooldown_ms: 1,
                 half_open_max_calls: 1000,
                 failure_rate_threshold: 1.0,
@@ -1513,7 +1580,7 @@ mod tests {
     #[test]
     fn failure_rate_minimum_calls_must_fit_the_count_window() {
         // The default minimumCalls (10) cannot be reached in a window of 5 calls.
-        let e = err(json!({"breaker": {"mode": "failure-rate", "windowSize": 5}}));
+        let e = err(json!({"breaker": {"windowType": "count", "windowSize": 5}}));
         assert_eq!(
             e.message,
             "breaker.minimumCalls must be an integer from 1 to breaker.windowSize (5) (got 10)"
@@ -1523,10 +1590,10 @@ mod tests {
             ("breaker.minimumCalls", PolicyErrorKind::Range)
         );
         let e =
-            err(json!({"breaker": {"mode": "failure-rate", "windowSize": 20, "minimumCalls": 21}}));
+            err(json!({"breaker": {"windowType": "count", "windowSize": 20, "minimumCalls": 21}}));
         assert_eq!(e.path, "breaker.minimumCalls");
         let p =
-            parse(json!({"breaker": {"mode": "failure-rate", "windowSize": 5, "minimumCalls": 5}}))
+            parse(json!({"breaker": {"windowType": "count", "windowSize": 5, "minimumCalls": 5}}))
                 .expect("minimumCalls equal to windowSize is reachable");
         assert_eq!(
             p.breaker.map(|b| (b.window_size, b.minimum_calls)),
@@ -1555,16 +1622,64 @@ mod tests {
     }
 
     #[test]
-    fn minimum_calls_is_not_cross_checked_in_consecutive_mode() {
-        // The failure-rate fields are unused there; a later switch of mode is checked then.
-        assert!(parse(json!({"breaker": {"windowSize": 5}})).is_ok());
-        assert!(parse(json!({"breaker": {"windowType": "time", "minimumCalls": 10000}})).is_ok());
-        let client = input(json!({"breaker": {"windowSize": 5}}));
+    fn the_mode_follows_the_fields_given_and_the_other_modes_fields_are_refused() {
+        let mode = |v| parse(v).map(|p| p.breaker.map(|b| b.mode));
+        assert_eq!(
+            mode(json!({"breaker": {"failureThreshold": 3}})),
+            Ok(Some(BreakerMode::Consecutive)),
+            "failureThreshold alone keeps its meaning"
+        );
+        assert_eq!(
+            mode(json!({"breaker": {"minimumCalls": 4}})),
+            Ok(Some(BreakerMode::FailureRate))
+        );
+        assert_eq!(
+            mode(json!({"breaker": {"cooldownMs": 50}})),
+            Ok(Some(defaults::BREAKER_MODE))
+        );
+        let path = |v| parse(v).map(|_| ()).map_err(|e| e.path);
+        assert_eq!(
+            path(json!({"breaker": {"failureThreshold": 3, "failureRateThreshold": 0.5}})),
+            Err("breaker.failureRateThreshold".to_owned())
+        );
+        assert_eq!(
+            path(json!({"breaker": {"mode": "consecutive", "minimumCalls": 5}})),
+            Err("breaker.minimumCalls".to_owned())
+        );
+        assert_eq!(
+            path(json!({"breaker": {"mode": "failure-rate", "failureThreshold": 5}})),
+            Err("breaker.failureThreshold".to_owned())
+        );
+        let e = err(json!({"breaker": {"mode": "consecutive", "windowSize": 5}}));
+        assert_eq!(
+            e.message,
+            "breaker.windowSize must be a field of the \"failure-rate\" mode only, absent when \
+             the breaker's mode is \"consecutive\" (got a number)"
+        );
+        // A call's fields are merged over the client's before the mode is decided.
+        let client = input(json!({"breaker": {"failureThreshold": 3}}));
+        let call = input(json!({"breaker": {"cooldownMs": 10}}));
+        let merged = Policy::from_input(&client.merge(&call)).expect("valid");
+        assert_eq!(
+            merged.breaker.map(|b| b.mode),
+            Some(BreakerMode::Consecutive)
+        );
         let call = input(json!({"breaker": {"mode": "failure-rate"}}));
         assert_eq!(
             Policy::from_input(&client.merge(&call)).map_err(|e| e.path),
-            Err("breaker.minimumCalls".to_owned())
+            Err("breaker.failureThreshold".to_owned())
         );
+    }
+
+    #[test]
+    fn body_timeout_is_milliseconds_or_false() {
+        let body = |v| parse(json!({ "bodyTimeoutMs": v })).map(|p| p.body_timeout_ms);
+        assert_eq!(body(json!(1)), Ok(Some(1)));
+        assert_eq!(body(json!(false)), Ok(None));
+        for bad in [json!(0), json!(-1), json!(1.5), json!(true), json!("10")] {
+            let e = parse(json!({ "bodyTimeoutMs": bad })).expect_err("rejected");
+            assert_eq!(e.path, "bodyTimeoutMs", "{bad}");
+        }
     }
 
     #[test]
@@ -1588,7 +1703,12 @@ mod tests {
         );
         assert_eq!(
             parse(json!({"idempotencyKey": true})).map(|p| p.idempotency_key),
-            Ok(IdempotencyKey::Auto)
+            Ok(IdempotencyKey::On)
+        );
+        assert_eq!(
+            parse(json!({})).map(|p| p.idempotency_key),
+            Ok(IdempotencyKey::Auto),
+            "the default is not an explicit true (cross-origin keys in browsers)"
         );
         let long = "k".repeat(255);
         assert!(parse(json!({"idempotencyKey": long})).is_ok());

@@ -2,7 +2,7 @@
 //! `@default`; this test reads them and compares each with the one place the
 //! defaults are defined (`policy::defaults`), so the two cannot drift apart.
 
-use resilient_fetch::policy::{BreakerMode, WindowType, defaults as d};
+use resilient_fetch::policy::{BreakerMode, IdempotencyKey, WindowType, defaults as d};
 use std::collections::BTreeMap;
 
 /// "Interface.field" -> the text after `@default`, up to a parenthesis or the comment's end.
@@ -78,7 +78,20 @@ fn typescript_defaults_match_the_core() {
             "Policy.bulkhead",
             if d::BULKHEAD_ENABLED { "{}" } else { "false" }.into(),
         ),
-        ("Policy.idempotencyKey", "true".into()),
+        (
+            "Policy.idempotencyKey",
+            match d::IDEMPOTENCY_KEY {
+                IdempotencyKey::Auto => "automatic",
+                _ => "not the automatic key",
+            }
+            .into(),
+        ),
+        ("Policy.bodyTimeoutMs", d::BODY_TIMEOUT_MS.to_string()),
+        // Not a core value: the shell's, stated here once more.
+        (
+            "Policy.fetch",
+            "globalThis.fetch, looked up at each attempt".into(),
+        ),
         (
             "Policy.idempotencyHeader",
             format!("\"{}\"", d::IDEMPOTENCY_HEADER),

@@ -19,6 +19,13 @@ pub enum AttemptOutcome {
     Timeout,
     /// The caller aborted it.
     Aborted,
+    /// The call's own arguments or setup are at fault, not the origin: `fetch` refused
+    /// them, threw, or the call sends through itself. Neither retried nor held against
+    /// the breaker; the call rejects with that error.
+    InvalidRequest,
+    /// `fetch` resolved with something that is not a `Response` (a mock or polyfill): the
+    /// caller's setup is at fault. Neither retried nor held against the breaker.
+    InvalidResponse,
 }
 
 impl AttemptOutcome {
@@ -29,6 +36,8 @@ impl AttemptOutcome {
             AttemptOutcome::NetworkError => OutcomeKind::NetworkError,
             AttemptOutcome::Timeout => OutcomeKind::Timeout,
             AttemptOutcome::Aborted => OutcomeKind::Aborted,
+            AttemptOutcome::InvalidRequest => OutcomeKind::InvalidRequest,
+            AttemptOutcome::InvalidResponse => OutcomeKind::InvalidResponse,
         }
     }
 
@@ -38,6 +47,17 @@ impl AttemptOutcome {
             AttemptOutcome::Response { status, .. } => Some(*status),
             _ => None,
         }
+    }
+
+    /// Whether the attempt ended for a reason of the caller's (an abort, bad arguments or a
+    /// bad `fetch`): no verdict on the origin, no retry.
+    pub fn is_local(&self) -> bool {
+        matches!(
+            self,
+            AttemptOutcome::Aborted
+                | AttemptOutcome::InvalidRequest
+                | AttemptOutcome::InvalidResponse
+        )
     }
 }
 
@@ -50,13 +70,15 @@ pub fn is_idempotent_method(method: &str) -> bool {
 }
 
 /// What the breaker counts: `Some(true)` a failure (network error, timeout, 408, 429,
-/// status 500 and above), `Some(false)` a success (any other status), `None` for a caller
-/// abort, which counts as neither.
+/// status 500 and above), `Some(false)` a success (any other status), `None` for what is
+/// the caller's, not the origin's (an abort, bad arguments, a bad `fetch`).
 pub fn is_breaker_failure(outcome: &AttemptOutcome) -> Option<bool> {
     match outcome {
         AttemptOutcome::Response { status, .. } => Some(matches!(status, 408 | 429 | 500..)),
         AttemptOutcome::NetworkError | AttemptOutcome::Timeout => Some(true),
-        AttemptOutcome::Aborted => None,
+        AttemptOutcome::Aborted
+        | AttemptOutcome::InvalidRequest
+        | AttemptOutcome::InvalidResponse => None,
     }
 }
 
@@ -69,7 +91,7 @@ pub enum Verdict {
     Retry(RetryReason),
     /// A failure that will not be retried, for this reason.
     GiveUp(GiveUpReason),
-    /// The caller aborted: stop, without retrying.
+    /// The caller aborted, or its own setup failed the attempt: stop, without retrying.
     Aborted,
 }
 
@@ -79,7 +101,9 @@ pub enum Verdict {
 /// in `retry_on`.
 pub fn classify(outcome: &AttemptOutcome, retry: Option<&RetryPolicy>, safe: bool) -> Verdict {
     let reason = match outcome {
-        AttemptOutcome::Aborted => return Verdict::Aborted,
+        AttemptOutcome::Aborted
+        | AttemptOutcome::InvalidRequest
+        | AttemptOutcome::InvalidResponse => return Verdict::Aborted,
         AttemptOutcome::NetworkError => RetryReason::Network,
         AttemptOutcome::Timeout => RetryReason::Timeout,
         AttemptOutcome::Response { status, .. } => {

@@ -15,9 +15,11 @@
 //! aborts, or the call is dropped. No `RefCell` borrow is held across an `await` or while
 //! an event is delivered (`onEvent` may call back into the registry).
 //!
-//! An attempt whose limit was what was left of the total deadline and that timed out
-//! says nothing about the origin (the call ran out of time, not the server): it counts in
-//! `timeouts` but not as a breaker failure or success.
+//! A timeout counts against the origin's breaker when the attempt had at least half of
+//! the smaller of `timeoutMs` and `totalTimeoutMs` to answer. An attempt cut short by what
+//! was left of the call's deadline before that says nothing about the origin (the call ran
+//! out of its own time, not the server): it counts in `timeouts` only. So an origin that
+//! never answers trips the breaker under any ordering of the two limits.
 
 pub use crate::classify::AttemptOutcome;
 
@@ -61,9 +63,18 @@ pub const MIN_ATTEMPT_MS: f64 = 1.0;
 pub struct AttemptLimit {
     /// The attempt's time limit in ms: `timeoutMs`, or less if the deadline is nearer.
     pub timeout_ms: f64,
-    /// Whether this limit is what is left of the total deadline (not `timeoutMs`). A
-    /// timeout under such a limit is not held against the origin's breaker.
+    /// Whether this limit is what is left of the total deadline (not `timeoutMs`).
     pub is_deadline: bool,
+}
+
+impl AttemptLimit {
+    /// Whether a timeout under this limit is held against the origin: yes under
+    /// `timeoutMs`, and under the deadline's rest when that was at least half of the
+    /// smaller of `timeoutMs` and `totalTimeoutMs` (see the module docs).
+    pub fn timeout_counts(&self, policy: &Policy) -> bool {
+        let full = policy.timeout_ms.min(policy.total_timeout_ms);
+        !self.is_deadline || self.timeout_ms * 2.0 >= f64::from(full)
+    }
 }
 
 /// Sends one attempt. The transport enforces the limit itself and reports
@@ -200,9 +211,9 @@ pub async fn run<T: Transport, E: Env>(
         };
         let (outcome, output) = transport.send(attempt, limit).await;
         let end = env.now_ms();
-        let aborted = outcome == AttemptOutcome::Aborted || env.aborted();
+        let aborted = outcome.is_local() || env.aborted();
         // Cut short by the call's own deadline: no verdict on the origin.
-        let cut_by_deadline = limit.is_deadline && outcome == AttemptOutcome::Timeout;
+        let cut_by_deadline = outcome == AttemptOutcome::Timeout && !limit.timeout_counts(policy);
         let failed = if aborted || cut_by_deadline {
             None
         } else {

@@ -62,6 +62,14 @@ pub enum Event<'a> {
         /// Normalised origin.
         origin: &'a str,
     },
+    /// The body of the response a call resolved with was cut off: no chunk for
+    /// `bodyTimeoutMs`, or the call's deadline came while a read waited for one.
+    BodyTimeout {
+        /// The limit that ran out, in ms.
+        timeout_ms: f64,
+        /// Whether it was the call's deadline (`totalTimeoutMs`), not `bodyTimeoutMs`.
+        deadline: bool,
+    },
     /// The call ends with an answer not worth retrying that is not a failure (e.g. 200, 404).
     Success {
         /// Attempts made.
@@ -71,7 +79,7 @@ pub enum Event<'a> {
 
 impl Event<'_> {
     /// The event's JS name: `attemptStart`, `attemptEnd`, `retry`, `giveUp`,
-    /// `breakerTransition`, `shortCircuit`, `bulkheadRejected` or `success`.
+    /// `breakerTransition`, `shortCircuit`, `bulkheadRejected`, `bodyTimeout` or `success`.
     pub fn kind(&self) -> &'static str {
         match self {
             Event::AttemptStart { .. } => "attemptStart",
@@ -81,6 +89,7 @@ impl Event<'_> {
             Event::BreakerTransition { .. } => "breakerTransition",
             Event::ShortCircuit { .. } => "shortCircuit",
             Event::BulkheadRejected { .. } => "bulkheadRejected",
+            Event::BodyTimeout { .. } => "bodyTimeout",
             Event::Success { .. } => "success",
         }
     }
@@ -97,16 +106,23 @@ pub enum OutcomeKind {
     Timeout,
     /// The caller aborted it.
     Aborted,
+    /// `fetch` refused the call's arguments, threw, or the call sent through itself.
+    InvalidRequest,
+    /// `fetch` resolved with something that is not a `Response`.
+    InvalidResponse,
 }
 
 impl OutcomeKind {
-    /// JS name: `response`, `networkError`, `timeout` or `aborted`.
+    /// JS name: `response`, `networkError`, `timeout`, `aborted`, `invalidRequest` or
+    /// `invalidResponse`.
     pub fn as_str(self) -> &'static str {
         match self {
             OutcomeKind::Response => "response",
             OutcomeKind::NetworkError => "networkError",
             OutcomeKind::Timeout => "timeout",
             OutcomeKind::Aborted => "aborted",
+            OutcomeKind::InvalidRequest => "invalidRequest",
+            OutcomeKind::InvalidResponse => "invalidResponse",
         }
     }
 }

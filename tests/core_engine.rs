@@ -615,6 +615,57 @@ fn a_timeout_cut_by_the_deadline_does_not_count_against_the_breaker() {
 }
 
 #[test]
+fn a_black_holed_origin_trips_the_breaker_when_the_deadline_is_the_smaller_limit() {
+    // totalTimeoutMs < timeoutMs: every attempt's limit is the deadline, and an origin
+    // that never answers must still count as failing.
+    let clock = Clock::auto();
+    let reg = registry();
+    let p = policy(serde_json::json!({
+        "timeoutMs": 10000, "totalTimeoutMs": 150, "retry": false,
+        "breaker": {"failureThreshold": 2}
+    }));
+    for _ in 0..2 {
+        let mut script = Script::new(&clock, &[Step::Hang]);
+        let (result, _) = call(&reg, &p, get(A), &mut script);
+        assert_eq!(result, done(1, 1));
+        assert!(script.limits[0].is_deadline);
+    }
+    let s = snapshot(&reg, A, clock.now_ms());
+    assert_eq!((s.stats.failures, s.stats.timeouts), (2, 2));
+    assert_eq!(s.breaker, BreakerState::Open);
+    let mut script = Script::new(&clock, &[Step::Hang]);
+    let (result, _) = call(&reg, &p, get(A), &mut script);
+    assert!(
+        matches!(result, CallResult::ShortCircuited { .. }),
+        "{result:?}"
+    );
+    assert!(script.limits.is_empty(), "nothing sent while open");
+}
+
+#[test]
+fn a_deadline_limit_counts_from_half_the_smaller_limit() {
+    let p = policy(serde_json::json!({"timeoutMs": 1000, "totalTimeoutMs": 3000}));
+    let limit = |ms: f64| AttemptLimit {
+        timeout_ms: ms,
+        is_deadline: true,
+    };
+    assert!(limit(500.0).timeout_counts(&p), "half of timeoutMs counts");
+    assert!(
+        !limit(499.0).timeout_counts(&p),
+        "less says nothing about the origin"
+    );
+    let attempt = AttemptLimit {
+        timeout_ms: 1.0,
+        is_deadline: false,
+    };
+    assert!(attempt.timeout_counts(&p), "timeoutMs itself always counts");
+    let short = policy(serde_json::json!({"timeoutMs": 1000, "totalTimeoutMs": 200}));
+    assert!(limit(200.0).timeout_counts(&short));
+    assert!(limit(100.0).timeout_counts(&short));
+    assert!(!limit(99.0).timeout_counts(&short));
+}
+
+#[test]
 fn a_timeout_of_the_attempt_limit_still_counts_near_the_deadline() {
     // The deadline is near but the attempt's own timeoutMs is shorter: a real timeout.
     let clock = Clock::auto();
@@ -1567,7 +1618,7 @@ fn failure_rate_mode_opens_on_the_rate_of_the_window() {
     let reg = registry();
     let p = policy(serde_json::json!({
         "retry": false,
-        "breaker": {"mode": "failure-rate", "windowSize": 4, "minimumCalls": 4,
+        "breaker": {"mode": "failure-rate", "windowType": "count", "windowSize": 4, "minimumCalls": 4,
                     "failureRateThreshold": 0.5, "cooldownMs": 1000}
     }));
     // At most two failures in a row: consecutive mode (5) would never open.
@@ -1800,7 +1851,7 @@ proptest! {
             }
             CallResult::ShortCircuited { retry_after_ms } => {
                 prop_assert_eq!(before, Before::BreakerOpen);
-                prop_assert_eq!((sent, retry_after_ms), (0, 30_000.0));
+                prop_assert_eq!((sent, retry_after_ms), (0, 5_000.0));
                 prop_assert_eq!(&log.kinds, &["shortCircuit"]);
             }
             CallResult::BulkheadFull => {

@@ -1,8 +1,9 @@
 // The caller's arguments, read once, in JS, when the call is made (as fetch
 // reads them), so that the wasm shell gets what it needs in one call without
 // moving property names across the boundary: input and init, the caller's
-// signal (during the call and, for the returned body, after it), the policy;
-// and each attempt's send. (One module for all of it: every snippet is one more
+// signal, the policy; each attempt's send (through the client's `fetch` option or
+// the platform's fetch), calls that would send through themselves, install(), and
+// where automatic keys may go under CORS. (Few modules: every snippet is one more
 // module a page without a bundler loads.)
 // Keep the single `export { ... }` line last: the build turns it into
 // `module.exports` for the CommonJS copy.
@@ -13,14 +14,15 @@ const INIT_MEMBERS = ["body", "cache", "credentials", "duplex", "headers", "inte
 const STANDARD_METHODS = ["DELETE", "GET", "HEAD", "OPTIONS", "POST", "PUT"];
 
 /**
- * Reads `input` and `init` as fetch would, now. Returns
- * [init copy without its signal, the caller's signal or undefined,
- *  fast-path origin or null, fast-path method or null, body is a stream].
+ * Reads `input` and `init` as fetch would, now, for a call of client `client` (its id).
+ * Returns [init copy without its signal, the caller's signal or undefined,
+ *  fast-path origin or null, fast-path method or null, body is a stream,
+ *  the call's chain (see CHAINS)].
  * The copy keeps own enumerable properties (runtime extensions such as
  * Workers' `cf` or undici's `dispatcher`) and every standard member, inherited
  * or a getter; whatever a getter throws rejects the call, as with fetch.
  */
-function readArguments(input, init) {
+function readArguments(input, init, client) {
   const copy = {};
   if (init !== undefined && init !== null) {
     if (typeof init !== "object" && typeof init !== "function") throw new TypeError("init must be an object");
@@ -41,7 +43,85 @@ function readArguments(input, init) {
   if (isRequest) keepReferrer(copy, input);
   const stream = isA(copy.body, "ReadableStream");
   const fast = fastTarget(input, copy);
-  return [copy, signal, fast && fast[0], fast && fast[1], stream];
+  return [copy, signal, fast && fast[0], fast && fast[1], stream, chainOf(signal, client)];
+}
+
+// ---- calls that send through themselves. An attempt's signal is ours; a call
+// that arrives with it was made by the fetch one of our attempts called (a wrapper
+// of resilientFetch put on globalThis.fetch, say). Each such signal maps to the
+// chain of clients its call runs in: a client met twice in a chain would send
+// through itself for ever, so that call fails at once with a TypeError that
+// every outer attempt passes on (not retried, not held against the origin).
+const CHAINS = new WeakMap();
+const MAX_CHAIN = 8;
+const LOCAL_ERRORS = new WeakSet();
+
+/** The chain of a new call of `client`: its id alone, or the chain it was sent from plus it. */
+function chainOf(signal, client) {
+  const parent = signal === undefined ? undefined : CHAINS.get(signal);
+  if (parent === undefined) return client;
+  const chain = typeof parent === "number" ? [parent] : parent;
+  if (chain.includes(client) || chain.length >= MAX_CHAIN) {
+    const error = new TypeError("resilientFetch: the fetch it sends with calls back into the same client " +
+      "(is globalThis.fetch a wrapper of resilientFetch? use install(), or give the client a `fetch` option)");
+    LOCAL_ERRORS.add(error);
+    throw error;
+  }
+  return [...chain, client];
+}
+
+/** Whether a send failed for a reason of the caller's setup (a call that sends through itself). */
+function isLocalError(error) {
+  return typeof error === "object" && error !== null && LOCAL_ERRORS.has(error);
+}
+
+// ---- install(): a resilient wrapper on globalThis.fetch, sending through the
+// fetch that was there before. Clients without a `fetch` option look the global
+// up at each attempt; finding the wrapper, they use what it wraps instead.
+let INSTALLED = null; // { wrapper, original, client }
+
+/** The platform's fetch now: the global, or what install() wrapped. */
+function platformFetch() {
+  const f = globalThis.fetch;
+  return INSTALLED !== null && f === INSTALLED.wrapper ? INSTALLED.original : f;
+}
+
+/** Puts a wrapper sending through `client` on globalThis.fetch (replacing an earlier install). */
+function installFetch(client) {
+  const original = platformFetch();
+  if (typeof original !== "function") throw new TypeError("install(): there is no globalThis.fetch to wrap");
+  const wrapper = function fetch(input, init) { return client.fetch(input, init); };
+  const previous = INSTALLED;
+  INSTALLED = { wrapper, original, client };
+  globalThis.fetch = wrapper;
+  previous?.client.free();
+}
+
+/** Puts the original fetch back if the wrapper is still there; returns whether it did. */
+function uninstallFetch() {
+  if (INSTALLED === null || globalThis.fetch !== INSTALLED.wrapper) return false;
+  globalThis.fetch = INSTALLED.original;
+  INSTALLED.client.free();
+  INSTALLED = null;
+  return true;
+}
+
+// ---- where keys may go. In a browser page or worker a header that is not
+// CORS-safelisted makes a cross-origin request need a preflight the server may
+// refuse: automatic keys go to the page's own origin only. Server runtimes
+// (Node, Deno, Workers) have no CORS.
+let PAGE_ORIGIN;
+
+/** Whether a request to `origin` is cross-origin under CORS (false outside browsers). */
+function crossOrigin(origin) {
+  if (PAGE_ORIGIN === undefined) {
+    const location = globalThis.location;
+    const browser = typeof globalThis.Deno === "undefined" && typeof location === "object" && location !== null &&
+      (typeof globalThis.document === "object" || typeof globalThis.importScripts === "function" ||
+        typeof globalThis.WorkerGlobalScope === "function");
+    PAGE_ORIGIN = browser ? String(location.origin) : null;
+  }
+  return PAGE_ORIGIN !== null && origin !== PAGE_ORIGIN;
 }
 
 /** Whether `value` is a platform object of interface `name`, of this realm or another (an iframe's). */
@@ -120,10 +200,27 @@ function originOf(input) {
   return origin;
 }
 
+/**
+ * Calls `fetchFn` (undefined: the platform's fetch now) for one attempt whose signal is
+ * `signal`, in call chain `chain`. Whatever it returns becomes a promise (a mock may
+ * return a Response, undefined or a thenable); what it throws, the caller rejects with.
+ */
+function send(fetchFn, input, init, signal, chain) {
+  CHAINS.set(signal, chain);
+  const result = (fetchFn ?? platformFetch())(input, init);
+  return result instanceof Promise ? result : Promise.resolve(result);
+}
+
 /** One fast-path attempt: the same arguments, this attempt's signal. */
-function sendDirect(input, init, signal) {
+function sendDirect(fetchFn, input, init, signal, chain) {
   init.signal = signal;
-  return fetch(input, init);
+  return send(fetchFn, input, init, signal, chain);
+}
+
+/** A URL that is no server's (data:, blob:): sent as fetch would, once, with the caller's arguments. */
+function sendLocal(fetchFn, input, init) {
+  const result = (fetchFn ?? platformFetch())(input, init);
+  return result instanceof Promise ? result : Promise.resolve(result);
 }
 
 /**
@@ -143,47 +240,10 @@ function setOnlyHeader(init, name, value) {
 }
 
 /** One attempt of a built request (a clone per attempt), with this attempt's signal. */
-function sendRequest(request, signal) {
+function sendRequest(fetchFn, request, signal, chain) {
   const init = { signal };
   keepReferrer(init, request);
-  return fetch(request, init);
-}
-
-// ---- the caller's signal after the call: aborting it still stops the reading
-// of the returned response's body, as with fetch. Each attempt's fetch gets only
-// our own controller's signal; once the call resolves with a response, the
-// caller's signal is linked to that attempt's controller for as long as the
-// response lives (no AbortSignal.any: some runtimes keep every signal it ever
-// made on a long-lived source signal).
-
-/** What an aborted signal rejects with: its reason, or an AbortError where a polyfill has none. */
-function abortReason(signal) {
-  if (signal.reason !== undefined) return signal.reason;
-  if (typeof DOMException === "function") return new DOMException("This operation was aborted", "AbortError");
-  const error = new Error("This operation was aborted");
-  error.name = "AbortError";
-  return error;
-}
-
-// The response keeps its controller alive (and nothing else does); when the
-// response is collected, its listener leaves the caller's signal.
-const CONTROLLERS = new WeakMap();
-const UNLINK = typeof FinalizationRegistry === "function"
-  ? new FinalizationRegistry(({ signal, onAbort }) => signal.removeEventListener("abort", onAbort))
-  : null;
-
-/** Makes aborting `signal` abort `controller` (whose attempt gave `response`) while `response` lives. */
-function keepAbortable(signal, controller, response) {
-  if (signal.aborted) {
-    controller.abort(abortReason(signal));
-    return;
-  }
-  // Held weakly by the listener, strongly by the response only.
-  const target = typeof WeakRef === "function" ? new WeakRef(controller) : { deref: () => controller };
-  const onAbort = () => target.deref()?.abort(abortReason(signal));
-  signal.addEventListener("abort", onAbort, { once: true });
-  CONTROLLERS.set(response, controller);
-  UNLINK?.register(response, { signal, onAbort });
+  return send(fetchFn, request, init, signal, chain);
 }
 
 // ---- the policy argument: read once, in JS (getters and proxy traps run here,
@@ -196,9 +256,9 @@ const MAX_DEPTH = 4;
 const KINDS = "a number, string, boolean, array or plain object";
 
 /**
- * Returns [plain copy without onEvent, onEvent or undefined]. Throws a
- * TypeError naming the field for what no policy field takes: functions (but
- * onEvent), symbols, bigints, cycles and deeper nesting.
+ * Returns [plain copy without its functions, onEvent or undefined, fetch or undefined].
+ * Throws a TypeError naming the field for what no policy field takes: functions (but
+ * onEvent and fetch), symbols, bigints, cycles and deeper nesting.
  */
 function readPolicy(policy) {
   if (typeof policy !== "object" || Array.isArray(policy)) throw new TypeError("policy must be an object");
@@ -206,14 +266,21 @@ function readPolicy(policy) {
   if (onEvent !== undefined && onEvent !== null && typeof onEvent !== "function") {
     throw new TypeError("policy.onEvent must be a function");
   }
-  return [copyObject(policy, "", 1, [], "onEvent"), onEvent ?? undefined];
+  const fetchFn = policy.fetch;
+  if (fetchFn !== undefined && fetchFn !== null && typeof fetchFn !== "function") {
+    throw new TypeError("policy.fetch must be a function (the fetch to send with)");
+  }
+  return [copyObject(policy, "", 1, [], FUNCTIONS), onEvent ?? undefined, fetchFn ?? undefined];
 }
+
+// The policy fields that hold functions, taken out of the copy.
+const FUNCTIONS = ["onEvent", "fetch"];
 
 function copyObject(object, path, depth, ancestors, skip) {
   ancestors.push(object);
   const copy = {};
   for (const key of Object.keys(object)) {
-    if (key !== skip) copy[key] = copyValue(object[key], path ? `${path}.${key}` : key, depth, ancestors);
+    if (skip === null || !skip.includes(key)) copy[key] = copyValue(object[key], path ? `${path}.${key}` : key, depth, ancestors);
   }
   ancestors.pop();
   return copy;
@@ -242,4 +309,4 @@ function copyValue(value, path, depth, ancestors) {
   }
 }
 
-export { readArguments, readPolicy, abortReason, keepAbortable, sendDirect, setOnlyHeader, sendRequest, statusOf };
+export { readArguments, readPolicy, sendDirect, sendRequest, sendLocal, setOnlyHeader, statusOf, isLocalError, crossOrigin, installFetch, uninstallFetch };

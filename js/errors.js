@@ -60,14 +60,19 @@ function bare(make) {
     }
   }
 }
-function makeTimeoutError(deadline, timeoutMs) {
-  return bare(() => new TimeoutError(deadline
+// kind: 0 an attempt's timeoutMs, 1 the call's totalTimeoutMs, 2 bodyTimeoutMs between chunks
+function makeTimeoutError(kind, timeoutMs) {
+  return bare(() => new TimeoutError(kind === 1
     ? `resilientFetch: the call's deadline (totalTimeoutMs: ${timeoutMs} ms) ran out`
-    : `resilientFetch: the attempt timed out (timeoutMs: ${timeoutMs} ms)`, timeoutMs));
+    : kind === 2
+      ? `resilientFetch: the response body stalled (bodyTimeoutMs: ${timeoutMs} ms without a chunk)`
+      : `resilientFetch: the attempt timed out (timeoutMs: ${timeoutMs} ms)`, timeoutMs));
 }
-function makeCircuitOpenError(origin, retryAfterMs) {
-  return bare(() => new CircuitOpenError(`resilientFetch: the circuit breaker for ${origin} is open; nothing was sent `
-    + `(next probe in ${Math.ceil(retryAfterMs)} ms)`, origin, retryAfterMs));
+function makeCircuitOpenError(origin, retryAfterMs, halfOpen) {
+  return bare(() => new CircuitOpenError(halfOpen
+    ? `resilientFetch: the circuit breaker for ${origin} is half-open and its probes are in flight; nothing was sent`
+    : `resilientFetch: the circuit breaker for ${origin} is open; nothing was sent `
+      + `(next probe in ${Math.ceil(retryAfterMs)} ms)`, origin, retryAfterMs));
 }
 function makeBulkheadFullError(origin) {
   return bare(() => new BulkheadFullError(`resilientFetch: the bulkhead for ${origin} is full; nothing was sent`, origin));

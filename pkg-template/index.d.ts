@@ -1,5 +1,5 @@
 // ES module entry points (browser.js, node.mjs, deno.mjs, workerd.js).
-export { resilientFetch, ResilientClient, memoryBytes } from "./web/resilient_fetch.js";
+export { resilientFetch, ResilientClient, install, uninstall, memoryBytes } from "./web/resilient_fetch.js";
 export type {
   BreakerState, BreakerPolicy, BulkheadPolicy, ClientStats, OriginStats, Policy, ResilienceEvent,
   RetryBudgetPolicy, RetryPolicy,

@@ -2,5 +2,5 @@
 // loads itself.
 "use strict";
 const { TimeoutError, CircuitOpenError, BulkheadFullError } = require("./cjs/errors.js");
-const { resilientFetch, ResilientClient, memoryBytes } = require("./cjs/resilient_fetch.js");
-module.exports = { resilientFetch, ResilientClient, memoryBytes, TimeoutError, CircuitOpenError, BulkheadFullError };
+const { resilientFetch, ResilientClient, install, uninstall, memoryBytes } = require("./cjs/resilient_fetch.js");
+module.exports = { resilientFetch, ResilientClient, install, uninstall, memoryBytes, TimeoutError, CircuitOpenError, BulkheadFullError };

@@ -23,6 +23,20 @@ for target in web:web nodejs:cjs; do
   # Declaring [Symbol.dispose] needs TypeScript's esnext.disposable lib, which
   # most projects do not load; the method still exists at run time.
   sed -i '/^    \[Symbol\.dispose\](): void;$/d' "$out/resilient_fetch.d.ts"
+  # A client used after free(): a clear TypeError before anything reaches the wasm
+  # (wasm-bindgen would throw "null pointer passed to rust" from inside it).
+  glue="$out/resilient_fetch.js"
+  grep -q 'wasm\.resilientclient_[a-zA-Z]*(this\.__wbg_ptr' "$glue" || die "no client methods to guard in $glue"
+  sed -i -E 's/(wasm\.resilientclient_[a-zA-Z]+)\(this\.__wbg_ptr/\1(livePtr(this)/' "$glue"
+  cat >> "$glue" <<'JS'
+
+function livePtr(client) {
+    if (client.__wbg_ptr === 0) {
+        throw new TypeError("resilientFetch: this ResilientClient was freed (free(), or a using block ended); make a new one");
+    }
+    return client.__wbg_ptr;
+}
+JS
 done
 
 # The two runs emit the same wasm; ship it once and point the CommonJS glue at it.

@@ -1,8 +1,9 @@
-//! The caller's `AbortSignal`: one listener for the whole call, removed when
-//! the call settles, that aborts the attempt in flight and wakes any wait in
-//! progress; after the call, one link to the returned response's attempt while
-//! that response lives (js/arguments.js), so that aborting still stops its body.
-//! The waits use a one-shot [`Latch`] (the transport's timer too).
+//! The caller's `AbortSignal`: one watcher for the whole call (js/body.js keeps one
+//! listener per signal for all its watchers), removed when the call settles, that
+//! aborts the attempt in flight and wakes any wait in progress; after the call, the
+//! returned response's body stays linked to it (js/body.js). The waits use a one-shot
+//! [`Latch`] (the transport's timer too). A signal may be a polyfill's: every read of
+//! it goes through JS that cannot throw into the wasm.
 
 use std::cell::{Cell, RefCell};
 use std::future::Future;
@@ -12,9 +13,9 @@ use std::task::{Context, Poll, Waker};
 
 use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
-use web_sys::{AbortController, AbortSignal};
+use web_sys::AbortController;
 
-use super::bindings::{abort_reason, keep_abortable};
+use super::bindings::{abort_reason, is_aborted, unwatch_signal, watch_signal};
 
 /// A one-shot event: once fired it stays fired, and every future waiting on it
 /// is woken.
@@ -53,7 +54,7 @@ impl Latch {
 
 /// Shared between the listener, the transport and the waits of one call.
 pub struct AbortState {
-    signal: Option<AbortSignal>,
+    signal: Option<JsValue>,
     /// Fired by the listener when the caller aborts.
     aborted: Latch,
     /// The controller of the attempt in flight, aborted with the caller's reason.
@@ -63,7 +64,7 @@ pub struct AbortState {
 impl AbortState {
     /// True once the caller's signal has aborted.
     pub fn aborted(&self) -> bool {
-        self.aborted.is_fired() || self.signal.as_ref().is_some_and(|s| s.aborted())
+        self.aborted.is_fired() || self.signal.as_ref().is_some_and(is_aborted)
     }
 
     /// The caller's abort reason (what `fetch` rejects with).
@@ -73,13 +74,9 @@ impl AbortState {
             .map_or(JsValue::UNDEFINED, abort_reason)
     }
 
-    /// Once the call resolves with `response` (from the attempt `controller` ran):
-    /// aborting the caller's signal still stops the reading of its body, as with
-    /// `fetch`, for as long as the response lives (js/arguments.js).
-    pub fn keep_abortable(&self, controller: &AbortController, response: &JsValue) {
-        if let Some(signal) = &self.signal {
-            keep_abortable(signal, controller, response);
-        }
+    /// The caller's signal, or undefined.
+    pub fn signal(&self) -> JsValue {
+        self.signal.clone().unwrap_or(JsValue::UNDEFINED)
     }
 
     /// Makes `controller` the one a caller abort reaches (None when idle).
@@ -104,7 +101,7 @@ pub struct AbortGuard {
 
 impl AbortGuard {
     /// Listens on `signal` (if any) for the duration of one call.
-    pub fn new(signal: Option<AbortSignal>) -> Self {
+    pub fn new(signal: Option<JsValue>) -> Self {
         let state = Rc::new(AbortState {
             signal,
             aborted: Latch::default(),
@@ -117,8 +114,7 @@ impl AbortGuard {
                     state.fire();
                 }
             });
-            // An AbortSignal is an EventTarget; adding a listener cannot fail.
-            let _ = s.add_event_listener_with_callback("abort", closure.as_ref().unchecked_ref());
+            watch_signal(s, closure.as_ref().unchecked_ref());
             closure
         });
         AbortGuard { state, listener }
@@ -133,8 +129,7 @@ impl AbortGuard {
 impl Drop for AbortGuard {
     fn drop(&mut self) {
         if let (Some(signal), Some(closure)) = (&self.state.signal, &self.listener) {
-            let _ = signal
-                .remove_event_listener_with_callback("abort", closure.as_ref().unchecked_ref());
+            unwatch_signal(signal, closure.as_ref().unchecked_ref());
         }
     }
 }

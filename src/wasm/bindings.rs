@@ -29,31 +29,55 @@ pub fn new_request(input: &JsValue, init: &JsValue) -> Result<web_sys::Request, 
 // The package's error classes (js/errors.js), so `instanceof` works for users.
 #[wasm_bindgen(module = "/js/errors.js")]
 unsafe extern "C" {
-    /// A `TimeoutError`: of the whole call (`deadline`) or of one attempt.
+    /// A `TimeoutError` of one attempt (`kind` 0), of the whole call (1) or of a body
+    /// that stalled (2), for the limit `timeout_ms`.
     #[wasm_bindgen(js_name = makeTimeoutError)]
-    pub fn make_timeout_error(deadline: bool, timeout_ms: f64) -> JsValue;
-    /// A `CircuitOpenError` for `origin`.
+    pub fn make_timeout_error(kind: u8, timeout_ms: f64) -> JsValue;
+    /// A `CircuitOpenError` for `origin`; `half_open`: its probes are in flight.
     #[wasm_bindgen(js_name = makeCircuitOpenError)]
-    pub fn make_circuit_open_error(origin: &str, retry_after_ms: f64) -> JsValue;
+    pub fn make_circuit_open_error(origin: &str, retry_after_ms: f64, half_open: bool) -> JsValue;
     /// A `BulkheadFullError` for `origin`.
     #[wasm_bindgen(js_name = makeBulkheadFullError)]
     pub fn make_bulkhead_full_error(origin: &str) -> JsValue;
 }
 
 // The caller's arguments, each read once (input and init, the signal, the policy),
-// and each attempt's send (js/arguments.js).
+// each attempt's send, install() (js/arguments.js).
 #[wasm_bindgen(module = "/js/arguments.js")]
 unsafe extern "C" {
     /// `[init copy without signal, caller's signal, fast origin | null, fast method | null,
-    /// body is a stream]`. Throws what reading the init throws.
+    /// body is a stream, the call's chain]` for a call of client `client`. Throws what
+    /// reading the init throws, and a `TypeError` for a call that sends through itself.
     #[wasm_bindgen(js_name = readArguments, catch)]
-    pub fn read_arguments(input: &JsValue, init: &JsValue) -> Result<js_sys::Array, JsValue>;
-    /// `fetch(input, init)` with `init.signal = signal`.
+    pub fn read_arguments(
+        input: &JsValue,
+        init: &JsValue,
+        client: u32,
+    ) -> Result<js_sys::Array, JsValue>;
+    /// `fetch(input, init)` with `init.signal = signal`, through `fetch_fn` (undefined: the
+    /// platform's); a promise whatever it returns; throws what it throws.
     #[wasm_bindgen(js_name = sendDirect, catch)]
     pub fn send_direct(
+        fetch_fn: &JsValue,
         input: &JsValue,
         init: &JsValue,
         signal: &JsValue,
+        chain: &JsValue,
+    ) -> Result<Promise, JsValue>;
+    /// `fetch(request, { signal })`, the request's referrer and policy kept.
+    #[wasm_bindgen(js_name = sendRequest, catch)]
+    pub fn send_request(
+        fetch_fn: &JsValue,
+        request: &web_sys::Request,
+        signal: &JsValue,
+        chain: &JsValue,
+    ) -> Result<Promise, JsValue>;
+    /// `fetch(input, init)` as the caller gave them, for URLs that are no server's.
+    #[wasm_bindgen(js_name = sendLocal, catch)]
+    pub fn send_local(
+        fetch_fn: &JsValue,
+        input: &JsValue,
+        init: &JsValue,
     ) -> Result<Promise, JsValue>;
     /// Gives the fast path's init (which has no headers of the caller's) the one
     /// header `name: value`.
@@ -63,25 +87,56 @@ unsafe extern "C" {
     /// `Response` (a mock or polyfill may resolve with anything).
     #[wasm_bindgen(js_name = statusOf, catch)]
     pub fn status_of(response: &JsValue) -> Result<u16, JsValue>;
-    /// `fetch(request, { signal })`, the request's referrer and policy kept.
-    #[wasm_bindgen(js_name = sendRequest, catch)]
-    pub fn send_request(request: &web_sys::Request, signal: &JsValue) -> Result<Promise, JsValue>;
+    /// Whether a send failed for a reason of the caller's setup (a call sending through itself).
+    #[wasm_bindgen(js_name = isLocalError)]
+    pub fn is_local_error(error: &JsValue) -> bool;
+    /// Whether a request to `origin` is cross-origin under CORS (false outside browsers).
+    #[wasm_bindgen(js_name = crossOrigin)]
+    pub fn cross_origin(origin: &str) -> bool;
+    /// Puts a wrapper sending through `client` on `globalThis.fetch`.
+    #[wasm_bindgen(js_name = installFetch, catch)]
+    pub fn install_fetch(client: JsValue) -> Result<(), JsValue>;
+    /// Puts the original `fetch` back; false if the wrapper is no longer there.
+    #[wasm_bindgen(js_name = uninstallFetch)]
+    pub fn uninstall_fetch() -> bool;
+    /// The policy argument, read once: `[plain copy without functions, onEvent or
+    /// undefined, fetch or undefined]`; throws a `TypeError` naming the field for what no
+    /// policy holds, and whatever a getter throws.
+    #[wasm_bindgen(js_name = readPolicy, catch)]
+    pub fn read_policy(policy: &JsValue) -> Result<js_sys::Array, JsValue>;
+}
+
+// The caller's signal, and the response handed back (js/body.js).
+#[wasm_bindgen(module = "/js/body.js")]
+unsafe extern "C" {
     /// The caller's abort reason: `signal.reason`, or an `AbortError` where a
     /// polyfilled signal has none.
     #[wasm_bindgen(js_name = abortReason)]
-    pub fn abort_reason(signal: &web_sys::AbortSignal) -> JsValue;
-    /// Aborting `signal` aborts `controller` while `response` (its attempt's) lives.
-    #[wasm_bindgen(js_name = keepAbortable)]
-    pub fn keep_abortable(
-        signal: &web_sys::AbortSignal,
-        controller: &web_sys::AbortController,
+    pub fn abort_reason(signal: &JsValue) -> JsValue;
+    /// Whether `signal` has aborted (a getter that throws: not aborted).
+    #[wasm_bindgen(js_name = isAborted)]
+    pub fn is_aborted(signal: &JsValue) -> bool;
+    /// Calls `f` once when `signal` aborts; one listener per signal for all its watchers.
+    #[wasm_bindgen(js_name = watchSignal)]
+    pub fn watch_signal(signal: &JsValue, f: &js_sys::Function);
+    /// Stops calling `f` for `signal`.
+    #[wasm_bindgen(js_name = unwatchSignal)]
+    pub fn unwatch_signal(signal: &JsValue, f: &js_sys::Function);
+    /// The response handed back, its body bounded by `deadline` (performance.now() ms or
+    /// Infinity) and `idle_ms` (0: none) and stopped by `signal` (or undefined);
+    /// `expire(isDeadline, ms, origin, onEvent)` counts a cut and returns its error.
+    #[wasm_bindgen(js_name = guardResponse)]
+    pub fn guard_response(
         response: &JsValue,
-    );
-    /// The policy argument, read once: `[plain copy without onEvent, onEvent or
-    /// undefined]`; throws a `TypeError` naming the field for what no policy holds,
-    /// and whatever a getter throws.
-    #[wasm_bindgen(js_name = readPolicy, catch)]
-    pub fn read_policy(policy: &JsValue) -> Result<js_sys::Array, JsValue>;
+        controller: &web_sys::AbortController,
+        signal: &JsValue,
+        deadline: f64,
+        total_ms: f64,
+        idle_ms: f64,
+        expire: &js_sys::Function,
+        origin: &str,
+        on_event: &JsValue,
+    ) -> JsValue;
 }
 
 // Event and stats objects, built in one call each (js/objects.js).
@@ -103,7 +158,11 @@ unsafe extern "C" {
         retry_after: i32,
         from: i32,
         to: i32,
+        timeout_ms: f64,
     ) -> JsValue;
+    /// Calls `listener(event)`; what it throws, or the promise it returns rejects with, is dropped.
+    #[wasm_bindgen(js_name = callListener)]
+    pub fn call_listener(listener: &js_sys::Function, event: &JsValue);
     /// Adds one origin's stats to `out`.
     #[wasm_bindgen(js_name = addOriginStats)]
     pub fn add_origin_stats(

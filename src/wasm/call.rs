@@ -4,45 +4,82 @@
 
 use std::rc::Rc;
 
-use js_sys::{Function, Object};
-use wasm_bindgen::JsCast;
+use js_sys::{Function, Object, Promise};
 use wasm_bindgen::prelude::*;
-use web_sys::AbortSignal;
 
 use super::abort::AbortGuard;
 use super::bindings::{
-    abort_reason, make_bulkhead_full_error, make_circuit_open_error, make_timeout_error,
-    new_request, read_arguments, set_only_header,
+    abort_reason, cross_origin, guard_response, is_aborted, make_bulkhead_full_error,
+    make_circuit_open_error, make_timeout_error, new_request, performance_now, read_arguments,
+    send_local, set_only_header,
 };
 use super::client::ClientInner;
 use super::env::{JsEnv, random_bytes};
 use super::events::emit;
 use super::options::{check_scope, decode, policy_error};
 use super::transport::{FetchTransport, Source};
+use crate::breaker::BreakerState;
 use crate::engine::{self, Call, CallResult};
 use crate::idempotency::{self, Key, KeyChoice};
 use crate::policy::Policy;
 
-/// The registry key of a request: its origin as the platform's URL parser
-/// serialises it (lower-case host, default port dropped, IDNA applied), or,
-/// for URLs with an opaque origin (`data:`, `blob:`, `file:`), the scheme.
-pub fn origin_of(url: &str) -> Result<String, JsValue> {
-    let url = web_sys::Url::new(url)?;
-    let origin = url.origin();
-    Ok(if origin == "null" {
-        url.protocol()
-    } else {
-        origin
-    })
+/// Where a URL goes.
+pub enum Target {
+    /// A server: its origin as the platform's URL parser serialises it (lower-case
+    /// host, default port dropped, IDNA applied), the registry key.
+    Server(String),
+    /// A URL that is no server's (`data:`, `blob:`): fetched as with `fetch`, with no
+    /// breaker, budget, bulkhead or retry.
+    Local,
 }
 
 fn type_error(message: &str) -> JsValue {
     js_sys::TypeError::new(message).into()
 }
 
+/// Where `url` goes; a `TypeError` for schemes `fetch` does not send (ftp:, file:, ws:, ...).
+pub fn target_of(url: &str) -> Result<Target, JsValue> {
+    let url = web_sys::Url::new(url)?;
+    let scheme = url.protocol();
+    match scheme.as_str() {
+        "http:" | "https:" => Ok(Target::Server(url.origin())),
+        "data:" | "blob:" => Ok(Target::Local),
+        _ => {
+            let mut message = String::from("resilientFetch: ");
+            message.push_str(&scheme);
+            message.push_str(" URLs cannot be fetched (only http:, https:, data: and blob:)");
+            Err(type_error(&message))
+        }
+    }
+}
+
+/// The registry key named by `origin` (an origin or a URL of it), for `breakerState`
+/// and `reset`; a `TypeError` saying what an origin is for anything else.
+pub fn origin_key(origin: &JsValue) -> Result<String, JsValue> {
+    const WHAT: &str =
+        "an origin is scheme://host[:port] of an http: or https: URL, e.g. https://api.example.com";
+    let Some(text) = origin.as_string() else {
+        let mut message = String::from("resilientFetch: origin must be a string (");
+        message.push_str(WHAT);
+        message.push(')');
+        return Err(type_error(&message));
+    };
+    match target_of(&text) {
+        Ok(Target::Server(key)) => Ok(key),
+        _ => {
+            let mut message = String::from("resilientFetch: \"");
+            message.push_str(&text);
+            message.push_str("\" is not an origin or URL of one (");
+            message.push_str(WHAT);
+            message.push(')');
+            Err(type_error(&message))
+        }
+    }
+}
+
 /// A call ready to run: everything read from the caller's arguments at once,
 /// as `fetch` reads them before it returns.
-pub struct Prepared {
+pub struct Ready {
     client: Rc<ClientInner>,
     policy: Rc<Policy>,
     on_event: Option<Function>,
@@ -50,8 +87,16 @@ pub struct Prepared {
     method: String,
     key: Option<String>,
     replayable: bool,
-    source: Source,
+    transport: FetchTransport,
     guard: AbortGuard,
+}
+
+/// What `prepare` made of a call.
+pub enum Prepared {
+    /// A call to a server, to run through the core.
+    Run(Ready),
+    /// A URL that is no server's, already handed to `fetch`.
+    Local(Promise),
 }
 
 /// Reads and checks the caller's arguments (synchronously, like `fetch`): the
@@ -62,36 +107,44 @@ pub fn prepare(
     init: JsValue,
     policy: JsValue,
 ) -> Result<Prepared, JsValue> {
-    let (policy, on_event) = if policy.is_undefined() || policy.is_null() {
-        (client.validated.clone(), client.on_event.clone())
+    let (policy, on_event, fetch) = if policy.is_undefined() || policy.is_null() {
+        (
+            client.validated.clone(),
+            client.on_event.clone(),
+            client.fetch.clone(),
+        )
     } else {
         let options = decode(&policy)?;
         let merged = client.policy.merge(&options.input);
         let validated = Policy::from_input(&merged).map_err(|e| policy_error(&e))?;
         check_scope(&options.plain, true)?;
-        let on_event: Option<Function> = options.on_event.or_else(|| client.on_event.clone());
-        (Rc::new(validated), on_event)
+        let on_event = options.on_event.or_else(|| client.on_event.clone());
+        let fetch = options.fetch.or_else(|| client.fetch.clone());
+        (Rc::new(validated), on_event, fetch)
     };
+    let fetch: JsValue = fetch.map_or(JsValue::UNDEFINED, Into::into);
 
-    // [init copy without signal, caller's signal, fast origin, fast method, stream body]
-    let args = read_arguments(&input, &init)?;
-    let init: Object = args.get(0).unchecked_into();
+    // [init copy without signal, caller's signal, fast origin, fast method, stream body, chain]
+    let args = read_arguments(&input, &init, client.id)?;
+    let copy: Object = args.get(0).unchecked_into();
     // A signal of any realm, or a polyfill's: readArguments checked its shape.
-    let signal = Some(args.get(1))
-        .filter(|s| !s.is_undefined())
-        .map(JsCast::unchecked_into::<AbortSignal>);
-    if let Some(signal) = signal.as_ref().filter(|s| s.aborted()) {
+    let signal = Some(args.get(1)).filter(|s| !s.is_undefined());
+    if let Some(signal) = signal.as_ref().filter(|s| is_aborted(s)) {
         return Err(abort_reason(signal));
     }
     let replayable = !args.get(4).is_truthy();
+    let chain = args.get(5);
     // On the fast path the request is never built by us (fetch builds it), so
     // a call an open breaker rejects never pays for it.
     let fast = args.get(2).as_string().zip(args.get(3).as_string());
     let (request, origin, method) = match fast {
         Some((origin, method)) => (None, origin, method),
         None => {
-            let request = new_request(&input, &init)?;
-            let origin = origin_of(&request.url())?;
+            let request = new_request(&input, &copy)?;
+            let origin = match target_of(&request.url())? {
+                Target::Server(origin) => origin,
+                Target::Local => return send_local(&fetch, &input, &init).map(Prepared::Local),
+            };
             let method = request.method();
             (Some(request), origin, method)
         }
@@ -101,8 +154,16 @@ pub fn prepare(
     let existing = request
         .as_ref()
         .and_then(|r| r.headers().get(header).ok().flatten());
+    let unsafe_method = method.eq_ignore_ascii_case("POST") || method.eq_ignore_ascii_case("PATCH");
+    // Asked only where it matters: an automatic key for an unsafe request.
+    let cross = existing.is_none() && unsafe_method && cross_origin(&origin);
     // The key this call carries, if any: the caller's header, a given string, or a fresh UUID.
-    let key = match idempotency::choose(&policy.idempotency_key, &method, existing.as_deref()) {
+    let key = match idempotency::choose(
+        &policy.idempotency_key,
+        &method,
+        existing.as_deref(),
+        cross,
+    ) {
         None => None,
         Some(KeyChoice { key, add_header }) => {
             let key = match key {
@@ -119,7 +180,7 @@ pub fn prepare(
                 match &request {
                     Some(request) => request.headers().set(header, &key)?,
                     // The fast path's init has no headers of the caller's: ours is the only one.
-                    None => set_only_header(&init, header, &key),
+                    None => set_only_header(&copy, header, &key),
                 }
             }
             // Under mode "no-cors" the header cannot be set: then there is no key,
@@ -132,11 +193,19 @@ pub fn prepare(
     };
     let source = match request {
         Some(request) => Source::Template(request),
-        None => Source::Direct { input, init },
+        None => Source::Direct { input, init: copy },
     };
-
-    Ok(Prepared {
-        guard: AbortGuard::new(signal),
+    let guard = AbortGuard::new(signal);
+    let transport = FetchTransport::new(
+        source,
+        fetch,
+        chain,
+        replayable,
+        guard.state().clone(),
+        &policy,
+    );
+    Ok(Prepared::Run(Ready {
+        guard,
         client,
         policy,
         on_event,
@@ -144,13 +213,13 @@ pub fn prepare(
         method,
         key,
         replayable,
-        source,
-    })
+        transport,
+    }))
 }
 
 /// Runs a prepared call through the core's retry loop; resolves like `fetch`.
-pub async fn execute(call: Prepared) -> Result<JsValue, JsValue> {
-    let Prepared {
+pub async fn execute(call: Ready) -> Result<JsValue, JsValue> {
+    let Ready {
         client,
         policy,
         on_event,
@@ -158,27 +227,20 @@ pub async fn execute(call: Prepared) -> Result<JsValue, JsValue> {
         method,
         key,
         replayable,
-        source,
+        mut transport,
         guard,
     } = call;
-    let has_key = key.is_some();
+    let started = performance_now();
     let env = JsEnv {
         abort: guard.state().clone(),
     };
-    let mut transport = FetchTransport::new(
-        source,
-        replayable,
-        guard.state().clone(),
-        f64::from(policy.timeout_ms),
-        f64::from(policy.total_timeout_ms),
-    );
     let call = Call {
         origin: &origin,
         method: &method,
-        has_key,
+        has_key: key.is_some(),
         replayable,
     };
-    let mut on_event = |event: &crate::events::Event| {
+    let mut on_event_fn = |event: &crate::events::Event| {
         if let Some(f) = &on_event {
             emit(f, &origin, key.as_deref(), event);
         }
@@ -189,33 +251,62 @@ pub async fn execute(call: Prepared) -> Result<JsValue, JsValue> {
         call,
         &mut transport,
         &env,
-        &mut on_event,
+        &mut on_event_fn,
     )
     .await;
     let abort_reason = guard.state().reason();
-    match &result {
-        // The caller's signal keeps reaching the returned response's body.
+    let result = match result {
+        // The body stays bounded by the deadline and bodyTimeoutMs, and the caller's
+        // signal keeps reaching it (js/body.js).
         CallResult::Done {
             output: Ok(response),
-            ..
+            attempts,
         } => {
-            if let Some(controller) = transport.last_controller() {
-                guard.state().keep_abortable(controller, response);
+            let response = match transport.last_controller() {
+                Some(controller) => {
+                    let (deadline, idle_ms) = match policy.body_timeout_ms {
+                        Some(ms) => (started + f64::from(policy.total_timeout_ms), f64::from(ms)),
+                        None => (f64::INFINITY, 0.0),
+                    };
+                    let listener = on_event.as_ref().map_or(JsValue::UNDEFINED, JsValue::from);
+                    guard_response(
+                        &response,
+                        controller,
+                        &guard.state().signal(),
+                        deadline,
+                        f64::from(policy.total_timeout_ms),
+                        idle_ms,
+                        client.expire.as_ref().unchecked_ref(),
+                        &origin,
+                        &listener,
+                    )
+                }
+                None => response,
+            };
+            CallResult::Done {
+                output: Ok(response),
+                attempts,
             }
         }
-        _ => transport.discard_previous(),
-    }
+        other => {
+            transport.discard_previous();
+            other
+        }
+    };
     drop(guard);
 
     match result {
         CallResult::Done { output, .. } => output,
         CallResult::ShortCircuited { retry_after_ms } => {
-            Err(make_circuit_open_error(&origin, retry_after_ms))
+            let half_open = client.registry.try_borrow().is_ok_and(|r| {
+                r.breaker_state(&origin, performance_now()) == BreakerState::HalfOpen
+            });
+            Err(make_circuit_open_error(&origin, retry_after_ms, half_open))
         }
         CallResult::BulkheadFull => Err(make_bulkhead_full_error(&origin)),
         CallResult::Aborted => Err(abort_reason),
         CallResult::DeadlineExceeded => {
-            Err(make_timeout_error(true, f64::from(policy.total_timeout_ms)))
+            Err(make_timeout_error(1, f64::from(policy.total_timeout_ms)))
         }
     }
 }

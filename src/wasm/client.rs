@@ -1,23 +1,34 @@
 //! `ResilientClient` and the module-wide default client behind `resilientFetch`.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
 use js_sys::{Function, Object, Promise};
+use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::future_to_promise;
 
-use super::bindings::add_origin_stats;
-use super::call;
-use super::call::origin_of;
-use super::events::state_index;
+use super::bindings::{add_origin_stats, install_fetch, make_timeout_error, uninstall_fetch};
+use super::call::{self, Prepared, origin_key};
+use super::events::{emit, state_index};
 use super::options::{check_scope, decode, policy_error};
 use super::types::{FetchInit, FetchInput, PolicyArg};
+use crate::events::Event;
 use crate::policy::{Policy, PolicyInput};
 use crate::registry::Registry;
 
+/// Counts a body cut off after its call resolved (`bodyTimeout`): `(isDeadline, ms,
+/// origin, onEvent) -> TimeoutError`, called from js/body.js.
+type Expire = Closure<dyn Fn(bool, f64, String, JsValue) -> JsValue>;
+
 /// What a client owns: its policy, its per-origin state, its listener.
 pub struct ClientInner {
+    /// Tells this client's calls apart from others' in a chain of calls (js/arguments.js).
+    pub id: u32,
+    /// The client's `fetch` option: what it sends with (None: the platform's `fetch`).
+    pub fetch: Option<Function>,
+    /// Counts a body cut off after its call (see [`Expire`]).
+    pub expire: Expire,
     /// The client's policy as given; each call's policy is merged over it.
     pub policy: PolicyInput,
     /// The client's policy validated, used as is by calls that bring none
@@ -29,17 +40,54 @@ pub struct ClientInner {
     pub registry: RefCell<Registry>,
 }
 
+thread_local! {
+    static NEXT_ID: Cell<u32> = const { Cell::new(0) };
+}
+
 impl ClientInner {
-    fn new(policy: &JsValue) -> Result<Self, JsValue> {
+    fn new(policy: &JsValue) -> Result<Rc<Self>, JsValue> {
         let options = decode(policy)?;
         let validated = Policy::from_input(&options.input).map_err(|e| policy_error(&e))?;
         check_scope(&options.plain, false)?;
-        Ok(ClientInner {
-            registry: RefCell::new(Registry::new(validated.max_origins)),
-            validated: Rc::new(validated),
-            policy: options.input,
-            on_event: options.on_event,
-        })
+        let id = NEXT_ID.with(|n| {
+            n.set(n.get().wrapping_add(1));
+            n.get()
+        });
+        Ok(Rc::new_cyclic(|weak: &std::rc::Weak<ClientInner>| {
+            let weak = weak.clone();
+            let expire = Closure::new(
+                move |deadline: bool, ms: f64, origin: String, on_event: JsValue| {
+                    if let Some(client) = weak.upgrade() {
+                        client.count_body_timeout(&origin, ms, deadline, &on_event);
+                    }
+                    make_timeout_error(if deadline { 1 } else { 2 }, ms)
+                },
+            );
+            ClientInner {
+                id,
+                fetch: options.fetch,
+                expire,
+                registry: RefCell::new(Registry::new(validated.max_origins)),
+                validated: Rc::new(validated),
+                policy: options.input,
+                on_event: options.on_event,
+            }
+        }))
+    }
+
+    /// A response body of `origin` was cut off after its call resolved: a timeout in
+    /// `stats()` and a `bodyTimeout` event.
+    fn count_body_timeout(&self, origin: &str, ms: f64, deadline: bool, on_event: &JsValue) {
+        if let Ok(mut registry) = self.registry.try_borrow_mut() {
+            registry.with(origin, |_, s| s.stats.timeouts += 1);
+        }
+        if let Some(listener) = on_event.dyn_ref::<Function>() {
+            let event = Event::BodyTimeout {
+                timeout_ms: ms,
+                deadline,
+            };
+            emit(listener, origin, None, &event);
+        }
     }
 }
 
@@ -54,7 +102,7 @@ fn default_client() -> Result<Rc<ClientInner>, JsValue> {
         if let Some(client) = slot.as_ref() {
             return Ok(client.clone());
         }
-        let client = Rc::new(ClientInner::new(&JsValue::UNDEFINED)?);
+        let client = ClientInner::new(&JsValue::UNDEFINED)?;
         *slot = Some(client.clone());
         Ok(client)
     })
@@ -70,7 +118,8 @@ fn spawn(
     let init = init.map_or(JsValue::UNDEFINED, Into::into);
     let policy = policy.map_or(JsValue::UNDEFINED, Into::into);
     match call::prepare(client, input.into(), init, policy) {
-        Ok(prepared) => future_to_promise(call::execute(prepared)),
+        Ok(Prepared::Run(call)) => future_to_promise(call::execute(call)),
+        Ok(Prepared::Local(promise)) => promise,
         Err(error) => Promise::reject(&error),
     }
 }
@@ -103,9 +152,7 @@ impl ResilientClient {
     #[wasm_bindgen(constructor)]
     pub fn new(policy: Option<PolicyArg>) -> Result<ResilientClient, JsValue> {
         let inner = ClientInner::new(&policy.map_or(JsValue::UNDEFINED, Into::into))?;
-        Ok(ResilientClient {
-            inner: Rc::new(inner),
-        })
+        Ok(ResilientClient { inner })
     }
 
     /// `fetch` through this client; `policy` overrides the client's, field by field.
@@ -121,12 +168,16 @@ impl ResilientClient {
 
     /// The breaker state of `origin` (a URL or an origin): "closed", "open" or "half-open".
     #[wasm_bindgen(js_name = breakerState, unchecked_return_type = "BreakerState")]
-    pub fn breaker_state(&self, origin: &str) -> Result<String, JsValue> {
-        let key = origin_of(origin)?;
+    pub fn breaker_state(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string")] origin: JsValue,
+    ) -> Result<String, JsValue> {
+        let key = origin_key(&origin)?;
         let state = self
             .inner
             .registry
-            .borrow()
+            .try_borrow()
+            .map_err(|_| busy())?
             .breaker_state(&key, super::env::now());
         Ok(state.as_str().to_string())
     }
@@ -135,7 +186,11 @@ impl ResilientClient {
     #[wasm_bindgen(unchecked_return_type = "ClientStats")]
     pub fn stats(&self) -> JsValue {
         let out: JsValue = Object::new().into();
-        for snapshot in self.inner.registry.borrow().stats(super::env::now()) {
+        let snapshots = match self.inner.registry.try_borrow() {
+            Ok(registry) => registry.stats(super::env::now()),
+            Err(_) => Vec::new(),
+        };
+        for snapshot in snapshots {
             let s = &snapshot.stats;
             add_origin_stats(
                 &out,
@@ -155,14 +210,46 @@ impl ResilientClient {
     }
 
     /// Forgets the state of `origin`, or of every origin when none is given.
-    pub fn reset(&self, origin: Option<String>) -> Result<(), JsValue> {
-        let key = match origin {
-            Some(o) => Some(origin_of(&o)?),
-            None => None,
+    pub fn reset(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string | undefined")] origin: JsValue,
+    ) -> Result<(), JsValue> {
+        let key = match origin.is_undefined() || origin.is_null() {
+            false => Some(origin_key(&origin)?),
+            true => None,
         };
-        self.inner.registry.borrow_mut().reset(key.as_deref());
+        self.inner
+            .registry
+            .try_borrow_mut()
+            .map_err(|_| busy())?
+            .reset(key.as_deref());
         Ok(())
     }
+}
+
+/// The registry is in use further up the stack (a call back from inside the client).
+fn busy() -> JsValue {
+    js_sys::Error::new("resilientFetch: the client is busy; call again from outside this callback")
+        .into()
+}
+
+/// Puts a resilient wrapper on `globalThis.fetch` that sends through the `fetch` that
+/// was there before (an earlier install is replaced); returns the client it uses.
+#[wasm_bindgen]
+pub fn install(policy: Option<PolicyArg>) -> Result<ResilientClient, JsValue> {
+    let client = ResilientClient::new(policy)?;
+    let handle = ResilientClient {
+        inner: client.inner.clone(),
+    };
+    install_fetch(handle.into())?;
+    Ok(client)
+}
+
+/// Puts back the `fetch` that `install()` wrapped; false (and nothing changed) if
+/// `globalThis.fetch` is no longer the wrapper.
+#[wasm_bindgen]
+pub fn uninstall() -> bool {
+    uninstall_fetch()
 }
 
 /// Bytes of linear memory the module holds now (diagnostics: it grows with

@@ -4,7 +4,7 @@
 use js_sys::Function;
 use wasm_bindgen::JsValue;
 
-use super::bindings::make_event;
+use super::bindings::{call_listener, make_event};
 use crate::breaker::BreakerState;
 use crate::events::{Event, OutcomeKind};
 
@@ -23,6 +23,8 @@ fn outcome_index(outcome: OutcomeKind) -> i32 {
         OutcomeKind::NetworkError => 1,
         OutcomeKind::Timeout => 2,
         OutcomeKind::Aborted => 3,
+        OutcomeKind::InvalidRequest => 4,
+        OutcomeKind::InvalidResponse => 5,
     }
 }
 
@@ -33,6 +35,7 @@ pub fn to_js(origin: &str, key: Option<&str>, event: &Event) -> JsValue {
     let (mut k, mut attempt, mut attempts, mut outcome, mut status) = ("", -1, -1, -1, -1);
     let (mut duration, mut delay, mut reason, mut retry_after, mut from, mut to) =
         (-1.0, -1.0, "", -1, -1, -1);
+    let mut timeout = -1.0;
     match *event {
         Event::AttemptStart { attempt: a, .. } => {
             attempt = a as i32;
@@ -73,6 +76,13 @@ pub fn to_js(origin: &str, key: Option<&str>, event: &Event) -> JsValue {
         }
         Event::ShortCircuit { retry_after_ms, .. } => delay = retry_after_ms,
         Event::BulkheadRejected { .. } => {}
+        Event::BodyTimeout {
+            timeout_ms,
+            deadline,
+        } => {
+            timeout = timeout_ms;
+            reason = if deadline { "deadline" } else { "idle" };
+        }
         Event::Success { attempts: n } => attempts = n as i32,
     }
     make_event(
@@ -89,10 +99,11 @@ pub fn to_js(origin: &str, key: Option<&str>, event: &Event) -> JsValue {
         retry_after,
         from,
         to,
+        timeout,
     )
 }
 
-/// Calls `listener` with the event; whatever it throws is dropped.
+/// Calls `listener` with the event; whatever it throws, or its promise rejects with, is dropped.
 pub fn emit(listener: &Function, origin: &str, key: Option<&str>, event: &Event) {
-    let _ = listener.call1(&JsValue::UNDEFINED, &to_js(origin, key, event));
+    call_listener(listener, &to_js(origin, key, event));
 }

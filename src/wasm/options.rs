@@ -1,5 +1,5 @@
 //! JS policy objects into the core's [`PolicyInput`]: serde-wasm-bindgen does
-//! the decoding, the core validates; `onEvent` (a function) is taken here.
+//! the decoding, the core validates; `onEvent` and `fetch` (functions) are taken here.
 
 use js_sys::{Function, Reflect};
 use wasm_bindgen::JsCast;
@@ -15,6 +15,8 @@ pub struct Options {
     pub input: PolicyInput,
     /// The `onEvent` callback, if any.
     pub on_event: Option<Function>,
+    /// The `fetch` to send with, if any.
+    pub fetch: Option<Function>,
     /// The plain copy of the policy that was decoded (undefined when there was none).
     pub plain: JsValue,
 }
@@ -51,10 +53,11 @@ pub fn decode(policy: &JsValue) -> Result<Options, JsValue> {
     if policy.is_undefined() || policy.is_null() {
         return Ok(Options::default());
     }
-    // [plain copy without onEvent, onEvent or undefined]
+    // [plain copy without functions, onEvent or undefined, fetch or undefined]
     let read = read_policy(policy)?;
     let plain = read.get(0);
     let on_event = read.get(1).dyn_into::<Function>().ok();
+    let fetch = read.get(2).dyn_into::<Function>().ok();
     // The copy holds only what serde-wasm-bindgen decodes; the fields themselves are
     // checked, with their names, by the core.
     let input = serde_wasm_bindgen::from_value(plain.clone())
@@ -62,6 +65,7 @@ pub fn decode(policy: &JsValue) -> Result<Options, JsValue> {
     Ok(Options {
         input,
         on_event,
+        fetch,
         plain,
     })
 }

@@ -13,9 +13,12 @@ use wasm_bindgen_futures::JsFuture;
 use web_sys::{AbortController, Request, Response};
 
 use super::abort::{AbortState, AbortWait, Latch};
-use super::bindings::{make_timeout_error, new_request, send_direct, send_request, status_of};
+use super::bindings::{
+    is_local_error, make_timeout_error, new_request, send_direct, send_request, status_of,
+};
 use super::env::timer_ms;
 use crate::engine::{AttemptLimit, AttemptOutcome, Either, Transport, race};
+use crate::policy::Policy;
 
 /// Where each attempt's `Request` comes from.
 pub enum Source {
@@ -47,15 +50,19 @@ enum Outgoing<'a> {
 /// Sends the call's request, afresh for every attempt.
 pub struct FetchTransport {
     /// Where each attempt's request comes from.
-    pub source: Source,
+    source: Source,
+    /// The `fetch` to send with (undefined: the platform's, looked up at each attempt).
+    fetch: JsValue,
+    /// The chain of clients the call runs in (js/arguments.js), given to each attempt.
+    chain: JsValue,
     /// False when the body is a stream: then it is sent once, as is.
-    pub replayable: bool,
+    replayable: bool,
     /// The caller's signal.
-    pub abort: Rc<AbortState>,
+    abort: Rc<AbortState>,
     /// The policy's limits, for the timeout errors' messages.
-    pub timeout_ms: f64,
+    timeout_ms: f64,
     /// The whole call's limit.
-    pub total_timeout_ms: f64,
+    total_timeout_ms: f64,
     /// The previous attempt's response and controller; the body is cancelled
     /// once the core moves on to another attempt (so its connection is freed).
     previous: Option<(Response, AbortController)>,
@@ -65,17 +72,20 @@ impl FetchTransport {
     /// A transport for one call.
     pub fn new(
         source: Source,
+        fetch: JsValue,
+        chain: JsValue,
         replayable: bool,
         abort: Rc<AbortState>,
-        timeout_ms: f64,
-        total_timeout_ms: f64,
+        policy: &Policy,
     ) -> Self {
         FetchTransport {
             source,
+            fetch,
+            chain,
             replayable,
             abort,
-            timeout_ms,
-            total_timeout_ms,
+            timeout_ms: f64::from(policy.timeout_ms),
+            total_timeout_ms: f64::from(policy.total_timeout_ms),
             previous: None,
         }
     }
@@ -158,15 +168,15 @@ impl Transport for FetchTransport {
         if self.abort.aborted() {
             return (AttemptOutcome::Aborted, Err(self.abort.reason()));
         }
-        // A failure here is local, not the origin's: reported as `Aborted`, it is
-        // neither retried nor counted against the breaker, and the call rejects with it.
+        // A failure here is local, not the origin's: it is neither retried nor counted
+        // against the breaker, and the call rejects with it.
         let outgoing = match self.next_request() {
             Ok(o) => o,
-            Err(e) => return (AttemptOutcome::Aborted, Err(e)),
+            Err(e) => return (AttemptOutcome::InvalidRequest, Err(e)),
         };
         let controller = match AbortController::new() {
             Ok(c) => c,
-            Err(e) => return (AttemptOutcome::Aborted, Err(e)),
+            Err(e) => return (AttemptOutcome::InvalidRequest, Err(e)),
         };
         // The TimeoutError is made only when the timer fires: an Error costs a
         // stack capture, and almost every attempt ends before its limit.
@@ -175,7 +185,7 @@ impl Transport for FetchTransport {
         let timer = {
             let (controller, timed_out) = (controller.clone(), timed_out.clone());
             Timeout::new(timer_ms(limit.timeout_ms), move || {
-                let reason = make_timeout_error(deadline, limit_ms);
+                let reason = make_timeout_error(u8::from(deadline), limit_ms);
                 controller.abort_with_reason(&reason);
                 timed_out.fire(reason);
             })
@@ -183,8 +193,10 @@ impl Transport for FetchTransport {
         self.abort.set_current(Some(controller.clone()));
         let signal = controller.signal();
         let sent = match outgoing {
-            Outgoing::Direct(input, init) => send_direct(input, init, &signal),
-            Outgoing::Request(request) => send_request(&request, &signal),
+            Outgoing::Direct(input, init) => {
+                send_direct(&self.fetch, input, init, &signal, &self.chain)
+            }
+            Outgoing::Request(request) => send_request(&self.fetch, &request, &signal, &self.chain),
         };
         // The attempt ends when fetch settles, or when its limit runs out or the caller
         // aborts, whichever comes first: a fetch that ignores its signal (a mock, a
@@ -198,7 +210,12 @@ impl Transport for FetchTransport {
                     Either::Right(_) => Err(JsValue::UNDEFINED),
                 }
             }
-            Err(e) => Err(e),
+            // The fetch threw instead of returning a promise (a mock): the caller's setup.
+            Err(e) => {
+                drop(timer);
+                self.abort.set_current(None);
+                return (AttemptOutcome::InvalidRequest, Err(e));
+            }
         };
         drop(timer);
         self.abort.set_current(None);
@@ -209,7 +226,7 @@ impl Transport for FetchTransport {
                 // fault, not the origin; rejected with a TypeError, not retried.
                 let status = match status_of(&value) {
                     Ok(status) => status,
-                    Err(e) => return (AttemptOutcome::Aborted, Err(e)),
+                    Err(e) => return (AttemptOutcome::InvalidResponse, Err(e)),
                 };
                 let response: Response = value.clone().unchecked_into();
                 // Only statuses retryOn may list can be retried: only then is it read.
@@ -230,10 +247,12 @@ impl Transport for FetchTransport {
             Err(_) if self.abort.aborted() => (AttemptOutcome::Aborted, Err(self.abort.reason())),
             Err(e) => match timed_out.reason.take() {
                 Some(reason) => (AttemptOutcome::Timeout, Err(reason)),
+                // A call that sent through itself: passed on, not retried.
+                None if is_local_error(&e) => (AttemptOutcome::InvalidRequest, Err(e)),
                 None => match self.invalid_direct_request() {
                     // The caller's arguments, not the origin, are at fault: not
                     // retried, not held against the breaker, rejected with fetch's error.
-                    Some(error) => (AttemptOutcome::Aborted, Err(error)),
+                    Some(error) => (AttemptOutcome::InvalidRequest, Err(error)),
                     None => (AttemptOutcome::NetworkError, Err(e)),
                 },
             },

@@ -13,28 +13,40 @@ export type BreakerState = "closed" | "open" | "half-open";
 export interface Policy {
   /** Time limit of one attempt, in ms (1..=2147483647). Aborts that attempt's request. @default 10000 */
   timeoutMs?: number;
-  /** Time limit of the whole call, attempts and waits together, in ms (1..=2147483647). @default 30000 */
+  /**
+   * Time limit of the whole call in ms (1..=2147483647): attempts, waits, and reading the body
+   * of the response it resolves with (a read still waiting for data then rejects with a TimeoutError). @default 30000
+   */
   totalTimeoutMs?: number;
+  /**
+   * Longest wait for the next chunk of the response body, in ms (1..=2147483647); `false`: the body
+   * is bounded neither by this nor by totalTimeoutMs (server-sent events, long downloads). @default 10000
+   */
+  bodyTimeoutMs?: number | false;
   /** Retries of transient failures; `false` turns them off, `true` means the defaults. @default {} (all defaults) */
   retry?: boolean | RetryPolicy;
-  /** The per-origin circuit breaker; `false` turns it off. @default {} (consecutive mode, all defaults) */
+  /** The per-origin circuit breaker; `false` turns it off. @default {} (failure-rate mode, all defaults) */
   breaker?: boolean | BreakerPolicy;
   /** The per-origin retry budget (token bucket); `false` turns it off. @default {} (all defaults) */
   retryBudget?: boolean | RetryBudgetPolicy;
   /** The per-origin concurrency limit. @default false (off) */
   bulkhead?: boolean | BulkheadPolicy;
   /**
-   * `true`: an automatic UUID v4 key for POST and PATCH (same key on every retry);
-   * a string (1..=255 visible ASCII characters): this key, for any method; `false`: none.
-   * A header of that name set by the caller is always kept. @default true
+   * Unset: an automatic UUID v4 key for POST and PATCH (same key on every retry), in browsers only
+   * to the page's own origin (a cross-origin server may refuse the header's preflight);
+   * `true`: the same, cross-origin too; a string (1..=255 visible ASCII characters): this key,
+   * for any method; `false`: none. A header of that name set by the caller is kept (a blank one
+   * is no key: such a request is never repeated). @default automatic (same-origin in browsers)
    */
   idempotencyKey?: boolean | string;
   /** Name of the idempotency key header (an HTTP token, 1..=64 chars). @default "Idempotency-Key" */
   idempotencyHeader?: string;
   /** Most origins a client keeps state for; the least recently used is evicted (1..=1000000). @default 1000 */
   maxOrigins?: number;
-  /** Called with every event of the call. A throwing listener does not break the call. */
-  onEvent?: (event: ResilienceEvent) => void;
+  /** Called with every event of the call. A listener that throws or rejects does not break the call. */
+  onEvent?: (event: ResilienceEvent) => void | Promise<void>;
+  /** The fetch to send with. @default globalThis.fetch, looked up at each attempt (what install() wrapped, if installed) */
+  fetch?: (input: RequestInfo | URL, init?: RequestInit) => Promise<Response>;
 }
 
 export interface RetryPolicy {
@@ -53,11 +65,15 @@ export interface RetryPolicy {
 }
 
 export interface BreakerPolicy {
-  /** "consecutive": open after failureThreshold failures in a row; "failure-rate": open on a rate over a sliding window. @default "consecutive" */
+  /**
+   * "consecutive": open after failureThreshold failures in a row; "failure-rate": open on a rate over a
+   * sliding window. Unset: "consecutive" if failureThreshold is given, else "failure-rate". A field of
+   * the other mode is an error. @default "failure-rate"
+   */
   mode?: "consecutive" | "failure-rate";
-  /** Consecutive failures that open the breaker (1..=1000). @default 5 */
+  /** consecutive mode: failures in a row that open the breaker (1..=1000). @default 5 */
   failureThreshold?: number;
-  /** Time the breaker stays open before it lets probes through, in ms (1..=2147483647). @default 30000 */
+  /** Time the breaker stays open before it lets probes through, in ms (1..=2147483647). @default 5000 */
   cooldownMs?: number;
   /** Concurrent probes while half-open (1..=1000). @default 1 */
   halfOpenMaxCalls?: number;
@@ -65,11 +81,11 @@ export interface BreakerPolicy {
   failureRateThreshold?: number;
   /** failure-rate mode: calls the window must hold before it can open (1..=windowSize for a count window, 1..=1000 for a time window). @default 10 */
   minimumCalls?: number;
-  /** failure-rate mode: "count" (the last windowSize calls) or "time" (the last windowMs). @default "count" */
+  /** failure-rate mode: "count" (the last windowSize calls) or "time" (the last windowMs). @default "time" */
   windowType?: "count" | "time";
   /** failure-rate mode, count window: calls (1..=1000). @default 20 */
   windowSize?: number;
-  /** failure-rate mode, time window: ms (1..=2147483647). @default 10000 */
+  /** failure-rate mode, time window: ms (1..=2147483647). @default 30000 */
   windowMs?: number;
 }
 
@@ -94,7 +110,7 @@ export interface BulkheadPolicy {
 /** One event of a call, as given to `onEvent`. `type` tells which; the other fields depend on it. */
 export interface ResilienceEvent {
   type: "attemptStart" | "attemptEnd" | "retry" | "giveUp" | "breakerTransition" | "shortCircuit"
-    | "bulkheadRejected" | "success";
+    | "bulkheadRejected" | "bodyTimeout" | "success";
   /** The origin of the call, e.g. "http://127.0.0.1:8080". */
   origin: string;
   /** attemptStart, attemptEnd, retry: the attempt (from 1) the event is about; retry: the one about to start. */
@@ -103,8 +119,11 @@ export interface ResilienceEvent {
   idempotencyKey?: string;
   /** giveUp, success: attempts made. */
   attempts?: number;
-  /** attemptEnd: "response", "networkError", "timeout" or "aborted". */
-  outcome?: "response" | "networkError" | "timeout" | "aborted";
+  /**
+   * attemptEnd: "response", "networkError", "timeout", "aborted", "invalidRequest" (fetch refused the
+   * arguments or threw) or "invalidResponse" (fetch resolved with something that is not a Response).
+   */
+  outcome?: "response" | "networkError" | "timeout" | "aborted" | "invalidRequest" | "invalidResponse";
   /** attemptEnd: the response status, when there was a response. */
   status?: number;
   /** attemptEnd: how long the attempt took, in ms. */
@@ -114,9 +133,11 @@ export interface ResilienceEvent {
   /**
    * retry: what made the attempt worth retrying ("status", "network", "timeout");
    * giveUp: why the call stops ("maxAttempts", "budget", "deadline", "notRetryable", "unsafeMethod",
-   * "retryAfterTooLong", "breakerOpen").
+   * "retryAfterTooLong", "breakerOpen"); bodyTimeout: "idle" (bodyTimeoutMs) or "deadline" (totalTimeoutMs).
    */
   reason?: string;
+  /** bodyTimeout: the limit that ran out, in ms. */
+  timeoutMs?: number;
   /** retry: whether the wait came from the response's Retry-After. */
   retryAfter?: boolean;
   /** breakerTransition: the state left. */

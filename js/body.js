@@ -1,0 +1,266 @@
+// The caller's signal and the response handed back.
+//
+// Signals: one "abort" listener per caller signal, however many calls and responses
+// share it (fifty calls on one signal add one listener, so Node never warns about
+// listeners), removed when nothing watches the signal any more. A polyfilled signal
+// without removeEventListener keeps its one listener.
+//
+// Responses: the body of the response a call resolves with stays bounded after the
+// call: a read that waits for data past the call's deadline, or longer than
+// bodyTimeoutMs for the next chunk, rejects with a TimeoutError, and the attempt's
+// AbortController is aborted so the connection is released. Aborting the caller's
+// signal later still stops the body, for as long as the body (or the response) lives.
+// Timers run only while a read waits for data, so an unread body holds none.
+// The response keeps its identity (url, headers, instanceof Response): its prototype
+// becomes a subclass whose body getter and read methods go through the guard.
+// Keep the single `export { ... }` line last: the build turns it into
+// `module.exports` for the CommonJS copy.
+
+/** What an aborted signal rejects with: its reason, or an AbortError where a polyfill has none. */
+function abortReason(signal) {
+  let reason;
+  try { reason = signal.reason; } catch { /* a hostile getter: use the default */ }
+  if (reason !== undefined) return reason;
+  if (typeof DOMException === "function") return new DOMException("This operation was aborted", "AbortError");
+  const error = new Error("This operation was aborted");
+  error.name = "AbortError";
+  return error;
+}
+
+/** Whether `signal` has aborted; a getter that throws counts as not aborted. */
+function isAborted(signal) {
+  try { return signal.aborted === true; } catch { return false; }
+}
+
+// signal -> { set of functions to call on abort, the one listener }
+const WATCHERS = new WeakMap();
+
+/** Calls `fn()` once when `signal` aborts (unless unwatched first). */
+function watchSignal(signal, fn) {
+  let watcher = WATCHERS.get(signal);
+  if (watcher === undefined) {
+    const set = new Set();
+    const listener = () => {
+      for (const f of [...set]) {
+        try { f(); } catch { /* one watcher must not stop the others */ }
+      }
+    };
+    try {
+      signal.addEventListener("abort", listener, { once: true });
+    } catch {
+      return;
+    }
+    watcher = { set, listener };
+    WATCHERS.set(signal, watcher);
+  }
+  watcher.set.add(fn);
+}
+
+/** Stops calling `fn` for `signal`; the listener goes with the last watcher. */
+function unwatchSignal(signal, fn) {
+  const watcher = WATCHERS.get(signal);
+  if (watcher === undefined) return;
+  watcher.set.delete(fn);
+  if (watcher.set.size > 0 || typeof signal.removeEventListener !== "function") return;
+  WATCHERS.delete(signal);
+  try { signal.removeEventListener("abort", watcher.listener); } catch { /* nothing more to do */ }
+}
+
+// ---- the response handed back
+
+const Base = typeof Response === "function" ? Response : class {};
+const BODY = Object.getOwnPropertyDescriptor(Base.prototype, "body")?.get;
+const BODY_USED = Object.getOwnPropertyDescriptor(Base.prototype, "bodyUsed")?.get;
+// response -> { shared, wrapped: the guarded body or null, used }
+const GUARDS = new WeakMap();
+// When a body (and its response) is collected, its link leaves the caller's signal.
+const UNLINK = typeof FinalizationRegistry === "function"
+  ? new FinalizationRegistry(({ signal, fire }) => unwatchSignal(signal, fire))
+  : null;
+
+/** A function that aborts the guarded attempt, holding it only weakly. */
+function linkFire(ref, signal) {
+  return () => ref.deref()?.fail(abortReason(signal));
+}
+
+/** What a response and its clones share: the attempt, its limits, the failure once there is one. */
+class Shared {
+  constructor(controller, deadline, totalMs, idleMs, expire, origin, onEvent) {
+    this.controller = controller;
+    this.deadline = deadline;
+    this.totalMs = totalMs;
+    this.idleMs = idleMs;
+    this.expire = expire;
+    this.origin = origin;
+    this.onEvent = onEvent;
+    this.failed = undefined;
+  }
+
+  /** The read waiting for data ran out of time: counted, and the body ends with the TimeoutError. */
+  timeOut(isDeadline) {
+    if (this.failed !== undefined) return this.failed;
+    return this.fail(this.expire(isDeadline, isDeadline ? this.totalMs : this.idleMs,
+      this.origin, this.onEvent));
+  }
+
+  /** Ends the body with `reason` (once) and aborts the attempt. */
+  fail(reason) {
+    if (this.failed === undefined) {
+      this.failed = reason;
+      try { this.controller.abort(reason); } catch { /* already done */ }
+    }
+    return this.failed;
+  }
+}
+
+/**
+ * Returns `response` with its body bounded: `deadline` (performance.now() ms, or
+ * Infinity; the end of `totalMs` from the call's start), `idleMs` (0: none), and aborting `signal` (or undefined) stops it.
+ * `expire(isDeadline, ms, origin, onEvent)` counts the timeout and returns its TimeoutError.
+ */
+function guardResponse(response, controller, signal, deadline, totalMs, idleMs, expire, origin, onEvent) {
+  const limited = deadline !== Infinity || idleMs > 0;
+  if ((!limited && signal === undefined) || BODY === undefined || BODY.call(response) === null) {
+    return response;
+  }
+  const shared = new Shared(controller, deadline, totalMs, idleMs, expire, origin, onEvent);
+  if (signal !== undefined) {
+    if (isAborted(signal)) {
+      shared.fail(abortReason(signal));
+    } else {
+      // The signal holds the guard weakly; the response and its body hold it strongly.
+      const fire = linkFire(new WeakRef(shared), signal);
+      watchSignal(signal, fire);
+      UNLINK?.register(shared, { signal, fire });
+    }
+  }
+  Object.setPrototypeOf(response, GuardedResponse.prototype);
+  GUARDS.set(response, { shared, wrapped: null, used: false });
+  return response;
+}
+
+/** Schedules `fn` after `ms`; the timer does not keep Node or Deno alive by itself. */
+function timer(fn, ms) {
+  const id = setTimeout(fn, ms);
+  if (typeof id === "object" && typeof id?.unref === "function") id.unref();
+  return id;
+}
+
+/** The guarded body of `response` (made on first use), over the platform's. */
+function guardedBody(response, guard) {
+  const raw = BODY.call(response);
+  if (raw === null || guard.wrapped !== null) return guard.wrapped ?? raw;
+  const { shared } = guard;
+  let reader = null;
+  guard.wrapped = new ReadableStream({
+    pull(controller) {
+      guard.used = true;
+      if (shared.failed !== undefined) return Promise.reject(shared.failed);
+      reader ??= raw.getReader();
+      const now = performance.now();
+      const idleDue = shared.idleMs > 0 ? now + shared.idleMs : Infinity;
+      const isDeadline = shared.deadline <= idleDue;
+      const due = isDeadline ? shared.deadline : idleDue;
+      return new Promise((resolve, reject) => {
+        const t = due === Infinity ? undefined : timer(() => {
+          reject(shared.timeOut(isDeadline));
+        }, Math.max(0, due - now));
+        reader.read().then(({ done, value }) => {
+          clearTimeout(t);
+          if (done) controller.close(); else controller.enqueue(value);
+          resolve();
+        }, (e) => {
+          clearTimeout(t);
+          reject(shared.failed ?? e);
+        });
+      });
+    },
+    cancel(reason) {
+      return (reader ?? raw).cancel(reason);
+    },
+  }, { highWaterMark: 0 });
+  return guard.wrapped;
+}
+
+/** Every byte of the guarded body, as fetch's read methods take it. */
+async function readAll(response) {
+  if (response.bodyUsed) throw new TypeError("Body is unusable: Body has already been read");
+  const body = response.body;
+  if (body === null) return new Uint8Array(0);
+  const reader = body.getReader();
+  const chunks = [];
+  let length = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    chunks.push(value);
+    length += value.byteLength;
+  }
+  if (chunks.length === 1) return chunks[0];
+  const out = new Uint8Array(length);
+  let at = 0;
+  for (const c of chunks) { out.set(c, at); at += c.byteLength; }
+  return out;
+}
+
+class GuardedResponse extends Base {
+  get body() {
+    const guard = GUARDS.get(this);
+    return guard === undefined ? BODY.call(this) : guardedBody(this, guard);
+  }
+
+  get bodyUsed() {
+    return BODY_USED.call(this) || GUARDS.get(this)?.used === true;
+  }
+
+  async arrayBuffer() {
+    const bytes = await readAll(this);
+    return bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength
+      ? bytes.buffer : bytes.slice().buffer;
+  }
+
+  async bytes() {
+    return readAll(this);
+  }
+
+  async text() {
+    return new TextDecoder().decode(await readAll(this));
+  }
+
+  async json() {
+    return JSON.parse(await this.text());
+  }
+
+  async blob() {
+    return new Blob([await readAll(this)], { type: this.headers.get("content-type") ?? "" });
+  }
+
+  async formData() {
+    return new Base(await readAll(this), { headers: this.headers }).formData();
+  }
+
+  clone() {
+    const guard = GUARDS.get(this);
+    if (guard === undefined) return super.clone();
+    if (this.bodyUsed) throw new TypeError("Response.clone: Body has already been consumed.");
+    let copy;
+    if (guard.wrapped === null) {
+      copy = super.clone();
+    } else {
+      // The guarded body was handed out already: tee it, as fetch tees a body.
+      const [mine, theirs] = guard.wrapped.tee();
+      guard.wrapped = mine;
+      copy = new Base(theirs, { status: this.status, statusText: this.statusText, headers: this.headers });
+      Object.defineProperties(copy, {
+        url: { value: this.url }, redirected: { value: this.redirected }, type: { value: this.type },
+      });
+      GUARDS.set(copy, { shared: guard.shared, wrapped: theirs, used: false });
+      return Object.setPrototypeOf(copy, GuardedResponse.prototype);
+    }
+    GUARDS.set(copy, { shared: guard.shared, wrapped: null, used: false });
+    return Object.setPrototypeOf(copy, GuardedResponse.prototype);
+  }
+}
+if (typeof Base.prototype.bytes !== "function") delete GuardedResponse.prototype.bytes;
+
+export { abortReason, isAborted, watchSignal, unwatchSignal, guardResponse };

@@ -127,7 +127,10 @@ async fn breaker_opens_per_origin_and_short_circuits() {
             .expect("503 resolves");
         assert_eq!(res.status(), 503);
     }
-    assert_eq!(client.breaker_state(origin_a().into()).expect("origin"), "open");
+    assert_eq!(
+        client.breaker_state(origin_a().into()).expect("origin"),
+        "open"
+    );
     let err = settle(client.fetch(input(&url), None, None))
         .await
         .expect_err("short-circuits");
@@ -140,7 +143,10 @@ async fn breaker_opens_per_origin_and_short_circuits() {
         "nothing is sent while open"
     );
     // The other origin is untouched.
-    assert_eq!(client.breaker_state(origin_b().into()).expect("origin"), "closed");
+    assert_eq!(
+        client.breaker_state(origin_b().into()).expect("origin"),
+        "closed"
+    );
     let ok = settle(client.fetch(input(&format!("{}/ok", origin_b())), None, None))
         .await
         .expect("b works");

@@ -212,11 +212,11 @@ impl ResilientClient {
     /// Forgets the state of `origin`, or of every origin when none is given.
     pub fn reset(
         &self,
-        #[wasm_bindgen(unchecked_param_type = "string | undefined")] origin: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "string")] origin: Option<JsValue>,
     ) -> Result<(), JsValue> {
-        let key = match origin.is_undefined() || origin.is_null() {
-            false => Some(origin_key(&origin)?),
-            true => None,
+        let key = match origin.filter(|o| !o.is_null()) {
+            Some(origin) => Some(origin_key(&origin)?),
+            None => None,
         };
         self.inner
             .registry

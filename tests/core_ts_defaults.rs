@@ -154,3 +154,43 @@ fn typescript_defaults_match_the_core() {
         "a declared default is not checked: {declared:?}"
     );
 }
+
+/// The README's options table shows every default the TypeScript declarations state,
+/// with the same value.
+#[test]
+fn the_readme_table_shows_every_declared_default() {
+    let readme = include_str!("../README.md");
+    let mut rows = BTreeMap::new();
+    for line in readme.lines() {
+        let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+        if let [_, field, default, _, _] = cells[..]
+            && let Some(field) = field.strip_prefix('`').and_then(|f| f.strip_suffix('`'))
+        {
+            rows.insert(field.to_string(), default.trim_matches('`').to_string());
+        }
+    }
+    for (declared, value) in declared_defaults() {
+        let (interface, field) = declared.split_once('.').expect("Interface.field");
+        let path = match interface {
+            "Policy" => field.to_string(),
+            "RetryPolicy" => format!("retry.{field}"),
+            "BreakerPolicy" => format!("breaker.{field}"),
+            "RetryBudgetPolicy" => format!("retryBudget.{field}"),
+            "BulkheadPolicy" => format!("bulkhead.{field}"),
+            other => panic!("unknown interface {other}"),
+        };
+        let shown = rows
+            .get(&path)
+            .unwrap_or_else(|| panic!("{path} is not in the README's options table"));
+        let value = value.trim_matches('`');
+        let same = match path.as_str() {
+            // The declarations say more than the table's cell can.
+            "fetch" => shown == "globalThis.fetch",
+            _ => shown == value,
+        };
+        assert!(
+            same,
+            "{path}: README says {shown}, the declarations {value}"
+        );
+    }
+}

@@ -14,6 +14,15 @@
 //   /partial-headers?id=X&then=reset     half a header, then a reset (or then=hang: nothing more)
 //   /stalled-body?id=X                   200 and a first chunk, then the body never ends
 //   /slow?id=X&ms=N                      answers after N ms
+//   /trickle?id=X&chunks=N&everyMs=M&stallAfter=K
+//                                        200 and headers at once, then one chunk every M ms (the first at
+//                                        once), N chunks in all, then the end; with stallAfter, nothing
+//                                        more after K chunks and no end (the log entry counts `sent`)
+//   /redirect?id=X&to=PATH               302 to PATH (same origin)
+//   /strict-cors?id=X                    CORS that lists only content-type: OPTIONS (the preflight) 204 with
+//                                        access-control-allow-origin * and -allow-headers content-type;
+//                                        other methods 201 "created" with allow-origin *. Both are logged
+//                                        (a preflight's entry has `requestHeaders`, what it asked to send)
 //   /retry-after?id=X&value=V&code=503   first request: code + Retry-After: V (V "date:2" =
 //                                        an HTTP-date 2 s ahead, "date:-60" a minute ago), then 200
 //   /effect?id=X&drop=N&dropRate=P (POST) applies the effect once per Idempotency-Key, then drops the
@@ -25,7 +34,7 @@
 //   /chaos (GET/PUT JSON)                the origin's chaos settings for /api (the demo's controls)
 //   /api?id=G                            answers according to /chaos; a POST applies its effect once
 //                                        per Idempotency-Key (see /effects?id=G), even when it then fails
-// Every response allows CORS and exposes Retry-After.
+// Every response but /strict-cors's allows CORS and exposes Retry-After.
 import http from "node:http";
 
 import { fileURLToPath } from "node:url";
@@ -58,8 +67,33 @@ function createOrigin(name) {
     send(res, Number(code), "fault " + code);
   };
   const seen = (id) => (logs.get(id) || []).length;
+  // A log entry, as the other endpoints make theirs (below).
+  const newEntry = (req) => ({ method: req.method, key: req.headers["idempotency-key"] || null,
+    t: Date.now(), closedEarly: false, status: null, origin: name, headers: Object.keys(req.headers).sort(),
+    referer: req.headers.referer || null });
+  // Only content-type may be sent cross-origin: a request with any other
+  // non-safelisted header (an Idempotency-Key) fails its preflight in a browser.
+  const strictCors = (req, res) => {
+    const id = new URL(req.url, "http://127.0.0.1").searchParams.get("id");
+    const entry = record(id, newEntry(req));
+    res.on("close", () => { if (!res.writableFinished) entry.closedEarly = true; });
+    if (req.method === "OPTIONS") {
+      entry.requestHeaders = req.headers["access-control-request-headers"] || null;
+      entry.status = 204;
+      res.writeHead(204, { "access-control-allow-origin": "*", "access-control-allow-headers": "content-type",
+        "access-control-allow-methods": "GET, HEAD, POST, PUT, PATCH, DELETE" });
+      res.end();
+      return;
+    }
+    req.resume();
+    req.on("end", () => {
+      entry.status = 201;
+      send(res, 201, "created", { "access-control-allow-origin": "*" });
+    });
+  };
 
   return http.createServer((req, res) => {
+    if (req.url.startsWith("/strict-cors")) { strictCors(req, res); return; }
     res.setHeader("access-control-allow-origin", "*");
     res.setHeader("access-control-allow-headers", "*");
     res.setHeader("access-control-allow-methods", "GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS");
@@ -95,6 +129,29 @@ function createOrigin(name) {
         req.socket.write("HTTP/1.1 200 OK\r\nContent-Ty");
         if (q.get("then") !== "hang") setTimeout(() => req.socket.destroy(), 20);
         return;
+      case "/trickle": { // headers at once, then a chunk every everyMs, maybe stalling after stallAfter
+        record(id, entry).status = 200;
+        entry.sent = 0;
+        const chunks = Number(q.get("chunks") || 10);
+        const everyMs = Number(q.get("everyMs") || 50);
+        const stallAfter = q.has("stallAfter") ? Number(q.get("stallAfter")) : Infinity;
+        res.writeHead(200, { "content-type": "text/plain" });
+        let timer = null;
+        const next = () => {
+          timer = null;
+          if (res.destroyed) return;
+          if (entry.sent >= stallAfter) return; // stalled: no more chunks, no end
+          if (entry.sent >= chunks) { res.end(); return; }
+          res.write(`chunk ${entry.sent}\n`);
+          entry.sent++;
+          timer = setTimeout(next, everyMs);
+        };
+        res.on("close", () => { if (timer) clearTimeout(timer); });
+        next();
+        return;
+      }
+      case "/redirect": record(id, entry).status = 302;
+        send(res, 302, "", { location: q.get("to") || "/ok" }); return;
       case "/slow": record(id, entry);
         setTimeout(() => { entry.status = 200; send(res, 200, "slow"); }, Number(q.get("ms") || 1000)); return;
       case "/retry-after": {

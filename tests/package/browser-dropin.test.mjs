@@ -1,0 +1,182 @@
+// In headless Chromium, a plain page using the package's browser.js: a
+// cross-origin POST to a server whose CORS does not list Idempotency-Key
+// works as plain fetch does (no key added unless asked for); a same-origin
+// POST carries a key; the call's deadline bounds a stalled body. And in Node
+// (no CORS) a cross-origin POST still carries a key.
+import test, { after, before } from "node:test";
+import assert from "node:assert/strict";
+import fs from "node:fs";
+import http from "node:http";
+import path from "node:path";
+import { ORIGIN_A, SCRATCH, launchChromium, pageResult, uid } from "./helpers.mjs";
+import { ResilientClient } from "resilient-fetch";
+
+const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+
+/** The fault server's log for `id`. */
+async function logOf(origin, id) {
+  return (await fetch(`${origin}/log?id=${encodeURIComponent(id)}`)).json();
+}
+
+/** Polls the server log (bounded) until pred holds; returns the last log read. */
+async function waitLog(origin, id, pred, ms = 3000) {
+  const end = Date.now() + ms;
+  let log;
+  do {
+    log = await logOf(origin, id);
+    if (pred(log)) return log;
+    await new Promise((r) => setTimeout(r, 20));
+  } while (Date.now() < end);
+  return log;
+}
+
+// The page: imports the built package's browser.js as a plain module and runs
+// one case (?case=...), setting window.__result (or window.__error).
+const PAGE = `<!doctype html><meta charset="utf-8">
+<script type="module">
+import { ResilientClient, TimeoutError } from "/node_modules/resilient-fetch/browser.js";
+const q = new URLSearchParams(location.search);
+const A = q.get("a"), id = q.get("id");
+const settle = (p) => p.then(
+  (r) => ({ ok: true, status: r.status }),
+  (e) => ({ ok: false, typeError: e instanceof TypeError, name: e && e.name, message: String(e && e.message) }));
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const cases = {
+  async strictCors() {
+    const url = A + "/strict-cors?id=" + id;
+    const plain = await settle(fetch(url, { method: "POST", body: "x" }));
+    const client = new ResilientClient({ retry: { baseDelayMs: 1, maxDelayMs: 5 } });
+    const viaClient = await settle(client.fetch(url, { method: "POST", body: "x" }));
+    return { plain, viaClient, state: client.breakerState(A) };
+  },
+  async explicitKey() {
+    const client = new ResilientClient({ retry: { baseDelayMs: 1, maxDelayMs: 5 } });
+    const r = await settle(client.fetch(A + "/strict-cors?id=" + id, { method: "POST", body: "x" }, { idempotencyKey: true }));
+    return { r };
+  },
+  async sameOrigin() {
+    const client = new ResilientClient();
+    const res = await client.fetch("/echo-key", { method: "POST", body: "x" });
+    return { status: res.status, echoed: await res.json() };
+  },
+  async stalledBody() {
+    const client = new ResilientClient({ retry: false });
+    const t0 = performance.now();
+    const res = await client.fetch(A + "/stalled-body?id=" + id, undefined, { totalTimeoutMs: 1000 });
+    const outcome = await Promise.race([
+      res.text().then(() => "resolved", (e) => e),
+      sleep(3000).then(() => "still pending after 3 s"),
+    ]);
+    return {
+      status: res.status,
+      isTimeoutError: outcome instanceof TimeoutError,
+      outcome: typeof outcome === "string" ? outcome : outcome.name + ": " + outcome.message,
+      ms: performance.now() - t0,
+    };
+  },
+};
+try {
+  window.__result = await cases[q.get("case")]();
+} catch (e) {
+  window.__error = String(e && e.stack || e);
+}
+</script>`;
+
+const TYPES = { ".html": "text/html", ".js": "text/javascript", ".mjs": "text/javascript",
+  ".wasm": "application/wasm", ".json": "application/json" };
+
+/**
+ * SCRATCH's files on 127.0.0.1 (a port of its own, so another origin than the
+ * fault server's), and POST /echo-key, which answers with the request's
+ * idempotency-key header ({ key }).
+ */
+function servePage(root) {
+  const server = http.createServer((req, res) => {
+    const pathname = decodeURIComponent(new URL(req.url, "http://x").pathname);
+    if (pathname === "/echo-key") {
+      req.resume();
+      req.on("end", () => {
+        res.writeHead(200, { "content-type": "application/json" });
+        res.end(JSON.stringify({ method: req.method, key: req.headers["idempotency-key"] ?? null }));
+      });
+      return;
+    }
+    const file = path.resolve(root, pathname.replace(/^\/+/, "") || "index.html");
+    if (!file.startsWith(root)) { res.writeHead(403); res.end(); return; }
+    fs.readFile(file, (err, data) => {
+      if (err) { res.writeHead(404); res.end(); return; }
+      res.writeHead(200, { "content-type": TYPES[path.extname(file)] || "application/octet-stream" });
+      res.end(data);
+    });
+  });
+  return new Promise((resolve) => server.listen(0, "127.0.0.1", () => resolve({
+    url: `http://127.0.0.1:${server.address().port}`,
+    close: () => new Promise((r) => { server.closeAllConnections?.(); server.close(r); }),
+  })));
+}
+
+let browser, site;
+before(async () => {
+  const dir = path.join(SCRATCH, "dropin-page");
+  fs.mkdirSync(dir, { recursive: true });
+  fs.writeFileSync(path.join(dir, "index.html"), PAGE);
+  site = await servePage(path.resolve(SCRATCH));
+  browser = await launchChromium();
+});
+after(async () => {
+  await browser?.close();
+  await site?.close();
+});
+
+const runCase = async (name, id) =>
+  (await pageResult(browser, `${site.url}/dropin-page/index.html?case=${name}&a=${ORIGIN_A}&id=${id}`)).result;
+
+test("cross-origin POST to a server whose CORS lists only content-type: 201 as with plain fetch, no key, breaker closed", async () => {
+  const id = uid("strict-cors");
+  const r = await runCase("strictCors", id);
+  assert.deepEqual(r.plain, { ok: true, status: 201 }, `plain fetch: ${JSON.stringify(r.plain)}`);
+  assert.deepEqual(r.viaClient, { ok: true, status: 201 }, `client.fetch: ${JSON.stringify(r.viaClient)}`);
+  assert.equal(r.state, "closed");
+  const log = await logOf(ORIGIN_A, id);
+  const posts = log.filter((e) => e.method === "POST");
+  assert.equal(posts.length, 2, JSON.stringify(log));
+  assert.ok(posts.every((e) => e.key === null), `a key was sent: ${JSON.stringify(posts)}`);
+  const asked = log.filter((e) => e.method === "OPTIONS" && /idempotency-key/i.test(e.requestHeaders ?? ""));
+  assert.deepEqual(asked, [], "a preflight asked to send Idempotency-Key");
+});
+
+test("with idempotencyKey: true the key is added cross-origin (so that preflight fails: TypeError)", async () => {
+  const id = uid("strict-cors-explicit");
+  const { r } = await runCase("explicitKey", id);
+  assert.equal(r.ok, false, JSON.stringify(r));
+  assert.equal(r.typeError, true, JSON.stringify(r));
+  const log = await logOf(ORIGIN_A, id);
+  assert.ok(log.some((e) => e.method === "OPTIONS" && /idempotency-key/i.test(e.requestHeaders ?? "")),
+    `no preflight asked for Idempotency-Key: ${JSON.stringify(log)}`);
+  assert.ok(!log.some((e) => e.method === "POST"), "the POST was sent despite the failed preflight");
+});
+
+test("a same-origin POST from the page carries a key", async () => {
+  const r = await runCase("sameOrigin", uid("same-origin"));
+  assert.equal(r.status, 200);
+  assert.equal(r.echoed.method, "POST");
+  assert.match(r.echoed.key ?? "", UUID_V4);
+});
+
+test("totalTimeoutMs bounds a stalled body in Chromium: TimeoutError, the connection closed", async () => {
+  const id = uid("stalled-chromium");
+  const r = await runCase("stalledBody", id);
+  assert.equal(r.status, 200);
+  assert.ok(r.isTimeoutError, `res.text(): ${r.outcome}`);
+  assert.ok(r.ms >= 900 && r.ms < 1600, `rejected after ${Math.round(r.ms)} ms`);
+  const log = await waitLog(ORIGIN_A, id, (l) => l[0]?.closedEarly);
+  assert.ok(log[0]?.closedEarly, "the server never saw the connection closed");
+});
+
+test("in Node (no CORS) a cross-origin POST carries a key as before", async () => {
+  const id = uid("strict-cors-node");
+  const res = await new ResilientClient().fetch(`${ORIGIN_A}/strict-cors?id=${id}`, { method: "POST", body: "x" });
+  assert.equal(res.status, 201);
+  const [entry] = await logOf(ORIGIN_A, id);
+  assert.match(entry?.key ?? "", UUID_V4);
+});

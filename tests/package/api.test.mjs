@@ -2,7 +2,7 @@
 // the installed package, against the fault server on 127.0.0.1.
 import test, { describe } from "node:test";
 import assert from "node:assert/strict";
-import { ORIGIN_A, ORIGIN_B, collectUntil, countListeners, serverLog, uid } from "./helpers.mjs";
+import { ORIGIN_A, ORIGIN_B, collectUntil, countListeners, serverLog, uid, waitLog } from "./helpers.mjs";
 import {
   resilientFetch, ResilientClient, TimeoutError, CircuitOpenError, BulkheadFullError,
 } from "resilient-fetch";
@@ -16,17 +16,6 @@ const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f
  */
 const fetchFresh = (input, init, policy) => new ResilientClient().fetch(input, init, policy);
 
-/** Polls the server log (bounded) until pred holds; returns the log. */
-async function waitLog(origin, id, pred, ms = 3000) {
-  const end = Date.now() + ms;
-  let log;
-  do {
-    log = await serverLog(origin, id);
-    if (pred(log)) return log;
-    await new Promise((r) => setTimeout(r, 20));
-  } while (Date.now() < end);
-  return log;
-}
 
 describe("same contract as fetch", () => {
   test("a final 5xx resolves once retries are spent", async () => {

@@ -6,29 +6,14 @@
 import test, { after, before } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
-import http from "node:http";
 import path from "node:path";
-import { ORIGIN_A, SCRATCH, launchChromium, pageResult, uid } from "./helpers.mjs";
+import {
+  ORIGIN_A, SCRATCH, launchChromium, pageResult, serveStatic, serverLog as logOf, uid, waitLog,
+} from "./helpers.mjs";
 import { ResilientClient } from "resilient-fetch";
 
 const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
-/** The fault server's log for `id`. */
-async function logOf(origin, id) {
-  return (await fetch(`${origin}/log?id=${encodeURIComponent(id)}`)).json();
-}
-
-/** Polls the server log (bounded) until pred holds; returns the last log read. */
-async function waitLog(origin, id, pred, ms = 3000) {
-  const end = Date.now() + ms;
-  let log;
-  do {
-    log = await logOf(origin, id);
-    if (pred(log)) return log;
-    await new Promise((r) => setTimeout(r, 20));
-  } while (Date.now() < end);
-  return log;
-}
 
 // The page: imports the built package's browser.js as a plain module and runs
 // one case (?case=...), setting window.__result (or window.__error).
@@ -82,37 +67,15 @@ try {
 }
 </script>`;
 
-const TYPES = { ".html": "text/html", ".js": "text/javascript", ".mjs": "text/javascript",
-  ".wasm": "application/wasm", ".json": "application/json" };
-
-/**
- * SCRATCH's files on 127.0.0.1 (a port of its own, so another origin than the
- * fault server's), and POST /echo-key, which answers with the request's
- * idempotency-key header ({ key }).
- */
-function servePage(root) {
-  const server = http.createServer((req, res) => {
-    const pathname = decodeURIComponent(new URL(req.url, "http://x").pathname);
-    if (pathname === "/echo-key") {
-      req.resume();
-      req.on("end", () => {
-        res.writeHead(200, { "content-type": "application/json" });
-        res.end(JSON.stringify({ method: req.method, key: req.headers["idempotency-key"] ?? null }));
-      });
-      return;
-    }
-    const file = path.resolve(root, pathname.replace(/^\/+/, "") || "index.html");
-    if (!file.startsWith(root)) { res.writeHead(403); res.end(); return; }
-    fs.readFile(file, (err, data) => {
-      if (err) { res.writeHead(404); res.end(); return; }
-      res.writeHead(200, { "content-type": TYPES[path.extname(file)] || "application/octet-stream" });
-      res.end(data);
-    });
+/** POST /echo-key answers with the request's idempotency-key header ({ method, key }). */
+function echoKey(req, res) {
+  if (new URL(req.url, "http://x").pathname !== "/echo-key") return false;
+  req.resume();
+  req.on("end", () => {
+    res.writeHead(200, { "content-type": "application/json" });
+    res.end(JSON.stringify({ method: req.method, key: req.headers["idempotency-key"] ?? null }));
   });
-  return new Promise((resolve) => server.listen(0, "127.0.0.1", () => resolve({
-    url: `http://127.0.0.1:${server.address().port}`,
-    close: () => new Promise((r) => { server.closeAllConnections?.(); server.close(r); }),
-  })));
+  return true;
 }
 
 let browser, site;
@@ -120,7 +83,8 @@ before(async () => {
   const dir = path.join(SCRATCH, "dropin-page");
   fs.mkdirSync(dir, { recursive: true });
   fs.writeFileSync(path.join(dir, "index.html"), PAGE);
-  site = await servePage(path.resolve(SCRATCH));
+  // SCRATCH on a port of its own: another origin than the fault server's.
+  site = await serveStatic(SCRATCH, echoKey);
   browser = await launchChromium();
 });
 after(async () => {

@@ -7,7 +7,9 @@
 import test, { afterEach, describe } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { ORIGIN_A, SCRATCH, uid } from "./helpers.mjs";
+import {
+  ORIGIN_A, SCRATCH, describeError, errorOf, serverLog as logOf, sleep, uid, waitLog, within,
+} from "./helpers.mjs";
 // A namespace import: install/uninstall are looked up as properties, so a
 // build without them fails those tests only, not the whole file.
 import * as rf from "resilient-fetch";
@@ -25,38 +27,7 @@ afterEach(() => {
   globalThis.fetch = realFetch;
 });
 
-/** The fault server's log for `id`, read with the real fetch (never through a wrapper). */
-async function logOf(origin, id) {
-  return (await realFetch(`${origin}/log?id=${encodeURIComponent(id)}`)).json();
-}
 
-/** Polls the server log (bounded) until pred holds; returns the last log read. */
-async function waitLog(origin, id, pred, ms = 3000) {
-  const end = Date.now() + ms;
-  let log;
-  do {
-    log = await logOf(origin, id);
-    if (pred(log)) return log;
-    await sleep(20);
-  } while (Date.now() < end);
-  return log;
-}
-
-const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** `p`, or a rejection naming `what` once `ms` have passed (the timer is cleared either way). */
-function within(p, ms, what) {
-  let timer;
-  const limit = new Promise((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what}: not settled within ${ms} ms`)), ms);
-  });
-  return Promise.race([p, limit]).finally(() => clearTimeout(timer));
-}
-
-/** Resolves to the error `p` rejects with, or null when it resolves. */
-const errorOf = (p) => Promise.resolve(p).then(() => null, (e) => e);
-
-const describeError = (e) => (e ? `${e.constructor?.name} ${e.name}: ${e.message}` : String(e));
 
 describe("the fetch policy field", () => {
   test("the library sends with the fetch option: client-wide, per call, and through resilientFetch", async () => {

@@ -19,10 +19,42 @@ function must(name) {
 /** Tools installed by scripts/toolchain.sh in tools/ (playwright-core, vite). */
 export const toolsRequire = createRequire(path.join(must("RF_TOOLS_DIR"), "package.json"));
 
+// The platform's fetch as this module loaded: tests replace globalThis.fetch, and
+// the server's logs are always read through the real one.
+const platformFetch = globalThis.fetch;
+
 /** The fault server's request log for one id. */
 export async function serverLog(origin, id) {
-  return (await fetch(`${origin}/log?id=${encodeURIComponent(id)}`)).json();
+  return (await platformFetch(`${origin}/log?id=${encodeURIComponent(id)}`)).json();
 }
+
+export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Polls the server log (bounded) until pred holds; returns the last log read. */
+export async function waitLog(origin, id, pred, ms = 3000) {
+  const end = Date.now() + ms;
+  let log;
+  do {
+    log = await serverLog(origin, id);
+    if (pred(log)) return log;
+    await sleep(20);
+  } while (Date.now() < end);
+  return log;
+}
+
+/** `p`, or a rejection naming `what` once `ms` have passed (the timer is cleared either way). */
+export function within(p, ms, what) {
+  let timer;
+  const limit = new Promise((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what}: not settled within ${ms} ms`)), ms);
+  });
+  return Promise.race([p, limit]).finally(() => clearTimeout(timer));
+}
+
+/** Resolves to the error `p` rejects with, or null when it resolves. */
+export const errorOf = (p) => Promise.resolve(p).then(() => null, (e) => e);
+
+export const describeError = (e) => (e ? `${e.constructor?.name} ${e.name}: ${e.message}` : String(e));
 
 /** Counts the listeners added to `signal` and not removed since: `.live`. */
 export function countListeners(signal) {
@@ -56,10 +88,14 @@ export const uid = (name) => `${name}-${process.pid}-${Math.random().toString(36
 const TYPES = { ".html": "text/html", ".js": "text/javascript", ".mjs": "text/javascript",
   ".wasm": "application/wasm", ".css": "text/css", ".json": "application/json" };
 
-/** Serves `dir` on 127.0.0.1 (a random port); resolves to { url, close }. */
-export function serveStatic(dir) {
+/**
+ * Serves `dir` on 127.0.0.1 (a random port); resolves to { url, close }. `handle(req, res)`,
+ * if given, answers the requests it returns true for.
+ */
+export function serveStatic(dir, handle) {
   const root = path.resolve(dir);
   const server = http.createServer((req, res) => {
+    if (handle?.(req, res)) return;
     const rel = decodeURIComponent(new URL(req.url, "http://x").pathname).replace(/^\/+/, "") || "index.html";
     const file = path.resolve(root, rel);
     if (!file.startsWith(root)) { res.writeHead(403); res.end(); return; }

@@ -6,7 +6,9 @@
 // polyfill signals. Node, against the fault server on 127.0.0.1.
 import test, { afterEach, describe } from "node:test";
 import assert from "node:assert/strict";
-import { ORIGIN_A, ORIGIN_B, collectUntil, uid } from "./helpers.mjs";
+import {
+  ORIGIN_A, ORIGIN_B, collectUntil, describeError, errorOf, serverLog as logOf, sleep, uid, waitLog, within,
+} from "./helpers.mjs";
 import { resilientFetch, ResilientClient, TimeoutError, CircuitOpenError, BulkheadFullError } from "resilient-fetch";
 
 const FAST = { baseDelayMs: 1, maxDelayMs: 5 };
@@ -14,38 +16,7 @@ const FAST = { baseDelayMs: 1, maxDelayMs: 5 };
 const realFetch = globalThis.fetch;
 afterEach(() => { globalThis.fetch = realFetch; });
 
-/** The fault server's log for `id`, read with the real fetch. */
-async function logOf(origin, id) {
-  return (await realFetch(`${origin}/log?id=${encodeURIComponent(id)}`)).json();
-}
 
-/** Polls the server log (bounded) until pred holds; returns the last log read. */
-async function waitLog(origin, id, pred, ms = 3000) {
-  const end = Date.now() + ms;
-  let log;
-  do {
-    log = await logOf(origin, id);
-    if (pred(log)) return log;
-    await sleep(20);
-  } while (Date.now() < end);
-  return log;
-}
-
-const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** `p`, or a rejection naming `what` once `ms` have passed (the timer is cleared either way). */
-function within(p, ms, what) {
-  let timer;
-  const limit = new Promise((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what}: not settled within ${ms} ms`)), ms);
-  });
-  return Promise.race([p, limit]).finally(() => clearTimeout(timer));
-}
-
-/** Resolves to the error `p` rejects with, or null when it resolves. */
-const errorOf = (p) => Promise.resolve(p).then(() => null, (e) => e);
-
-const describeError = (e) => (e ? `${e.constructor?.name} ${e.name}: ${e.message}` : String(e));
 
 /** Counts process-level events (uncaughtException, unhandledRejection, warning) while `fn` runs and a little after. */
 async function counting(events, fn) {

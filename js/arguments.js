@@ -52,22 +52,24 @@ function readArguments(input, init, client) {
 // chain of clients its call runs in: a client met twice in a chain would send
 // through itself for ever, so that call fails at once with a TypeError that
 // every outer attempt passes on (not retried, not held against the origin).
+// A wrapper that drops the init (and so our signal) but calls back at once is caught
+// too: SENDING holds the clients whose fetch is being called right now.
 const CHAINS = new WeakMap();
 const MAX_CHAIN = 8;
 const LOCAL_ERRORS = new WeakSet();
+const SENDING = [];
 
 /** The chain of a new call of `client`: its id alone, or the chain it was sent from plus it. */
 function chainOf(signal, client) {
   const parent = signal === undefined ? undefined : CHAINS.get(signal);
-  if (parent === undefined) return client;
-  const chain = typeof parent === "number" ? [parent] : parent;
-  if (chain.includes(client) || chain.length >= MAX_CHAIN) {
+  const chain = parent === undefined ? [] : typeof parent === "number" ? [parent] : parent;
+  if (SENDING.includes(client) || chain.includes(client) || chain.length >= MAX_CHAIN) {
     const error = new TypeError("resilientFetch: the fetch it sends with calls back into the same client " +
       "(is globalThis.fetch a wrapper of resilientFetch? use install(), or give the client a `fetch` option)");
     LOCAL_ERRORS.add(error);
     throw error;
   }
-  return [...chain, client];
+  return chain.length === 0 ? client : [...chain, client];
 }
 
 /** Whether a send failed for a reason of the caller's setup (a call that sends through itself). */
@@ -207,7 +209,13 @@ function originOf(input) {
  */
 function send(fetchFn, input, init, signal, chain) {
   CHAINS.set(signal, chain);
-  const result = (fetchFn ?? platformFetch())(input, init);
+  SENDING.push(typeof chain === "number" ? chain : chain[chain.length - 1]);
+  let result;
+  try {
+    result = (fetchFn ?? platformFetch())(input, init);
+  } finally {
+    SENDING.pop();
+  }
   return result instanceof Promise ? result : Promise.resolve(result);
 }
 

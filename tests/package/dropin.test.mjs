@@ -179,6 +179,25 @@ describe("a wrapper that calls back into the library", () => {
     assert.equal((await resilientFetch(`${origin}/ok?id=${id2}`, undefined, policy)).status, 200);
   });
 
+  test("(i) => client.fetch(i), the init (and its signal) dropped: still caught at once", async () => {
+    const client = new ResilientClient({ retry: FAST });
+    const id = uid("self-noinit");
+    const state = selfWrapper((i) => client.fetch(i));
+    let err;
+    try {
+      err = await within(errorOf(client.fetch(`${ORIGIN_A}/ok?id=${id}`)), 5000, "the call");
+    } finally {
+      globalThis.fetch = realFetch;
+    }
+    assert.ok(err instanceof TypeError, describeError(err));
+    assert.match(err.message, /calls back into/);
+    assert.equal(state.calls, 1, "the wrapper was called again (retried or recursed)");
+    assert.deepEqual(await logOf(ORIGIN_A, id), []);
+    // Another client sending through this one is no recursion.
+    const outer = new ResilientClient({ fetch: (i, n) => client.fetch(i, n) });
+    assert.equal((await outer.fetch(`${ORIGIN_A}/ok`)).status, 200);
+  });
+
   test("(i, n) => client.fetch(i, n): the same, and every client works afterwards", async () => {
     const client = new ResilientClient({ retry: FAST, breaker: { failureThreshold: 1, cooldownMs: 60000 } });
     const id = uid("self-client");

@@ -185,13 +185,51 @@ function guardedBody(response, guard) {
 /** Every byte of the guarded body, as fetch's read methods take it. */
 async function readAll(response) {
   if (response.bodyUsed) throw new TypeError("Body is unusable: Body has already been read");
-  const body = response.body;
-  if (body === null) return new Uint8Array(0);
-  const reader = body.getReader();
+  const guard = GUARDS.get(response);
+  const raw = BODY.call(response);
+  if (raw === null) return new Uint8Array(0);
+  // Straight from the platform's body when the guarded stream was never handed out:
+  // one timer for the whole read, re-armed from the last chunk (not one per chunk).
+  const direct = guard !== undefined && guard.wrapped === null;
+  const reader = (direct ? raw : response.body).getReader();
   const chunks = [];
   let length = 0;
+  let read;
+  if (direct) {
+    guard.used = true;
+    const { shared } = guard;
+    let last = performance.now();
+    let fail;
+    let timeout;
+    const check = () => {
+      const now = performance.now();
+      const isDeadline = now >= shared.deadline;
+      if (isDeadline || (shared.idleMs > 0 && now - last >= shared.idleMs)) {
+        fail(shared.timeOut(isDeadline));
+        return;
+      }
+      const idleDue = shared.idleMs > 0 ? last + shared.idleMs : Infinity;
+      timeout = timer(check, Math.max(0, Math.min(idleDue, shared.deadline) - now));
+    };
+    if (shared.failed !== undefined) throw shared.failed;
+    if (shared.deadline !== Infinity || shared.idleMs > 0) check();
+    read = () => new Promise((resolve, reject) => {
+      fail = reject;
+      reader.read().then((r) => { last = performance.now(); resolve(r); }, (e) => reject(shared.failed ?? e));
+    });
+    try {
+      return await collect(read, chunks, length);
+    } finally {
+      clearTimeout(timeout);
+    }
+  }
+  return collect(() => reader.read(), chunks, length);
+}
+
+/** Reads chunks with `read()` until done; one Uint8Array of them all. */
+async function collect(read, chunks, length) {
   for (;;) {
-    const { done, value } = await reader.read();
+    const { done, value } = await read();
     if (done) break;
     chunks.push(value);
     length += value.byteLength;
@@ -202,6 +240,8 @@ async function readAll(response) {
   for (const c of chunks) { out.set(c, at); at += c.byteLength; }
   return out;
 }
+
+const DECODER = new TextDecoder();
 
 class GuardedResponse extends Base {
   get body() {
@@ -224,7 +264,7 @@ class GuardedResponse extends Base {
   }
 
   async text() {
-    return new TextDecoder().decode(await readAll(this));
+    return DECODER.decode(await readAll(this));
   }
 
   async json() {

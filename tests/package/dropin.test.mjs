@@ -371,6 +371,32 @@ describe("bodies are bounded", () => {
     }
   });
 
+  test("bodyTimeoutMs through the read methods: text() of a stalled trickle rejects after the gap, a steady one reads whole", async () => {
+    const client = new ResilientClient({ retry: false });
+    const id = uid("trickle-text");
+    const stalled = await client.fetch(`${ORIGIN_A}/trickle?id=${id}&chunks=20&everyMs=50&stallAfter=3`,
+      undefined, { bodyTimeoutMs: 200, totalTimeoutMs: 10000 });
+    const t0 = Date.now();
+    const err = await within(errorOf(stalled.text()), 3000, "text() of a stalled trickle");
+    assert.ok(err instanceof TimeoutError, describeError(err));
+    assert.equal(err.timeoutMs, 200);
+    assert.ok(Date.now() - t0 >= 250, "cut before the stall: the chunks reset the idle limit");
+    const log = await waitLog(ORIGIN_A, id, (l) => l[0]?.closedEarly === true);
+    assert.equal(log[0]?.closedEarly, true, "the connection was not closed");
+    for (const read of ["arrayBuffer", "blob", "bytes"]) {
+      const res = await client.fetch(`${ORIGIN_A}/trickle?id=${uid(read)}&chunks=5&everyMs=20`, undefined,
+        { bodyTimeoutMs: 200 });
+      if (typeof res[read] !== "function") continue;
+      const body = await within(res[read](), 3000, read);
+      const size = body.byteLength ?? body.size;
+      assert.ok(size > 0, `${read}: ${size} bytes`);
+      assert.equal(res.bodyUsed, true, `${read}: bodyUsed`);
+      await assert.rejects(res.text(), TypeError, `${read}: a second read`);
+    }
+    const json = await client.fetch(`${ORIGIN_A}/effects?id=none`);
+    assert.deepEqual(await json.json(), { effects: 0, keys: [] });
+  });
+
   test("bodyTimeoutMs: a stall between chunks rejects the read with TimeoutError after that gap; counted and reported", async () => {
     const events = [];
     const client = new ResilientClient({ retry: false, onEvent: (e) => events.push(e) });

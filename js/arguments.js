@@ -254,6 +254,18 @@ function sendRequest(fetchFn, request, signal, chain) {
   return send(fetchFn, request, init, signal, chain);
 }
 
+// ---- the caller's onEvent, called so that nothing it does reaches the wasm.
+
+/** Calls an onEvent listener: what it throws, or the promise it returns rejects with, is dropped. */
+function callListener(listener, event) {
+  try {
+    const result = listener(event);
+    if (result !== null && typeof result === "object" && typeof result.then === "function") {
+      result.then(undefined, () => {});
+    }
+  } catch { /* a listener must not disturb the call */ }
+}
+
 // ---- the policy argument: read once, in JS (getters and proxy traps run here,
 // where what they throw is caught and rejects the call, as fetch does with its
 // init), so the wasm decodes a plain copy (serde-wasm-bindgen) that cannot
@@ -317,4 +329,4 @@ function copyValue(value, path, depth, ancestors) {
   }
 }
 
-export { readArguments, readPolicy, sendDirect, sendRequest, sendLocal, setOnlyHeader, statusOf, isLocalError, crossOrigin, installFetch, uninstallFetch };
+export { readArguments, readPolicy, callListener, sendDirect, sendRequest, sendLocal, setOnlyHeader, statusOf, isLocalError, crossOrigin, installFetch, uninstallFetch };

@@ -20,14 +20,19 @@ pub enum Jitter {
 }
 
 impl Jitter {
+    /// Every mode, in the order of [`Jitter::NAMES`].
+    pub const ALL: [Jitter; 4] = [
+        Jitter::Full,
+        Jitter::Equal,
+        Jitter::Decorrelated,
+        Jitter::None,
+    ];
+    /// The JS names, written once.
+    pub const NAMES: [&'static str; 4] = ["full", "equal", "decorrelated", "none"];
+
     /// The JS name (`"full"`, `"equal"`, `"decorrelated"`, `"none"`).
     pub fn as_str(self) -> &'static str {
-        match self {
-            Jitter::Full => "full",
-            Jitter::Equal => "equal",
-            Jitter::Decorrelated => "decorrelated",
-            Jitter::None => "none",
-        }
+        Self::NAMES[self as usize]
     }
 }
 

@@ -93,7 +93,7 @@ pub trait Transport {
 /// What the engine needs to know about a request.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Call<'a> {
-    /// Normalised origin ([`crate::origin::normalize`]).
+    /// The origin, as the platform's URL parser serialises it (the registry's key).
     pub origin: &'a str,
     /// HTTP method.
     pub method: &'a str,

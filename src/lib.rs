@@ -8,7 +8,7 @@
 //!
 //! | concern | module |
 //! | --- | --- |
-//! | policy: defaults, decoding, merging, validation | [`policy`] |
+//! | policy: one schema of every field, defaults, decoding, merging, validation | [`policy`] |
 //! | the retry loop, `Env` and `Transport` traits | [`engine`] |
 //! | outcome classification, method safety | [`classify`] |
 //! | backoff windows and jitter | [`backoff`] |
@@ -17,14 +17,14 @@
 //! | retry budget (token bucket) | [`budget`] |
 //! | bulkhead (concurrency limit, FIFO queue) | [`bulkhead`] |
 //! | per-origin state, LRU bound, stats | [`registry`] |
-//! | origin normalisation | [`origin`] |
 //! | idempotency keys, UUID v4 | [`idempotency`] |
 //! | CSPRNG bytes drawn in batches | [`entropy`] |
 //! | events for `onEvent` | [`events`] |
 //!
 //! The shell (`src/wasm/`, compiled for `wasm32` only) turns JS options into a
-//! core policy, calls the global `fetch`, owns `AbortController`s and timers,
-//! and maps outcomes back to `Response`s and JS errors.
+//! core policy, calls the global `fetch` (or the caller's), owns `AbortController`s
+//! and timers, keys each call by the origin the platform's URL parser gives, and maps
+//! outcomes back to `Response`s and JS errors.
 
 pub mod backoff;
 pub mod breaker;
@@ -35,7 +35,6 @@ pub mod engine;
 pub mod entropy;
 pub mod events;
 pub mod idempotency;
-pub mod origin;
 pub mod policy;
 pub mod registry;
 pub mod retry_after;

@@ -1,11 +1,10 @@
 //! Fuzzing at scale, bounded: the parsers that take what servers and callers
-//! send (Retry-After, origins, policies) must never panic, whatever they get,
+//! send (Retry-After, policies) must never panic, whatever they get,
 //! and what they accept must be well-formed. A fixed number of cases per
 //! property keeps the run bounded (a few seconds) so it runs in every CI.
 //! `RF_FUZZ_CASES` raises the count for a longer local run.
 
 use proptest::prelude::*;
-use resilient_fetch::origin::normalize;
 use resilient_fetch::policy::{Policy, PolicyInput};
 use resilient_fetch::retry_after::parse;
 use serde_json::Value;
@@ -116,20 +115,6 @@ proptest! {
     #[test]
     fn retry_after_never_panics_on_date_like_strings(value in date_like(), now in -1e16f64..1e16) {
         check_retry_after(&value, now);
-    }
-
-    #[test]
-    fn origin_normaliser_never_panics_and_is_idempotent(
-        input in prop_oneof![
-            any::<String>(),
-            "[A-Za-z+.-]{0,8}://([^/@]{0,8}@)?(\\[[0-9a-fA-F:]{0,12}\\]|[A-Za-z0-9.-]{0,20})(:[0-9]{0,7})?(/.{0,10})?",
-        ]
-    ) {
-        if let Ok(origin) = normalize(&input) {
-            prop_assert!(origin.contains("://"), "{origin}");
-            prop_assert_eq!(normalize(&origin).ok(), Some(origin.clone()), "not idempotent");
-            prop_assert!(!origin.chars().any(|c| c.is_ascii_uppercase()), "{}", origin);
-        }
     }
 }
 

@@ -194,3 +194,76 @@ fn the_readme_table_shows_every_declared_default() {
         );
     }
 }
+
+/// "path" (as the schema names it) -> the whole doc comment of that field in the declarations.
+fn declared_docs() -> BTreeMap<String, String> {
+    let source = include_str!("../src/wasm/types.rs");
+    let mut out = BTreeMap::new();
+    let (mut prefix, mut doc) = (None::<&str>, String::new());
+    for line in source.lines().map(str::trim) {
+        if let Some(rest) = line.strip_prefix("export interface ") {
+            // The policy's interfaces only (events and stats have fields of the same names).
+            prefix = match rest.trim_end_matches(" {") {
+                "Policy" => Some(""),
+                "RetryPolicy" => Some("retry."),
+                "BreakerPolicy" => Some("breaker."),
+                "RetryBudgetPolicy" => Some("retryBudget."),
+                "BulkheadPolicy" => Some("bulkhead."),
+                _ => None,
+            };
+            doc.clear();
+        } else if line.starts_with("/**") || line.starts_with('*') {
+            doc.push_str(line);
+            doc.push(' ');
+        } else if let (Some(prefix), Some((field, _))) = (prefix, line.split_once("?:")) {
+            out.insert(format!("{prefix}{field}"), std::mem::take(&mut doc));
+        } else {
+            doc.clear();
+        }
+    }
+    out
+}
+
+/// Every field of the schema is declared for TypeScript, and every integer field's range
+/// there is the schema's (a range bounded by another field is stated as the schema says).
+#[test]
+fn typescript_ranges_match_the_schema() {
+    use resilient_fetch::policy::schema::{FIELDS, Kind};
+    let docs = declared_docs();
+    for field in FIELDS {
+        let doc = docs
+            .get(field.path)
+            .unwrap_or_else(|| panic!("{} is not declared in the TypeScript types", field.path));
+        let range = match (field.kind, field.range_text) {
+            (_, Some(text)) => text.to_string(),
+            (Kind::Int { min, max, .. } | Kind::IntOrOff { min, max, .. }, None) => {
+                format!("{min}..={max}")
+            }
+            (Kind::Statuses, None) => "400..=599".to_string(),
+            _ => continue,
+        };
+        assert!(
+            doc.contains(&format!("({range}")),
+            "{}: the declarations do not state ({range}): {doc}",
+            field.path
+        );
+    }
+}
+
+/// JS takes out of a policy exactly the fields the schema says hold functions.
+#[test]
+fn js_takes_out_the_schemas_function_fields() {
+    use resilient_fetch::policy::schema::{FIELDS, Kind};
+    let js = include_str!("../js/arguments.js");
+    let line = js
+        .lines()
+        .find(|l| l.starts_with("const FUNCTIONS = "))
+        .expect("js/arguments.js names the function fields");
+    let named: Vec<&str> = line.split('"').skip(1).step_by(2).collect();
+    let schema: Vec<&str> = FIELDS
+        .iter()
+        .filter(|f| f.kind == Kind::Function)
+        .map(|f| f.path)
+        .collect();
+    assert_eq!(named, schema);
+}

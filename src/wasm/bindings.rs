@@ -87,6 +87,9 @@ unsafe extern "C" {
     /// `Response` (a mock or polyfill may resolve with anything).
     #[wasm_bindgen(js_name = statusOf, catch)]
     pub fn status_of(response: &JsValue) -> Result<u16, JsValue>;
+    /// Calls `listener(event)`; what it throws, or the promise it returns rejects with, is dropped.
+    #[wasm_bindgen(js_name = callListener)]
+    pub fn call_listener(listener: &js_sys::Function, event: &JsValue);
     /// Whether a send failed for a reason of the caller's setup (a call sending through itself).
     #[wasm_bindgen(js_name = isLocalError)]
     pub fn is_local_error(error: &JsValue) -> bool;
@@ -137,45 +140,4 @@ unsafe extern "C" {
         origin: &str,
         on_event: &JsValue,
     ) -> JsValue;
-}
-
-// Event and stats objects, built in one call each (js/objects.js).
-#[wasm_bindgen(module = "/js/objects.js")]
-unsafe extern "C" {
-    /// An `onEvent` event; negative numbers and empty strings mean "absent".
-    #[wasm_bindgen(js_name = makeEvent)]
-    pub fn make_event(
-        kind: &str,
-        origin: &str,
-        key: &str,
-        attempt: i32,
-        attempts: i32,
-        outcome: i32,
-        status: i32,
-        duration_ms: f64,
-        delay_ms: f64,
-        reason: &str,
-        retry_after: i32,
-        from: i32,
-        to: i32,
-        timeout_ms: f64,
-    ) -> JsValue;
-    /// Calls `listener(event)`; what it throws, or the promise it returns rejects with, is dropped.
-    #[wasm_bindgen(js_name = callListener)]
-    pub fn call_listener(listener: &js_sys::Function, event: &JsValue);
-    /// Adds one origin's stats to `out`.
-    #[wasm_bindgen(js_name = addOriginStats)]
-    pub fn add_origin_stats(
-        out: &JsValue,
-        origin: &str,
-        attempts: f64,
-        successes: f64,
-        failures: f64,
-        retries: f64,
-        short_circuits: f64,
-        timeouts: f64,
-        in_flight: f64,
-        state: i32,
-        budget_tokens: f64,
-    );
 }

@@ -16,7 +16,7 @@ use super::bindings::{
 use super::client::ClientInner;
 use super::env::{JsEnv, random_bytes};
 use super::events::emit;
-use super::options::{check_scope, decode, policy_error};
+use super::options::{decode, policy_error};
 use super::transport::{FetchTransport, Source};
 use crate::breaker::BreakerState;
 use crate::engine::{self, Call, CallResult};
@@ -117,7 +117,10 @@ pub fn prepare(
         let options = decode(&policy)?;
         let merged = client.policy.merge(&options.input);
         let validated = Policy::from_input(&merged).map_err(|e| policy_error(&e))?;
-        check_scope(&options.plain, true)?;
+        options
+            .input
+            .check_scope(true)
+            .map_err(|e| policy_error(&e))?;
         let on_event = options.on_event.or_else(|| client.on_event.clone());
         let fetch = options.fetch.or_else(|| client.fetch.clone());
         (Rc::new(validated), on_event, fetch)

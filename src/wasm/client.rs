@@ -3,15 +3,15 @@
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
-use js_sys::{Function, Object, Promise};
+use js_sys::{Function, Promise};
 use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::future_to_promise;
 
-use super::bindings::{add_origin_stats, install_fetch, make_timeout_error, uninstall_fetch};
+use super::bindings::{install_fetch, make_timeout_error, uninstall_fetch};
 use super::call::{self, Prepared, origin_key};
-use super::events::{emit, state_index};
-use super::options::{check_scope, decode, policy_error};
+use super::events::{emit, stats_to_js};
+use super::options::{decode, policy_error};
 use super::types::{FetchInit, FetchInput, PolicyArg};
 use crate::events::Event;
 use crate::policy::{Policy, PolicyInput};
@@ -48,7 +48,10 @@ impl ClientInner {
     fn new(policy: &JsValue) -> Result<Rc<Self>, JsValue> {
         let options = decode(policy)?;
         let validated = Policy::from_input(&options.input).map_err(|e| policy_error(&e))?;
-        check_scope(&options.plain, false)?;
+        options
+            .input
+            .check_scope(false)
+            .map_err(|e| policy_error(&e))?;
         let id = NEXT_ID.with(|n| {
             n.set(n.get().wrapping_add(1));
             n.get()
@@ -185,28 +188,11 @@ impl ResilientClient {
     /// Counters and state per origin.
     #[wasm_bindgen(unchecked_return_type = "ClientStats")]
     pub fn stats(&self) -> JsValue {
-        let out: JsValue = Object::new().into();
         let snapshots = match self.inner.registry.try_borrow() {
             Ok(registry) => registry.stats(super::env::now()),
             Err(_) => Vec::new(),
         };
-        for snapshot in snapshots {
-            let s = &snapshot.stats;
-            add_origin_stats(
-                &out,
-                &snapshot.origin,
-                s.attempts as f64,
-                s.successes as f64,
-                s.failures as f64,
-                s.retries as f64,
-                s.short_circuits as f64,
-                s.timeouts as f64,
-                f64::from(s.in_flight),
-                state_index(snapshot.breaker),
-                f64::from(snapshot.budget_tokens),
-            );
-        }
-        out
+        stats_to_js(&snapshots)
     }
 
     /// Forgets the state of `origin`, or of every origin when none is given.

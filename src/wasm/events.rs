@@ -1,109 +1,156 @@
-//! Core events to plain JS objects for `onEvent`. A listener that throws is
-//! ignored: it must not break the call or the breaker's bookkeeping.
+//! Core events and stats to plain JS objects, by name: each crosses the boundary as one
+//! typed value serialised by serde-wasm-bindgen's `Serializer` (absent fields are left
+//! out), so an event added later is one more variant here and in the core. A listener
+//! that throws or rejects is ignored: it must not break the call or the breaker's
+//! bookkeeping.
 
 use js_sys::Function;
+use serde::Serialize;
+use serde::ser::{SerializeMap, Serializer as _};
+use serde_wasm_bindgen::Serializer;
 use wasm_bindgen::JsValue;
 
-use super::bindings::{call_listener, make_event};
-use crate::breaker::BreakerState;
-use crate::events::{Event, OutcomeKind};
+use super::bindings::call_listener;
+use crate::events::Event;
+use crate::registry::OriginSnapshot;
 
-/// A breaker state as its index in js/objects.js's `STATES`.
-pub fn state_index(state: BreakerState) -> i32 {
-    match state {
-        BreakerState::Closed => 0,
-        BreakerState::Open => 1,
-        BreakerState::HalfOpen => 2,
-    }
+/// An event as `onEvent` receives it (see `ResilienceEvent` in the declarations).
+#[derive(Serialize, Default)]
+#[serde(rename_all = "camelCase")]
+struct JsEvent<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    origin: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    attempt: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    idempotency_key: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    attempts: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    outcome: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    status: Option<u16>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    duration_ms: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    delay_ms: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reason: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    retry_after: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    from: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    to: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    timeout_ms: Option<f64>,
 }
 
-fn outcome_index(outcome: OutcomeKind) -> i32 {
-    match outcome {
-        OutcomeKind::Response => 0,
-        OutcomeKind::NetworkError => 1,
-        OutcomeKind::Timeout => 2,
-        OutcomeKind::Aborted => 3,
-        OutcomeKind::InvalidRequest => 4,
-        OutcomeKind::InvalidResponse => 5,
-    }
-}
-
-/// The event as a JS object: `{ type, origin, ... }`; `key` is the call's
-/// idempotency key, shown on `attemptStart`.
-pub fn to_js(origin: &str, key: Option<&str>, event: &Event) -> JsValue {
-    // (key, attempt, attempts, outcome, status, duration, delay, reason, retryAfter, from, to)
-    let (mut k, mut attempt, mut attempts, mut outcome, mut status) = ("", -1, -1, -1, -1);
-    let (mut duration, mut delay, mut reason, mut retry_after, mut from, mut to) =
-        (-1.0, -1.0, "", -1, -1, -1);
-    let mut timeout = -1.0;
+/// The event as a JS object: `{ type, origin, ... }`; `key` is the call's idempotency
+/// key, shown on `attemptStart`.
+fn to_js(origin: &str, key: Option<&str>, event: &Event) -> JsValue {
+    let mut e = JsEvent {
+        kind: event.kind(),
+        origin,
+        ..JsEvent::default()
+    };
     match *event {
-        Event::AttemptStart { attempt: a, .. } => {
-            attempt = a as i32;
-            k = key.unwrap_or("");
+        Event::AttemptStart { attempt, .. } => {
+            e.attempt = Some(attempt);
+            e.idempotency_key = key;
         }
         Event::AttemptEnd {
-            attempt: a,
-            outcome: o,
-            status: s,
+            attempt,
+            outcome,
+            status,
             duration_ms,
         } => {
-            attempt = a as i32;
-            outcome = outcome_index(o);
-            status = s.map_or(-1, i32::from);
-            duration = duration_ms;
+            e.attempt = Some(attempt);
+            e.outcome = Some(outcome.as_str());
+            e.status = status;
+            e.duration_ms = Some(duration_ms);
         }
         Event::Retry {
-            attempt: a,
+            attempt,
             delay_ms,
-            reason: r,
-            retry_after: ra,
+            reason,
+            retry_after,
         } => {
-            attempt = a as i32;
-            delay = delay_ms;
-            reason = r.as_str();
-            retry_after = i32::from(ra);
+            e.attempt = Some(attempt);
+            e.delay_ms = Some(delay_ms);
+            e.reason = Some(reason.as_str());
+            e.retry_after = Some(retry_after);
         }
-        Event::GiveUp {
-            reason: r,
-            attempts: n,
-        } => {
-            reason = r.as_str();
-            attempts = n as i32;
+        Event::GiveUp { reason, attempts } => {
+            e.reason = Some(reason.as_str());
+            e.attempts = Some(attempts);
         }
-        Event::BreakerTransition { from: f, to: t, .. } => {
-            from = state_index(f);
-            to = state_index(t);
+        Event::BreakerTransition { from, to, .. } => {
+            e.from = Some(from.as_str());
+            e.to = Some(to.as_str());
         }
-        Event::ShortCircuit { retry_after_ms, .. } => delay = retry_after_ms,
+        Event::ShortCircuit { retry_after_ms, .. } => e.delay_ms = Some(retry_after_ms),
         Event::BulkheadRejected { .. } => {}
         Event::BodyTimeout {
             timeout_ms,
             deadline,
         } => {
-            timeout = timeout_ms;
-            reason = if deadline { "deadline" } else { "idle" };
+            e.timeout_ms = Some(timeout_ms);
+            e.reason = Some(if deadline { "deadline" } else { "idle" });
         }
-        Event::Success { attempts: n } => attempts = n as i32,
+        Event::Success { attempts } => e.attempts = Some(attempts),
     }
-    make_event(
-        event.kind(),
-        origin,
-        k,
-        attempt,
-        attempts,
-        outcome,
-        status,
-        duration,
-        delay,
-        reason,
-        retry_after,
-        from,
-        to,
-        timeout,
-    )
+    e.serialize(&Serializer::new())
+        .unwrap_or(JsValue::UNDEFINED)
 }
 
 /// Calls `listener` with the event; whatever it throws, or its promise rejects with, is dropped.
 pub fn emit(listener: &Function, origin: &str, key: Option<&str>, event: &Event) {
     call_listener(listener, &to_js(origin, key, event));
+}
+
+/// One origin's counters and state (see `OriginStats` in the declarations).
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct JsOriginStats {
+    attempts: f64,
+    successes: f64,
+    failures: f64,
+    retries: f64,
+    short_circuits: f64,
+    timeouts: f64,
+    in_flight: f64,
+    breaker_state: &'static str,
+    budget_tokens: f64,
+}
+
+impl From<&OriginSnapshot> for JsOriginStats {
+    fn from(snapshot: &OriginSnapshot) -> Self {
+        let s = &snapshot.stats;
+        JsOriginStats {
+            attempts: s.attempts as f64,
+            successes: s.successes as f64,
+            failures: s.failures as f64,
+            retries: s.retries as f64,
+            short_circuits: s.short_circuits as f64,
+            timeouts: s.timeouts as f64,
+            in_flight: f64::from(s.in_flight),
+            breaker_state: snapshot.breaker.as_str(),
+            budget_tokens: f64::from(snapshot.budget_tokens),
+        }
+    }
+}
+
+/// `stats()`: a plain object from origin to its stats.
+pub fn stats_to_js(snapshots: &[OriginSnapshot]) -> JsValue {
+    let serializer = Serializer::new().serialize_maps_as_objects(true);
+    let to_js = || -> Result<JsValue, serde_wasm_bindgen::Error> {
+        let mut map = serializer.serialize_map(Some(snapshots.len()))?;
+        for snapshot in snapshots {
+            map.serialize_entry(&snapshot.origin, &JsOriginStats::from(snapshot))?;
+        }
+        map.end()
+    };
+    to_js().unwrap_or(JsValue::UNDEFINED)
 }

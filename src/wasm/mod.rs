@@ -3,14 +3,16 @@
 //!
 //! | part | file |
 //! | --- | --- |
-//! | JS globals (`fetch`, `Request`, `performance`) and the error classes | `bindings.rs`, `js/errors.js` |
+//! | JS globals (`Request`, `performance`), the error classes and the JS helpers | `bindings.rs`, `js/errors.js` |
+//! | the caller's arguments, each attempt's send, install(), CORS, onEvent calls | `js/arguments.js` |
+//! | the caller's signal, the response's bounded body | `js/body.js` |
 //! | `resilientFetch`, `ResilientClient`, the default client | `client.rs` |
 //! | one call: request, key, signal, core loop, result | `call.rs` |
 //! | one attempt over `fetch` with its `AbortController` and timer | `transport.rs` |
 //! | the caller's `AbortSignal` | `abort.rs` |
 //! | clock, randomness, sleep for the core | `env.rs` |
 //! | policy objects into the core's input | `options.rs` |
-//! | events to `onEvent` | `events.rs` |
+//! | events to `onEvent`, and `stats()`, as JS objects (serde-wasm-bindgen) | `events.rs` |
 //! | TypeScript declarations | `types.rs` |
 
 mod abort;

@@ -1,73 +1,71 @@
-//! JS policy objects into the core's [`PolicyInput`]: serde-wasm-bindgen does
-//! the decoding, the core validates; `onEvent` and `fetch` (functions) are taken here.
+//! JS policy objects into the core's [`PolicyInput`]. JS reads the caller's object once
+//! and hands over a plain copy of its data (js/arguments.js: getters and proxy traps run
+//! there, functions are taken out); here that copy becomes the core's [`Value`], which
+//! the core validates, scope included. `onEvent` and `fetch` (functions) are taken here.
 
-use js_sys::{Function, Reflect};
+use js_sys::{Array, Function, Object, Reflect};
 use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
 
 use super::bindings::read_policy;
-use crate::policy::{PolicyError, PolicyErrorKind, PolicyInput};
+use crate::policy::{PolicyError, PolicyErrorKind, PolicyInput, Value};
 
 /// A decoded policy argument.
 #[derive(Default)]
 pub struct Options {
-    /// Everything but `onEvent`, not yet validated.
+    /// Everything but the functions, not yet validated.
     pub input: PolicyInput,
     /// The `onEvent` callback, if any.
     pub on_event: Option<Function>,
     /// The `fetch` to send with, if any.
     pub fetch: Option<Function>,
-    /// The plain copy of the policy that was decoded (undefined when there was none).
-    pub plain: JsValue,
 }
 
-/// Rejects what belongs to a client, not to one call: `maxOrigins` sizes the
-/// client's registry, and a fixed `idempotencyKey` string names one operation.
-/// `plain` is [`Options::plain`]: data only, no getters.
-pub fn check_scope(plain: &JsValue, per_call: bool) -> Result<(), JsValue> {
-    if !plain.is_object() {
-        return Ok(());
-    }
-    let field =
-        |name: &str| Reflect::get(plain, &JsValue::from_str(name)).unwrap_or(JsValue::UNDEFINED);
-    if per_call && !field("maxOrigins").is_undefined() {
-        return Err(js_sys::TypeError::new(
-            "maxOrigins sizes a client's registry: give it to new ResilientClient(...), not to one call",
-        )
-        .into());
-    }
-    if !per_call && field("idempotencyKey").is_string() {
-        return Err(js_sys::TypeError::new(
-            "idempotencyKey: a key string names one operation; give it per call, not to a ResilientClient \
-             (whose every POST would then share it)",
-        )
-        .into());
-    }
-    Ok(())
-}
-
-/// Decodes `policy` (undefined and null mean "no overrides"). The policy is read
-/// once, in JS (js/arguments.js): whatever its getters or proxy traps throw rejects
-/// the call there, and what reaches serde-wasm-bindgen is a plain copy of data.
+/// Decodes `policy` (undefined and null mean "no overrides"). Its fields are checked by
+/// `Policy::from_input` (once merged), then where they were given by
+/// `PolicyInput::check_scope`.
 pub fn decode(policy: &JsValue) -> Result<Options, JsValue> {
     if policy.is_undefined() || policy.is_null() {
         return Ok(Options::default());
     }
     // [plain copy without functions, onEvent or undefined, fetch or undefined]
     let read = read_policy(policy)?;
-    let plain = read.get(0);
-    let on_event = read.get(1).dyn_into::<Function>().ok();
-    let fetch = read.get(2).dyn_into::<Function>().ok();
-    // The copy holds only what serde-wasm-bindgen decodes; the fields themselves are
-    // checked, with their names, by the core.
-    let input = serde_wasm_bindgen::from_value(plain.clone())
-        .map_err(|_| JsValue::from(js_sys::TypeError::new("invalid policy")))?;
+    let input = PolicyInput::new(to_value(&read.get(0)));
     Ok(Options {
         input,
-        on_event,
-        fetch,
-        plain,
+        on_event: read.get(1).dyn_into::<Function>().ok(),
+        fetch: read.get(2).dyn_into::<Function>().ok(),
     })
+}
+
+/// The core's value of a plain copy (data only: no getters, cycles or functions); an
+/// `undefined` field is absent, as JS spreads and JSON treat it.
+fn to_value(v: &JsValue) -> Value {
+    if v.is_null() || v.is_undefined() {
+        Value::Null
+    } else if let Some(b) = v.as_bool() {
+        Value::Bool(b)
+    } else if let Some(n) = v.as_f64() {
+        Value::Number(n)
+    } else if let Some(s) = v.as_string() {
+        Value::String(s)
+    } else if Array::is_array(v) {
+        Value::List(
+            v.unchecked_ref::<Array>()
+                .iter()
+                .map(|item| to_value(&item))
+                .collect(),
+        )
+    } else {
+        let mut entries = Vec::new();
+        for key in Object::keys(v.unchecked_ref::<Object>()).iter() {
+            let value = Reflect::get(v, &key).unwrap_or(JsValue::UNDEFINED);
+            if let (Some(key), false) = (key.as_string(), value.is_undefined()) {
+                entries.push((key, to_value(&value)));
+            }
+        }
+        Value::Map(entries)
+    }
 }
 
 /// The JS error for an invalid policy: `RangeError` or `TypeError`, naming the field.

@@ -1,0 +1,228 @@
+//! The breaker's part of the policy: its mode (as given, or from the fields given), the
+//! failure rate, and a window that can reach `minimumCalls`.
+
+use super::check::{Check, Object};
+use super::input::{Map, Value};
+use super::messages::int_range;
+use super::*;
+use crate::breaker::MAX_WINDOW_CALLS;
+
+pub(super) fn breaker_policy(c: &mut Check, map: &Map) -> BreakerPolicy {
+    let o = c.object(map, "breaker");
+    let mode = breaker_mode(c, &o);
+    let policy = BreakerPolicy {
+        mode,
+        failure_threshold: c.int(&o, "failureThreshold"),
+        cooldown_ms: c.int(&o, "cooldownMs"),
+        half_open_max_calls: c.int(&o, "halfOpenMaxCalls"),
+        failure_rate_threshold: rate_value(c, o.get("failureRateThreshold")),
+        minimum_calls: c.int(&o, "minimumCalls"),
+        window_type: c
+            .choice(&o, "windowType")
+            .map_or(defaults::WINDOW_TYPE, |i| WindowType::ALL[i]),
+        window_size: c.int(&o, "windowSize"),
+        window_ms: c.int(&o, "windowMs"),
+    };
+    reachable_minimum_calls(c, &policy);
+    policy
+}
+
+/// The fields only the failure-rate mode reads.
+const RATE_FIELDS: [&str; 5] = [
+    "failureRateThreshold",
+    "minimumCalls",
+    "windowType",
+    "windowSize",
+    "windowMs",
+];
+
+/// The breaker's mode: as given; else the mode whose fields the policy names
+/// (`failureThreshold` alone keeps its meaning: consecutive failures); else the default.
+/// A field of the other mode is an error naming it, never silently ignored.
+fn breaker_mode(c: &mut Check, o: &Object) -> BreakerMode {
+    let given = c
+        .choice(o, "mode")
+        .map(|i| [BreakerMode::Consecutive, BreakerMode::FailureRate][i]);
+    let threshold = o.get("failureThreshold");
+    let rate_field = RATE_FIELDS.iter().find_map(|k| o.get(k).map(|v| (*k, v)));
+    let mode = given.unwrap_or(match (threshold, rate_field) {
+        (Some(_), _) => BreakerMode::Consecutive,
+        (None, Some(_)) => BreakerMode::FailureRate,
+        _ => defaults::BREAKER_MODE,
+    });
+    let stray = match mode {
+        BreakerMode::Consecutive => rate_field,
+        BreakerMode::FailureRate => threshold.map(|v| ("failureThreshold", v)),
+    };
+    if let Some((key, value)) = stray {
+        let (expected, other) = match mode {
+            BreakerMode::Consecutive => ("\"failure-rate\"", "\"consecutive\""),
+            BreakerMode::FailureRate => ("\"consecutive\"", "\"failure-rate\""),
+        };
+        let mut message = String::from("a field of the ");
+        message.push_str(expected);
+        message.push_str(" mode only, absent when the breaker's mode is ");
+        message.push_str(other);
+        c.fail(o.path(key), &message, value, false);
+    }
+    mode
+}
+
+/// In failure-rate mode the window must be able to hold `minimumCalls` calls, or the
+/// breaker could never open: a count window holds `windowSize` calls, a time window at
+/// most [`MAX_WINDOW_CALLS`]. Other modes do not use these fields.
+fn reachable_minimum_calls(c: &mut Check, policy: &BreakerPolicy) {
+    if policy.mode != BreakerMode::FailureRate {
+        return;
+    }
+    let (most, expected) = match policy.window_type {
+        WindowType::Count => (
+            policy.window_size as usize,
+            int_range("", 1, "breaker.windowSize", policy.window_size),
+        ),
+        WindowType::Time => {
+            let mut expected = int_range("", 1, "", MAX_WINDOW_CALLS as u32);
+            expected.push_str(" when breaker.windowType is \"time\"");
+            (MAX_WINDOW_CALLS, expected)
+        }
+    };
+    if policy.minimum_calls as usize > most {
+        c.fail(
+            "breaker.minimumCalls".to_owned(),
+            &expected,
+            &Value::Number(policy.minimum_calls.into()),
+            true,
+        );
+    }
+}
+
+fn rate_value(c: &mut Check, v: Option<&Value>) -> f64 {
+    match v {
+        None => defaults::FAILURE_RATE_THRESHOLD,
+        Some(Value::Number(n)) if *n > 0.0 && *n <= 1.0 => *n,
+        Some(other) => {
+            c.fail(
+                "breaker.failureRateThreshold".to_owned(),
+                "a number greater than 0 and at most 1",
+                other,
+                matches!(other, Value::Number(_)),
+            );
+            defaults::FAILURE_RATE_THRESHOLD
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::test_support::*;
+    use super::*;
+
+    use serde_json::json;
+
+    #[test]
+    fn failure_rate_minimum_calls_must_fit_the_count_window() {
+        // The default minimumCalls (10) cannot be reached in a window of 5 calls.
+        let e = err(json!({"breaker": {"windowType": "count", "windowSize": 5}}));
+        assert_eq!(
+            e.message,
+            "breaker.minimumCalls must be an integer from 1 to breaker.windowSize (5) (got 10)"
+        );
+        assert_eq!(
+            (e.path.as_str(), e.kind),
+            ("breaker.minimumCalls", PolicyErrorKind::Range)
+        );
+        let e =
+            err(json!({"breaker": {"windowType": "count", "windowSize": 20, "minimumCalls": 21}}));
+        assert_eq!(e.path, "breaker.minimumCalls");
+        let p =
+            parse(json!({"breaker": {"windowType": "count", "windowSize": 5, "minimumCalls": 5}}))
+                .expect("minimumCalls equal to windowSize is reachable");
+        assert_eq!(
+            p.breaker.map(|b| (b.window_size, b.minimum_calls)),
+            Some((5, 5))
+        );
+    }
+
+    #[test]
+    fn failure_rate_minimum_calls_must_fit_a_time_window() {
+        let e = err(
+            json!({"breaker": {"mode": "failure-rate", "windowType": "time", "minimumCalls": 1001}}),
+        );
+        assert_eq!(
+            e.message,
+            r#"breaker.minimumCalls must be an integer from 1 to 1000 when breaker.windowType is "time" (got 1001)"#
+        );
+        assert_eq!(e.kind, PolicyErrorKind::Range);
+        // A time window ignores windowSize.
+        assert!(
+            parse(
+                json!({"breaker": {"mode": "failure-rate", "windowType": "time", "windowSize": 5,
+                                     "minimumCalls": 1000}})
+            )
+            .is_ok()
+        );
+    }
+
+    #[test]
+    fn the_mode_follows_the_fields_given_and_the_other_modes_fields_are_refused() {
+        let mode = |v| parse(v).map(|p| p.breaker.map(|b| b.mode));
+        assert_eq!(
+            mode(json!({"breaker": {"failureThreshold": 3}})),
+            Ok(Some(BreakerMode::Consecutive)),
+            "failureThreshold alone keeps its meaning"
+        );
+        assert_eq!(
+            mode(json!({"breaker": {"minimumCalls": 4}})),
+            Ok(Some(BreakerMode::FailureRate))
+        );
+        assert_eq!(
+            mode(json!({"breaker": {"cooldownMs": 50}})),
+            Ok(Some(defaults::BREAKER_MODE))
+        );
+        let path = |v| parse(v).map(|_| ()).map_err(|e| e.path);
+        assert_eq!(
+            path(json!({"breaker": {"failureThreshold": 3, "failureRateThreshold": 0.5}})),
+            Err("breaker.failureRateThreshold".to_owned())
+        );
+        assert_eq!(
+            path(json!({"breaker": {"mode": "consecutive", "minimumCalls": 5}})),
+            Err("breaker.minimumCalls".to_owned())
+        );
+        assert_eq!(
+            path(json!({"breaker": {"mode": "failure-rate", "failureThreshold": 5}})),
+            Err("breaker.failureThreshold".to_owned())
+        );
+        let e = err(json!({"breaker": {"mode": "consecutive", "windowSize": 5}}));
+        assert_eq!(
+            e.message,
+            "breaker.windowSize must be a field of the \"failure-rate\" mode only, absent when \
+             the breaker's mode is \"consecutive\" (got a number)"
+        );
+        // A call's fields are merged over the client's before the mode is decided.
+        let client = input(json!({"breaker": {"failureThreshold": 3}}));
+        let call = input(json!({"breaker": {"cooldownMs": 10}}));
+        let merged = Policy::from_input(&client.merge(&call)).expect("valid");
+        assert_eq!(
+            merged.breaker.map(|b| b.mode),
+            Some(BreakerMode::Consecutive)
+        );
+        let call = input(json!({"breaker": {"mode": "failure-rate"}}));
+        assert_eq!(
+            Policy::from_input(&client.merge(&call)).map_err(|e| e.path),
+            Err("breaker.failureThreshold".to_owned())
+        );
+    }
+
+    #[test]
+    fn failure_rate_is_in_zero_exclusive_one_inclusive() {
+        for bad in [json!(0), json!(-0.1), json!(1.01)] {
+            let e = err(json!({"breaker": {"failureRateThreshold": bad}}));
+            assert_eq!(e.kind, PolicyErrorKind::Range);
+            assert!(e.message.starts_with(
+                "breaker.failureRateThreshold must be a number greater than 0 and at most 1"
+            ));
+        }
+        let p = parse(json!({"breaker": {"failureRateThreshold": 0.001}})).expect("valid");
+        assert_eq!(p.breaker.map(|b| b.failure_rate_threshold), Some(0.001));
+    }
+}

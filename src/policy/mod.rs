@@ -1,0 +1,94 @@
+//! The policy: defaults, decoding, merging and validation.
+//!
+//! A policy arrives from JS as a plain object. [`PolicyInput`] keeps it raw
+//! (decoded into a small self-describing value), [`PolicyInput::merge`] lays a
+//! per-call policy over the client's, and [`Policy::from_input`] checks every field
+//! and fills in the [`defaults`]. Types are checked here rather than by serde, so
+//! every error names its field.
+//!
+//! | job | file |
+//! | --- | --- |
+//! | the validated types and every default | `types.rs` |
+//! | every field once: path, kind, range, default, scope | `schema.rs` |
+//! | the raw input, decoding and merging | `input.rs` |
+//! | validation and its machinery | `check.rs` |
+//! | each part's own rules: retry, budget, bulkhead, keys | `sections.rs` |
+//! | the breaker's rules: its mode, rate and window | `breaker.rs` |
+//! | the words of errors | `messages.rs` |
+
+mod breaker;
+mod check;
+mod input;
+mod messages;
+pub mod schema;
+mod sections;
+mod types;
+
+pub use input::{PolicyInput, Value};
+pub use sections::RETRY_ON_MIN;
+pub use types::*;
+
+#[cfg(test)]
+pub(crate) mod test_support {
+    use super::*;
+    use proptest::prelude::*;
+
+    pub fn input(v: serde_json::Value) -> PolicyInput {
+        serde_json::from_value(v).expect("any JSON decodes")
+    }
+
+    pub fn parse(v: serde_json::Value) -> Result<Policy, PolicyError> {
+        Policy::from_input(&input(v))
+    }
+
+    pub fn err(v: serde_json::Value) -> PolicyError {
+        parse(v).expect_err("policy must be rejected")
+    }
+
+    pub fn json_value() -> impl Strategy<Value = serde_json::Value> {
+        let names = prop::sample::select(vec![
+            "timeoutMs",
+            "totalTimeoutMs",
+            "retry",
+            "breaker",
+            "retryBudget",
+            "bulkhead",
+            "idempotencyKey",
+            "idempotencyHeader",
+            "maxOrigins",
+            "onEvent",
+            "maxAttempts",
+            "baseDelayMs",
+            "maxDelayMs",
+            "jitter",
+            "retryOn",
+            "capacity",
+            "retryCost",
+            "mode",
+            "windowType",
+            "failureRateThreshold",
+            "minimumCalls",
+            "windowSize",
+            "maxQueue",
+            "x",
+        ]);
+        let leaf = prop_oneof![
+            Just(serde_json::Value::Null),
+            any::<bool>().prop_map(serde_json::Value::from),
+            any::<i64>().prop_map(serde_json::Value::from),
+            any::<u64>().prop_map(serde_json::Value::from),
+            any::<f64>().prop_map(serde_json::Value::from),
+            "[ -~é]{0,12}".prop_map(serde_json::Value::from),
+        ];
+        leaf.prop_recursive(4, 48, 6, move |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..6).prop_map(serde_json::Value::Array),
+                prop::collection::vec((names.clone(), inner), 0..6).prop_map(|kv| {
+                    serde_json::Value::Object(
+                        kv.into_iter().map(|(k, v)| (k.to_owned(), v)).collect(),
+                    )
+                }),
+            ]
+        })
+    }
+}

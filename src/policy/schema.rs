@@ -1,0 +1,313 @@
+//! Every policy field, once: its JS path, what it holds (type, range, default) and where
+//! it may be given (client, call, or both). The validator reads its field lists, ranges
+//! and defaults from here, the scope rule too; the TypeScript declarations and the README's
+//! options table are tested against it (tests/core_ts_defaults.rs).
+
+use super::defaults as d;
+use super::input::Value;
+use super::{BreakerMode, WindowType};
+use super::{PolicyError, PolicyErrorKind};
+use crate::backoff::Jitter;
+
+/// The largest millisecond value accepted: the largest `setTimeout` delay.
+pub const MAX_MS: u32 = 2_147_483_647;
+
+/// What a field holds.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Kind {
+    /// A whole number in `min..=max`, `default` when absent.
+    Int {
+        /// Smallest accepted.
+        min: u32,
+        /// Largest accepted.
+        max: u32,
+        /// When absent.
+        default: u32,
+    },
+    /// An `Int`, or `false` for "none".
+    IntOrOff {
+        /// Smallest accepted.
+        min: u32,
+        /// Largest accepted.
+        max: u32,
+        /// When absent.
+        default: u32,
+    },
+    /// `true` (on, defaults), `false` (off) or an object of the fields under this path.
+    Feature {
+        /// On when absent.
+        on: bool,
+    },
+    /// One of these names.
+    Choice(&'static [&'static str]),
+    /// A number in (0, 1].
+    Rate,
+    /// A list of statuses in 400..=599.
+    Statuses,
+    /// `idempotencyKey`: `true`, `false` or a key string.
+    Key,
+    /// `idempotencyHeader`: a header name scripts may set.
+    Header,
+    /// A function: taken out of the policy in JS (js/arguments.js), never data.
+    Function,
+}
+
+/// Where a field may be given.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scope {
+    /// To a client and to a call.
+    Both,
+    /// To a client only (it sizes the client's state).
+    Client,
+    /// Strings to a call only (a key string names one operation).
+    StringPerCall,
+}
+
+/// One field of the policy.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Field {
+    /// The JS path, e.g. `retry.maxAttempts`.
+    pub path: &'static str,
+    /// What it holds.
+    pub kind: Kind,
+    /// Where it may be given.
+    pub scope: Scope,
+    /// The range as the TypeScript declarations state it, where another field bounds it
+    /// (None: `min..=max` of the kind).
+    pub range_text: Option<&'static str>,
+}
+
+const fn field(path: &'static str, kind: Kind) -> Field {
+    Field {
+        path,
+        kind,
+        scope: Scope::Both,
+        range_text: None,
+    }
+}
+
+const fn int(path: &'static str, min: u32, max: u32, default: u32) -> Field {
+    field(path, Kind::Int { min, max, default })
+}
+
+const fn bounded(path: &'static str, kind: Kind, range_text: &'static str) -> Field {
+    Field {
+        path,
+        kind,
+        scope: Scope::Both,
+        range_text: Some(range_text),
+    }
+}
+
+/// Every field, objects before their fields.
+pub const FIELDS: &[Field] = &[
+    int("timeoutMs", 1, MAX_MS, d::TIMEOUT_MS),
+    int("totalTimeoutMs", 1, MAX_MS, d::TOTAL_TIMEOUT_MS),
+    field(
+        "bodyTimeoutMs",
+        Kind::IntOrOff {
+            min: 1,
+            max: MAX_MS,
+            default: d::BODY_TIMEOUT_MS,
+        },
+    ),
+    field(
+        "retry",
+        Kind::Feature {
+            on: d::RETRY_ENABLED,
+        },
+    ),
+    int("retry.maxAttempts", 1, 20, d::MAX_ATTEMPTS),
+    int("retry.baseDelayMs", 0, MAX_MS, d::BASE_DELAY_MS),
+    bounded(
+        "retry.maxDelayMs",
+        Kind::Int {
+            min: 0,
+            max: MAX_MS,
+            default: d::MAX_DELAY_MS,
+        },
+        ">= baseDelayMs, ..=2147483647",
+    ),
+    field("retry.jitter", Kind::Choice(&Jitter::NAMES)),
+    field("retry.retryOn", Kind::Statuses),
+    int("retry.maxRetryAfterMs", 0, MAX_MS, d::MAX_RETRY_AFTER_MS),
+    field(
+        "breaker",
+        Kind::Feature {
+            on: d::BREAKER_ENABLED,
+        },
+    ),
+    field("breaker.mode", Kind::Choice(&BreakerMode::NAMES)),
+    int("breaker.failureThreshold", 1, 1000, d::FAILURE_THRESHOLD),
+    int("breaker.cooldownMs", 1, MAX_MS, d::COOLDOWN_MS),
+    int("breaker.halfOpenMaxCalls", 1, 1000, d::HALF_OPEN_MAX_CALLS),
+    field("breaker.failureRateThreshold", Kind::Rate),
+    bounded(
+        "breaker.minimumCalls",
+        Kind::Int {
+            min: 1,
+            max: 10_000,
+            default: d::MINIMUM_CALLS,
+        },
+        "1..=windowSize for a count window, 1..=1000 for a time window",
+    ),
+    field("breaker.windowType", Kind::Choice(&WindowType::NAMES)),
+    int("breaker.windowSize", 1, 1000, d::WINDOW_SIZE),
+    int("breaker.windowMs", 1, MAX_MS, d::WINDOW_MS),
+    field(
+        "retryBudget",
+        Kind::Feature {
+            on: d::RETRY_BUDGET_ENABLED,
+        },
+    ),
+    int("retryBudget.capacity", 1, 1_000_000, d::BUDGET_CAPACITY),
+    bounded(
+        "retryBudget.retryCost",
+        Kind::Int {
+            min: 0,
+            max: 1_000_000,
+            default: d::RETRY_COST,
+        },
+        "0..=capacity",
+    ),
+    bounded(
+        "retryBudget.timeoutRetryCost",
+        Kind::Int {
+            min: 0,
+            max: 1_000_000,
+            default: d::TIMEOUT_RETRY_COST,
+        },
+        "0..=capacity",
+    ),
+    bounded(
+        "retryBudget.noRetryIncrement",
+        Kind::Int {
+            min: 0,
+            max: 1_000_000,
+            default: d::NO_RETRY_INCREMENT,
+        },
+        "0..=capacity",
+    ),
+    field(
+        "bulkhead",
+        Kind::Feature {
+            on: d::BULKHEAD_ENABLED,
+        },
+    ),
+    int("bulkhead.maxConcurrent", 1, 100_000, d::MAX_CONCURRENT),
+    int("bulkhead.maxQueue", 0, 100_000, d::MAX_QUEUE),
+    Field {
+        path: "idempotencyKey",
+        kind: Kind::Key,
+        scope: Scope::StringPerCall,
+        range_text: None,
+    },
+    field("idempotencyHeader", Kind::Header),
+    Field {
+        path: "maxOrigins",
+        kind: Kind::Int {
+            min: 1,
+            max: 1_000_000,
+            default: d::MAX_ORIGINS,
+        },
+        scope: Scope::Client,
+        range_text: None,
+    },
+    field("onEvent", Kind::Function),
+    field("fetch", Kind::Function),
+];
+
+/// The field at `path`; every path the validator asks for is in [`FIELDS`].
+pub fn get(path: &str) -> Option<&'static Field> {
+    FIELDS.iter().find(|f| f.path == path)
+}
+
+/// The name of `field` within the object at `prefix` ("" for the policy itself), if it is
+/// one of that object's own fields.
+pub fn key_in<'f>(field: &'f Field, prefix: &str) -> Option<&'f str> {
+    let rest = if prefix.is_empty() {
+        field.path
+    } else {
+        field.path.strip_prefix(prefix)?.strip_prefix('.')?
+    };
+    (!rest.contains('.')).then_some(rest)
+}
+
+/// A top-level field that holds a function (taken out in JS, skipped when decoding).
+pub fn is_function(key: &str) -> bool {
+    get(key).is_some_and(|f| f.kind == Kind::Function)
+}
+
+/// Checks where the fields of one raw policy were given (`per_call`: to a call, else to a
+/// client): a client-only field given to a call, or a key string given to a client, is a
+/// `TypeError` saying where it belongs. A field given as `null` counts as given.
+pub fn check_scope(root: &Value, per_call: bool) -> Result<(), PolicyError> {
+    let Value::Map(map) = root else {
+        return Ok(());
+    };
+    for (key, value) in map {
+        let message = match get(key).map(|f| f.scope) {
+            Some(Scope::Client) if per_call => {
+                "maxOrigins sizes a client's registry: give it to new ResilientClient(...), not to one call"
+            }
+            Some(Scope::StringPerCall) if !per_call && matches!(value, Value::String(_)) => {
+                "idempotencyKey: a key string names one operation; give it per call, not to a \
+                 ResilientClient (whose every POST would then share it)"
+            }
+            _ => continue,
+        };
+        return Err(PolicyError {
+            path: key.clone(),
+            message: message.to_owned(),
+            kind: PolicyErrorKind::Type,
+        });
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_are_unique_and_objects_come_before_their_fields() {
+        for (i, f) in FIELDS.iter().enumerate() {
+            assert!(get(f.path) == Some(f), "{} twice", f.path);
+            if let Some((parent, _)) = f.path.rsplit_once('.') {
+                let at = FIELDS.iter().position(|p| p.path == parent);
+                assert!(at.is_some_and(|at| at < i), "{} before its object", f.path);
+                assert!(matches!(
+                    get(parent).map(|p| p.kind),
+                    Some(Kind::Feature { .. })
+                ));
+            }
+        }
+    }
+
+    #[test]
+    fn int_defaults_are_in_range() {
+        for f in FIELDS {
+            if let Kind::Int { min, max, default } | Kind::IntOrOff { min, max, default } = f.kind {
+                assert!((min..=max).contains(&default), "{}", f.path);
+            }
+        }
+    }
+
+    #[test]
+    fn keys_of_an_object_are_its_own_fields_only() {
+        let retry: Vec<&str> = FIELDS.iter().filter_map(|f| key_in(f, "retry")).collect();
+        assert_eq!(
+            retry,
+            [
+                "maxAttempts",
+                "baseDelayMs",
+                "maxDelayMs",
+                "jitter",
+                "retryOn",
+                "maxRetryAfterMs"
+            ]
+        );
+        let top: Vec<&str> = FIELDS.iter().filter_map(|f| key_in(f, "")).collect();
+        assert!(top.contains(&"retry") && !top.contains(&"maxAttempts"));
+    }
+}

@@ -1,0 +1,375 @@
+//! Each part of the policy checked on its own: retry, breaker, budget, bulkhead, keys.
+
+use super::check::{Check, Object, as_int};
+use super::input::{Map, Value};
+use super::messages::{int_range, push_u64};
+use super::schema;
+use super::*;
+use crate::backoff::Jitter;
+
+pub(super) fn retry_policy(c: &mut Check, map: &Map) -> RetryPolicy {
+    let o = c.object(map, "retry");
+    let base_delay_ms = c.int(&o, "baseDelayMs");
+    let max_delay_ms = c.int(&o, "maxDelayMs");
+    if max_delay_ms < base_delay_ms {
+        c.fail(
+            "retry.maxDelayMs".to_owned(),
+            &int_range("retry.baseDelayMs", base_delay_ms, "", schema::MAX_MS),
+            &Value::Number(max_delay_ms.into()),
+            true,
+        );
+    }
+    RetryPolicy {
+        max_attempts: c.int(&o, "maxAttempts"),
+        base_delay_ms,
+        max_delay_ms,
+        jitter: c
+            .choice(&o, "jitter")
+            .map_or(defaults::JITTER, |i| Jitter::ALL[i]),
+        retry_on: statuses(c, o.get("retryOn")),
+        max_retry_after_ms: c.int(&o, "maxRetryAfterMs"),
+    }
+}
+
+/// Lowest status `retry.retryOn` accepts: only error statuses are worth retrying (a 1xx,
+/// 2xx or 3xx in the list would repeat calls that did not fail).
+pub const RETRY_ON_MIN: u32 = 400;
+/// Highest status `retry.retryOn` accepts.
+const RETRY_ON_MAX: u32 = 599;
+
+fn statuses(c: &mut Check, v: Option<&Value>) -> Vec<u16> {
+    let items = match v {
+        None => return defaults::RETRY_ON.to_vec(),
+        Some(Value::List(items)) => items,
+        Some(other) => {
+            c.fail(
+                "retry.retryOn".to_owned(),
+                "an array of integer statuses from 400 to 599",
+                other,
+                false,
+            );
+            return Vec::new();
+        }
+    };
+    let mut out = Vec::with_capacity(items.len());
+    for (i, item) in items.iter().enumerate() {
+        match as_int(item, RETRY_ON_MIN, RETRY_ON_MAX) {
+            Some(status) => out.push(status as u16),
+            None => {
+                let mut path = "retry.retryOn[".to_owned();
+                push_u64(&mut path, i as u64);
+                path.push(']');
+                c.int_error(path, item, RETRY_ON_MIN, RETRY_ON_MAX);
+                break;
+            }
+        }
+    }
+    out
+}
+
+pub(super) fn budget_policy(c: &mut Check, map: &Map) -> BudgetPolicy {
+    let o = c.object(map, "retryBudget");
+    let capacity = c.int(&o, "capacity");
+    let mut share = |key: &str| -> u32 {
+        let n = c.int(&o, key);
+        if n > capacity {
+            c.fail(
+                o.path(key),
+                &int_range("", 0, "retryBudget.capacity", capacity),
+                &Value::Number(n.into()),
+                true,
+            );
+        }
+        n
+    };
+    BudgetPolicy {
+        capacity,
+        retry_cost: share("retryCost"),
+        timeout_retry_cost: share("timeoutRetryCost"),
+        no_retry_increment: share("noRetryIncrement"),
+    }
+}
+
+pub(super) fn bulkhead_policy(c: &mut Check, map: &Map) -> BulkheadPolicy {
+    let o = c.object(map, "bulkhead");
+    BulkheadPolicy {
+        max_concurrent: c.int(&o, "maxConcurrent"),
+        max_queue: c.int(&o, "maxQueue"),
+    }
+}
+
+pub(super) fn idempotency_key(c: &mut Check, o: &Object) -> IdempotencyKey {
+    match o.get("idempotencyKey") {
+        None => defaults::IDEMPOTENCY_KEY,
+        Some(Value::Bool(true)) => IdempotencyKey::On,
+        Some(Value::Bool(false)) => IdempotencyKey::Off,
+        Some(Value::String(s))
+            if (1..=255).contains(&s.len()) && s.bytes().all(|b| b.is_ascii_graphic()) =>
+        {
+            IdempotencyKey::Fixed(s.clone())
+        }
+        Some(other) => {
+            c.fail(
+                "idempotencyKey".to_owned(),
+                "true, false or a string of 1 to 255 visible ASCII characters",
+                other,
+                matches!(other, Value::String(_)),
+            );
+            defaults::IDEMPOTENCY_KEY
+        }
+    }
+}
+
+pub(super) fn idempotency_header(c: &mut Check, o: &Object) -> String {
+    match o.get("idempotencyHeader") {
+        Some(Value::String(s))
+            if (1..=64).contains(&s.len())
+                && s.bytes().all(is_tchar)
+                && !is_forbidden_header(s) =>
+        {
+            s.clone()
+        }
+        None => defaults::IDEMPOTENCY_HEADER.to_owned(),
+        Some(other) => {
+            c.fail(
+                "idempotencyHeader".to_owned(),
+                "an HTTP token (letters, digits and !#$%&'*+-.^_`|~) of 1 to 64 characters that \
+                 browsers let scripts set (not Sec-*, Proxy-* or another forbidden request header)",
+                other,
+                matches!(other, Value::String(_)),
+            );
+            defaults::IDEMPOTENCY_HEADER.to_owned()
+        }
+    }
+}
+
+/// The Fetch standard's forbidden request-header names: a browser silently
+/// drops them, so a key sent under one would not be sent at all, and a POST
+/// retried as if it carried a key would be repeated without one.
+fn is_forbidden_header(name: &str) -> bool {
+    const FORBIDDEN: [&str; 21] = [
+        "accept-charset",
+        "accept-encoding",
+        "access-control-request-headers",
+        "access-control-request-method",
+        "connection",
+        "content-length",
+        "cookie",
+        "cookie2",
+        "date",
+        "dnt",
+        "expect",
+        "host",
+        "keep-alive",
+        "origin",
+        "referer",
+        "set-cookie",
+        "te",
+        "trailer",
+        "transfer-encoding",
+        "upgrade",
+        "via",
+    ];
+    let prefixed = |p: &str| {
+        name.get(..p.len())
+            .is_some_and(|h| h.eq_ignore_ascii_case(p))
+    };
+    prefixed("sec-") || prefixed("proxy-") || FORBIDDEN.iter().any(|f| f.eq_ignore_ascii_case(name))
+}
+
+/// RFC 9110 `tchar`: the characters of a header name.
+fn is_tchar(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::test_support::*;
+    use super::*;
+    use crate::backoff::Jitter;
+
+    use serde_json::json;
+
+    #[test]
+    fn max_delay_below_base_names_both() {
+        let e = err(json!({"retry": {"baseDelayMs": 500, "maxDelayMs": 100}}));
+        assert_eq!(
+            e.message,
+            "retry.maxDelayMs must be an integer from retry.baseDelayMs (500) to 2147483647 (got 100)"
+        );
+        assert_eq!(
+            (e.path.as_str(), e.kind),
+            ("retry.maxDelayMs", PolicyErrorKind::Range)
+        );
+        assert!(parse(json!({"retry": {"baseDelayMs": 100, "maxDelayMs": 100}})).is_ok());
+    }
+
+    #[test]
+    fn budget_costs_are_bounded_by_capacity() {
+        let e = err(json!({"retryBudget": {"capacity": 4}}));
+        assert_eq!(
+            e.message,
+            "retryBudget.retryCost must be an integer from 0 to retryBudget.capacity (4) (got 5)"
+        );
+        let e =
+            err(json!({"retryBudget": {"capacity": 10, "retryCost": 1, "timeoutRetryCost": 11}}));
+        assert_eq!(e.path, "retryBudget.timeoutRetryCost");
+        let e = err(json!({"retryBudget": {"noRetryIncrement": 501}}));
+        assert_eq!(e.path, "retryBudget.noRetryIncrement");
+        assert!(
+            parse(json!({"retryBudget": {"capacity": 10, "retryCost": 10, "timeoutRetryCost": 0}}))
+                .is_ok()
+        );
+    }
+
+    #[test]
+    fn enumerations_list_their_choices() {
+        let e = err(json!({"retry": {"jitter": "fulll"}}));
+        assert_eq!(
+            e.message,
+            r#"retry.jitter must be one of "full", "equal", "decorrelated", "none" (got "fulll")"#
+        );
+        assert_eq!(e.kind, PolicyErrorKind::Range);
+        for (name, jitter) in [
+            ("full", Jitter::Full),
+            ("equal", Jitter::Equal),
+            ("none", Jitter::None),
+        ] {
+            let p = parse(json!({"retry": {"jitter": name}})).expect("valid");
+            assert_eq!(p.retry.map(|r| r.jitter), Some(jitter));
+        }
+        assert_eq!(
+            err(json!({"breaker": {"mode": "rate"}})).path,
+            "breaker.mode"
+        );
+        assert_eq!(
+            err(json!({"breaker": {"windowType": "calls"}})).path,
+            "breaker.windowType"
+        );
+    }
+
+    #[test]
+    fn retry_on_items_are_checked_one_by_one() {
+        let e = err(json!({"retry": {"retryOn": [503, 99]}}));
+        assert_eq!(
+            e.message,
+            "retry.retryOn[1] must be an integer from 400 to 599 (got 99)"
+        );
+        assert_eq!(
+            err(json!({"retry": {"retryOn": [600]}})).path,
+            "retry.retryOn[0]"
+        );
+        assert_eq!(
+            err(json!({"retry": {"retryOn": ["503"]}})).kind,
+            PolicyErrorKind::Type
+        );
+        let p = parse(json!({"retry": {"retryOn": [400, 599]}})).expect("valid");
+        assert_eq!(p.retry.map(|r| r.retry_on), Some(vec![400, 599]));
+    }
+
+    #[test]
+    fn retry_on_takes_error_statuses_only() {
+        // A success, a redirect or an informational status is never worth retrying.
+        for (status, shown) in [(200, "200"), (100, "100"), (204, "204"), (399, "399")] {
+            let e = err(json!({"retry": {"retryOn": [503, status]}}));
+            assert_eq!(
+                e.message,
+                format!("retry.retryOn[1] must be an integer from 400 to 599 (got {shown})")
+            );
+            assert_eq!(
+                (e.path.as_str(), e.kind),
+                ("retry.retryOn[1]", PolicyErrorKind::Range)
+            );
+        }
+        assert!(parse(json!({"retry": {"retryOn": [400]}})).is_ok());
+    }
+
+    #[test]
+    fn body_timeout_is_milliseconds_or_false() {
+        let body = |v| parse(json!({ "bodyTimeoutMs": v })).map(|p| p.body_timeout_ms);
+        assert_eq!(body(json!(1)), Ok(Some(1)));
+        assert_eq!(body(json!(false)), Ok(None));
+        for bad in [json!(0), json!(-1), json!(1.5), json!(true), json!("10")] {
+            let e = parse(json!({ "bodyTimeoutMs": bad })).expect_err("rejected");
+            assert_eq!(e.path, "bodyTimeoutMs", "{bad}");
+        }
+    }
+
+    #[test]
+    fn idempotency_key_strings_are_visible_ascii_up_to_255() {
+        assert_eq!(
+            parse(json!({"idempotencyKey": false})).map(|p| p.idempotency_key),
+            Ok(IdempotencyKey::Off)
+        );
+        assert_eq!(
+            parse(json!({"idempotencyKey": true})).map(|p| p.idempotency_key),
+            Ok(IdempotencyKey::On)
+        );
+        assert_eq!(
+            parse(json!({})).map(|p| p.idempotency_key),
+            Ok(IdempotencyKey::Auto),
+            "the default is not an explicit true (cross-origin keys in browsers)"
+        );
+        let long = "k".repeat(255);
+        assert!(parse(json!({"idempotencyKey": long})).is_ok());
+        for bad in [
+            String::new(),
+            "k".repeat(256),
+            "a b".into(),
+            "ké".into(),
+            "tab\t".into(),
+        ] {
+            let e = err(json!({"idempotencyKey": bad}));
+            assert_eq!(
+                (e.path.as_str(), e.kind),
+                ("idempotencyKey", PolicyErrorKind::Range),
+                "{bad:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn idempotency_header_is_a_token_up_to_64() {
+        assert!(parse(json!({"idempotencyHeader": "x-!#$%&'*+-.^_`|~9"})).is_ok());
+        assert!(parse(json!({"idempotencyHeader": "h".repeat(64)})).is_ok());
+        for bad in [
+            String::new(),
+            "h".repeat(65),
+            "Idem Key".into(),
+            "a:b".into(),
+            "(x)".into(),
+        ] {
+            let e = err(json!({"idempotencyHeader": bad}));
+            assert_eq!(e.kind, PolicyErrorKind::Range, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn idempotency_header_is_not_one_browsers_forbid() {
+        for bad in [
+            "Sec-Idem",
+            "proxy-key",
+            "Cookie",
+            "HOST",
+            "Content-Length",
+            "Via",
+        ] {
+            let e = err(json!({"idempotencyHeader": bad}));
+            assert_eq!(e.kind, PolicyErrorKind::Range, "{bad}");
+            assert!(
+                e.message.contains("idempotencyHeader") && e.message.contains("forbidden"),
+                "{}",
+                e.message
+            );
+        }
+        for good in [
+            "Idempotency-Key",
+            "X-Request-Key",
+            "Secret-Key",
+            "Proxied",
+            "Hosting",
+        ] {
+            assert!(parse(json!({"idempotencyHeader": good})).is_ok(), "{good}");
+        }
+    }
+}

@@ -1,0 +1,396 @@
+//! The validated policy: its types, and every default written once.
+
+use crate::backoff::Jitter;
+use std::fmt;
+
+/// Every default of the policy, written once, with the JS field it fills.
+pub mod defaults {
+    use super::{BreakerMode, IdempotencyKey, WindowType};
+    use crate::backoff::Jitter;
+
+    /// Per-attempt timeout in ms (JS `timeoutMs`).
+    pub const TIMEOUT_MS: u32 = 10_000;
+    /// Whole-call deadline in ms, attempts, waits and reading the body included (JS `totalTimeoutMs`).
+    pub const TOTAL_TIMEOUT_MS: u32 = 30_000;
+    /// Longest wait for the next chunk of a response body in ms (JS `bodyTimeoutMs`).
+    pub const BODY_TIMEOUT_MS: u32 = 10_000;
+
+    /// Retries are on unless the policy says `retry: false`.
+    pub const RETRY_ENABLED: bool = true;
+    /// Attempts per call, the first one included (JS `retry.maxAttempts`).
+    pub const MAX_ATTEMPTS: u32 = 3;
+    /// Backoff window of the first retry in ms (JS `retry.baseDelayMs`).
+    pub const BASE_DELAY_MS: u32 = 100;
+    /// Largest backoff window in ms (JS `retry.maxDelayMs`).
+    pub const MAX_DELAY_MS: u32 = 10_000;
+    /// How the wait is drawn from the window (JS `retry.jitter`).
+    pub const JITTER: Jitter = Jitter::Full;
+    /// Response statuses worth retrying (JS `retry.retryOn`).
+    pub const RETRY_ON: [u16; 6] = [408, 429, 500, 502, 503, 504];
+    /// Longest `Retry-After` honoured in ms; a longer one ends the call (JS `retry.maxRetryAfterMs`).
+    pub const MAX_RETRY_AFTER_MS: u32 = 30_000;
+
+    /// The circuit breaker is on unless the policy says `breaker: false`.
+    pub const BREAKER_ENABLED: bool = true;
+    /// When the breaker trips (JS `breaker.mode`), unless the policy names only the
+    /// other mode's fields (`failureThreshold` alone means "consecutive").
+    pub const BREAKER_MODE: BreakerMode = BreakerMode::FailureRate;
+    /// Consecutive failures that open the breaker (JS `breaker.failureThreshold`).
+    pub const FAILURE_THRESHOLD: u32 = 5;
+    /// How long an open breaker rejects calls, in ms (JS `breaker.cooldownMs`).
+    pub const COOLDOWN_MS: u32 = 5_000;
+    /// Concurrent trial calls while half-open (JS `breaker.halfOpenMaxCalls`).
+    pub const HALF_OPEN_MAX_CALLS: u32 = 1;
+    /// Failure share of the window that opens the breaker (JS `breaker.failureRateThreshold`).
+    pub const FAILURE_RATE_THRESHOLD: f64 = 0.5;
+    /// Calls the window must hold before the rate counts (JS `breaker.minimumCalls`).
+    pub const MINIMUM_CALLS: u32 = 10;
+    /// What the failure-rate window spans (JS `breaker.windowType`).
+    pub const WINDOW_TYPE: WindowType = WindowType::Time;
+    /// Calls in a count window (JS `breaker.windowSize`).
+    pub const WINDOW_SIZE: u32 = 20;
+    /// Span of a time window in ms (JS `breaker.windowMs`).
+    pub const WINDOW_MS: u32 = 30_000;
+
+    /// The retry budget is on unless the policy says `retryBudget: false`.
+    pub const RETRY_BUDGET_ENABLED: bool = true;
+    /// Tokens in a full budget (JS `retryBudget.capacity`).
+    pub const BUDGET_CAPACITY: u32 = 500;
+    /// Tokens a retry after an error status costs (JS `retryBudget.retryCost`).
+    pub const RETRY_COST: u32 = 5;
+    /// Tokens a retry after a network error or timeout costs (JS `retryBudget.timeoutRetryCost`).
+    pub const TIMEOUT_RETRY_COST: u32 = 10;
+    /// Tokens a first-attempt success gives back (JS `retryBudget.noRetryIncrement`).
+    pub const NO_RETRY_INCREMENT: u32 = 1;
+
+    /// The bulkhead is off unless the policy sets `bulkhead`.
+    pub const BULKHEAD_ENABLED: bool = false;
+    /// Calls in flight per origin (JS `bulkhead.maxConcurrent`).
+    pub const MAX_CONCURRENT: u32 = 10;
+    /// Calls waiting for a slot per origin (JS `bulkhead.maxQueue`).
+    pub const MAX_QUEUE: u32 = 0;
+
+    /// Automatic keys for POST and PATCH, to the page's own origin only in browsers (JS `idempotencyKey`).
+    pub const IDEMPOTENCY_KEY: IdempotencyKey = IdempotencyKey::Auto;
+    /// Header that carries the key (JS `idempotencyHeader`).
+    pub const IDEMPOTENCY_HEADER: &str = "Idempotency-Key";
+    /// Origins whose state is kept (JS `maxOrigins`).
+    pub const MAX_ORIGINS: u32 = 1000;
+}
+
+/// A validated policy: every field concrete, every value in range.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Policy {
+    /// Per-attempt timeout in ms.
+    pub timeout_ms: u32,
+    /// Whole-call deadline in ms.
+    pub total_timeout_ms: u32,
+    /// Longest wait for a body chunk in ms; `None` (`bodyTimeoutMs: false`) leaves the body
+    /// unbounded by this and by the deadline (streams).
+    pub body_timeout_ms: Option<u32>,
+    /// Retry settings; `None` makes one attempt only.
+    pub retry: Option<RetryPolicy>,
+    /// Circuit breaker settings; `None` turns the breaker off.
+    pub breaker: Option<BreakerPolicy>,
+    /// Retry budget settings; `None` turns the budget off.
+    pub retry_budget: Option<BudgetPolicy>,
+    /// Bulkhead settings; `None` turns the bulkhead off.
+    pub bulkhead: Option<BulkheadPolicy>,
+    /// Which idempotency key to send.
+    pub idempotency_key: IdempotencyKey,
+    /// Name of the idempotency key header.
+    pub idempotency_header: String,
+    /// How many origins the registry keeps.
+    pub max_origins: u32,
+}
+
+/// Retry settings.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RetryPolicy {
+    /// Attempts per call, the first one included (1..=20).
+    pub max_attempts: u32,
+    /// Backoff window of the first retry in ms.
+    pub base_delay_ms: u32,
+    /// Largest backoff window in ms (at least `base_delay_ms`).
+    pub max_delay_ms: u32,
+    /// How the wait is drawn from the window.
+    pub jitter: Jitter,
+    /// Response statuses worth retrying (each in 400..=599).
+    pub retry_on: Vec<u16>,
+    /// Longest `Retry-After` honoured in ms.
+    pub max_retry_after_ms: u32,
+}
+
+/// When a closed breaker opens.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BreakerMode {
+    /// After `failure_threshold` failures in a row.
+    Consecutive,
+    /// When the failure share of a window reaches `failure_rate_threshold`.
+    FailureRate,
+}
+
+impl BreakerMode {
+    /// Every mode, in the order of [`BreakerMode::NAMES`].
+    pub const ALL: [BreakerMode; 2] = [BreakerMode::Consecutive, BreakerMode::FailureRate];
+    /// The JS names, written once.
+    pub const NAMES: [&'static str; 2] = ["consecutive", "failure-rate"];
+
+    /// The JS name.
+    pub fn as_str(self) -> &'static str {
+        Self::NAMES[self as usize]
+    }
+}
+
+/// What a failure-rate window spans.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WindowType {
+    /// The last `window_size` calls.
+    Count,
+    /// The calls of the last `window_ms` milliseconds.
+    Time,
+}
+
+impl WindowType {
+    /// Every kind, in the order of [`WindowType::NAMES`].
+    pub const ALL: [WindowType; 2] = [WindowType::Count, WindowType::Time];
+    /// The JS names, written once.
+    pub const NAMES: [&'static str; 2] = ["count", "time"];
+
+    /// The JS name.
+    pub fn as_str(self) -> &'static str {
+        Self::NAMES[self as usize]
+    }
+}
+
+/// Circuit breaker settings. Fields of the mode not chosen are kept but unused.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BreakerPolicy {
+    /// When the breaker trips.
+    pub mode: BreakerMode,
+    /// Consecutive failures that trip it (consecutive mode).
+    pub failure_threshold: u32,
+    /// How long it stays open, in ms.
+    pub cooldown_ms: u32,
+    /// Concurrent trial calls while half-open.
+    pub half_open_max_calls: u32,
+    /// Failure share that trips it, in (0, 1] (failure-rate mode).
+    pub failure_rate_threshold: f64,
+    /// Calls the window must hold before the rate counts (failure-rate mode; then at most
+    /// `window_size` for a count window, at most [`MAX_WINDOW_CALLS`] for a time window).
+    pub minimum_calls: u32,
+    /// What the window spans (failure-rate mode).
+    pub window_type: WindowType,
+    /// Calls in a count window.
+    pub window_size: u32,
+    /// Span of a time window in ms.
+    pub window_ms: u32,
+}
+
+/// Retry budget settings (tokens).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BudgetPolicy {
+    /// Tokens in a full budget.
+    pub capacity: u32,
+    /// Cost of a retry after an error status.
+    pub retry_cost: u32,
+    /// Cost of a retry after a network error or timeout.
+    pub timeout_retry_cost: u32,
+    /// Tokens a first-attempt success gives back.
+    pub no_retry_increment: u32,
+}
+
+/// Bulkhead settings.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BulkheadPolicy {
+    /// Calls in flight per origin.
+    pub max_concurrent: u32,
+    /// Calls waiting for a slot per origin; more are rejected at once.
+    pub max_queue: u32,
+}
+
+/// Which idempotency key a call sends.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum IdempotencyKey {
+    /// No key (`false`).
+    Off,
+    /// The default: a fresh UUID for POST and PATCH, where CORS lets it go (in a browser,
+    /// to the page's own origin only).
+    Auto,
+    /// A fresh UUID for POST and PATCH, cross-origin too (`true`, given explicitly).
+    On,
+    /// This key, for any method (a string).
+    Fixed(String),
+}
+
+impl Default for Policy {
+    fn default() -> Self {
+        Policy {
+            timeout_ms: defaults::TIMEOUT_MS,
+            total_timeout_ms: defaults::TOTAL_TIMEOUT_MS,
+            body_timeout_ms: Some(defaults::BODY_TIMEOUT_MS),
+            retry: defaults::RETRY_ENABLED.then(RetryPolicy::default),
+            breaker: defaults::BREAKER_ENABLED.then(BreakerPolicy::default),
+            retry_budget: defaults::RETRY_BUDGET_ENABLED.then(BudgetPolicy::default),
+            bulkhead: defaults::BULKHEAD_ENABLED.then(BulkheadPolicy::default),
+            idempotency_key: defaults::IDEMPOTENCY_KEY,
+            idempotency_header: defaults::IDEMPOTENCY_HEADER.to_owned(),
+            max_origins: defaults::MAX_ORIGINS,
+        }
+    }
+}
+
+impl Default for RetryPolicy {
+    fn default() -> Self {
+        RetryPolicy {
+            max_attempts: defaults::MAX_ATTEMPTS,
+            base_delay_ms: defaults::BASE_DELAY_MS,
+            max_delay_ms: defaults::MAX_DELAY_MS,
+            jitter: defaults::JITTER,
+            retry_on: defaults::RETRY_ON.to_vec(),
+            max_retry_after_ms: defaults::MAX_RETRY_AFTER_MS,
+        }
+    }
+}
+
+impl Default for BreakerPolicy {
+    fn default() -> Self {
+        BreakerPolicy {
+            mode: defaults::BREAKER_MODE,
+            failure_threshold: defaults::FAILURE_THRESHOLD,
+            cooldown_ms: defaults::COOLDOWN_MS,
+            half_open_max_calls: defaults::HALF_OPEN_MAX_CALLS,
+            failure_rate_threshold: defaults::FAILURE_RATE_THRESHOLD,
+            minimum_calls: defaults::MINIMUM_CALLS,
+            window_type: defaults::WINDOW_TYPE,
+            window_size: defaults::WINDOW_SIZE,
+            window_ms: defaults::WINDOW_MS,
+        }
+    }
+}
+
+impl Default for BudgetPolicy {
+    fn default() -> Self {
+        BudgetPolicy {
+            capacity: defaults::BUDGET_CAPACITY,
+            retry_cost: defaults::RETRY_COST,
+            timeout_retry_cost: defaults::TIMEOUT_RETRY_COST,
+            no_retry_increment: defaults::NO_RETRY_INCREMENT,
+        }
+    }
+}
+
+impl Default for BulkheadPolicy {
+    fn default() -> Self {
+        BulkheadPolicy {
+            max_concurrent: defaults::MAX_CONCURRENT,
+            max_queue: defaults::MAX_QUEUE,
+        }
+    }
+}
+
+/// Whether a policy error is about a value's type or its range.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PolicyErrorKind {
+    /// Right type, value outside the accepted range (JS `RangeError`).
+    Range,
+    /// Wrong type, or a field that does not exist (JS `TypeError`).
+    Type,
+}
+
+/// A policy field that cannot be accepted.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PolicyError {
+    /// The field's JS path, e.g. `retry.maxAttempts` (empty for the policy itself).
+    pub path: String,
+    /// The whole sentence: field, accepted range, and what was given.
+    pub message: String,
+    /// Type or range.
+    pub kind: PolicyErrorKind,
+}
+
+impl fmt::Display for PolicyError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for PolicyError {}
+
+#[cfg(test)]
+mod tests {
+    use super::super::test_support::*;
+    use super::*;
+    use crate::backoff::Jitter;
+
+    use crate::policy::*;
+    use serde_json::json;
+
+    #[test]
+    fn empty_and_null_policies_are_the_defaults() {
+        assert_eq!(parse(json!({})), Ok(Policy::default()));
+        assert_eq!(parse(json!(null)), Ok(Policy::default()));
+        assert_eq!(
+            Policy::from_input(&PolicyInput::default()),
+            Ok(Policy::default())
+        );
+    }
+
+    #[test]
+    fn defaults_are_the_documented_values() {
+        let p = Policy::default();
+        assert_eq!((p.timeout_ms, p.total_timeout_ms), (10_000, 30_000));
+        assert_eq!(p.body_timeout_ms, Some(10_000));
+        let r = p.retry.expect("retry on by default");
+        assert_eq!(
+            (r.max_attempts, r.base_delay_ms, r.max_delay_ms),
+            (3, 100, 10_000)
+        );
+        assert_eq!(r.jitter, Jitter::Full);
+        assert_eq!(r.retry_on, vec![408, 429, 500, 502, 503, 504]);
+        assert_eq!(r.max_retry_after_ms, 30_000);
+        let b = p.breaker.expect("breaker on by default");
+        assert_eq!(b.mode, BreakerMode::FailureRate);
+        assert_eq!(
+            (b.failure_threshold, b.cooldown_ms, b.half_open_max_calls),
+            (5, 5_000, 1)
+        );
+        assert_eq!((b.failure_rate_threshold, b.minimum_calls), (0.5, 10));
+        assert_eq!(
+            (b.window_type, b.window_size, b.window_ms),
+            (WindowType::Time, 20, 30_000)
+        );
+        let g = p.retry_budget.expect("budget on by default");
+        assert_eq!(
+            (
+                g.capacity,
+                g.retry_cost,
+                g.timeout_retry_cost,
+                g.no_retry_increment
+            ),
+            (500, 5, 10, 1)
+        );
+        assert_eq!(p.bulkhead, None);
+        assert_eq!(
+            BulkheadPolicy::default(),
+            BulkheadPolicy {
+                max_concurrent: 10,
+                max_queue: 0
+            }
+        );
+        assert_eq!(p.idempotency_key, IdempotencyKey::Auto);
+        assert_eq!(p.idempotency_header, "Idempotency-Key");
+        assert_eq!(p.max_origins, 1000);
+    }
+
+    #[test]
+    fn true_means_defaults_and_false_means_off() {
+        let p =
+            parse(json!({"retry": true, "breaker": false, "retryBudget": false, "bulkhead": true}))
+                .expect("valid");
+        assert_eq!(p.retry, Some(RetryPolicy::default()));
+        assert_eq!(p.breaker, None);
+        assert_eq!(p.retry_budget, None);
+        assert_eq!(p.bulkhead, Some(BulkheadPolicy::default()));
+    }
+}

@@ -10,7 +10,7 @@
 //! A permit counts only in the state it was issued in: every transition starts a new
 //! period, and answers of calls from an older period are ignored.
 
-use crate::policy::{BreakerMode, BreakerPolicy, WindowType};
+use crate::policy::{BreakerPolicy, TripRule, Window};
 use std::collections::VecDeque;
 
 /// Most calls a failure-rate window holds (count windows are at most 1000 by policy; a time
@@ -242,28 +242,33 @@ impl Health {
         } else {
             0
         };
-        match policy.mode {
-            BreakerMode::Consecutive => self.consecutive_failures >= policy.failure_threshold,
-            BreakerMode::FailureRate => {
-                self.push(failed, now_ms, policy);
+        match policy.trip {
+            TripRule::Consecutive { failure_threshold } => {
+                self.consecutive_failures >= failure_threshold
+            }
+            TripRule::FailureRate {
+                threshold,
+                minimum_calls,
+                window,
+            } => {
+                self.push(failed, now_ms, window);
                 let total = self.window.len();
                 failed
-                    && total >= policy.minimum_calls as usize
-                    && f64::from(self.window_failures) / total as f64
-                        >= policy.failure_rate_threshold
+                    && total >= minimum_calls as usize
+                    && f64::from(self.window_failures) / total as f64 >= threshold
             }
         }
     }
 
-    fn push(&mut self, failed: bool, now_ms: f64, policy: &BreakerPolicy) {
+    fn push(&mut self, failed: bool, now_ms: f64, window: Window) {
         self.window.push_back(Sample {
             at_ms: now_ms,
             failed,
         });
         self.window_failures += u32::from(failed);
-        let (cap, oldest_kept) = match policy.window_type {
-            WindowType::Count => (policy.window_size as usize, f64::NEG_INFINITY),
-            WindowType::Time => (MAX_WINDOW_CALLS, now_ms - f64::from(policy.window_ms)),
+        let (cap, oldest_kept) = match window {
+            Window::Count(size) => (size as usize, f64::NEG_INFINITY),
+            Window::Time(ms) => (MAX_WINDOW_CALLS, now_ms - f64::from(ms)),
         };
         let cap = cap.min(MAX_WINDOW_CALLS);
         while let Some(front) = self.window.front() {
@@ -283,21 +288,21 @@ mod tests {
 
     fn consecutive(threshold: u32) -> BreakerPolicy {
         BreakerPolicy {
-            mode: BreakerMode::Consecutive,
-            failure_threshold: threshold,
+            trip: TripRule::Consecutive {
+                failure_threshold: threshold,
+            },
             cooldown_ms: 1000,
             ..BreakerPolicy::default()
         }
     }
 
-    fn rate(threshold: f64, minimum: u32, window_type: WindowType, size: u32) -> BreakerPolicy {
+    fn rate(threshold: f64, minimum: u32, window: Window) -> BreakerPolicy {
         BreakerPolicy {
-            mode: BreakerMode::FailureRate,
-            failure_rate_threshold: threshold,
-            minimum_calls: minimum,
-            window_type,
-            window_size: size,
-            window_ms: size,
+            trip: TripRule::FailureRate {
+                threshold,
+                minimum_calls: minimum,
+                window,
+            },
             cooldown_ms: 1000,
             ..BreakerPolicy::default()
         }
@@ -313,7 +318,10 @@ mod tests {
 
     fn opened(p: &BreakerPolicy) -> Breaker {
         let mut b = Breaker::new();
-        for _ in 0..p.failure_threshold {
+        let TripRule::Consecutive { failure_threshold } = p.trip else {
+            panic!("a consecutive policy");
+        };
+        for _ in 0..failure_threshold {
             let _ = call(&mut b, true, 0.0, p);
         }
         assert_eq!(b.state(0.0), BreakerState::Open);
@@ -483,7 +491,7 @@ mod tests {
 
     #[test]
     fn failure_rate_needs_minimum_calls_then_opens_at_threshold() {
-        let p = rate(0.5, 4, WindowType::Count, 10);
+        let p = rate(0.5, 4, Window::Count(10));
         let mut b = Breaker::new();
         assert_eq!(call(&mut b, true, 0.0, &p), None);
         assert_eq!(call(&mut b, true, 0.0, &p), None);
@@ -494,7 +502,7 @@ mod tests {
 
     #[test]
     fn failure_rate_below_threshold_stays_closed() {
-        let p = rate(0.5, 4, WindowType::Count, 10);
+        let p = rate(0.5, 4, Window::Count(10));
         let mut b = Breaker::new();
         for failed in [false, false, true, false, false, true] {
             assert_eq!(call(&mut b, failed, 0.0, &p), None);
@@ -503,7 +511,7 @@ mod tests {
 
     #[test]
     fn count_window_forgets_old_calls() {
-        let p = rate(0.6, 2, WindowType::Count, 3);
+        let p = rate(0.6, 2, Window::Count(3));
         let mut b = Breaker::new();
         for failed in [true, false, false, false, true] {
             assert_eq!(call(&mut b, failed, 0.0, &p), None);
@@ -514,7 +522,7 @@ mod tests {
 
     #[test]
     fn time_window_forgets_calls_older_than_window_ms() {
-        let p = rate(0.6, 3, WindowType::Time, 100);
+        let p = rate(0.6, 3, Window::Time(100));
         let mut b = Breaker::new();
         let _ = call(&mut b, false, 0.0, &p);
         let _ = call(&mut b, false, 50.0, &p);
@@ -528,7 +536,7 @@ mod tests {
 
     #[test]
     fn windows_are_bounded() {
-        let p = rate(1.0, 10_000, WindowType::Time, 2_000_000_000);
+        let p = rate(1.0, 10_000, Window::Time(2_000_000_000));
         let mut b = Breaker::new();
         for i in 0..3000 {
             let _ = call(&mut b, i % 2 == 0, f64::from(i), &p);

@@ -268,7 +268,7 @@ impl Registry {
 mod tests {
     use super::*;
     use crate::bulkhead::{Admission, BulkheadPermit};
-    use crate::policy::{BreakerMode, BreakerPolicy, BulkheadPolicy};
+    use crate::policy::{BreakerPolicy, BulkheadPolicy, TripRule};
     use proptest::prelude::*;
 
     fn touch(r: &mut Registry, origin: &str) {
@@ -313,8 +313,9 @@ mod tests {
     fn reset_one_or_all() {
         let mut r = Registry::new(10);
         let p = BreakerPolicy {
-            mode: BreakerMode::Consecutive,
-            failure_threshold: 1,
+            trip: TripRule::Consecutive {
+                failure_threshold: 1,
+            },
             ..BreakerPolicy::default()
         };
         for origin in ["a", "b"] {
@@ -367,8 +368,9 @@ mod tests {
     fn snapshot_reports_breaker_state_lazily() {
         let mut r = Registry::new(10);
         let p = BreakerPolicy {
-            mode: BreakerMode::Consecutive,
-            failure_threshold: 1,
+            trip: TripRule::Consecutive {
+                failure_threshold: 1,
+            },
             cooldown_ms: 100,
             ..BreakerPolicy::default()
         };
@@ -401,8 +403,9 @@ mod tests {
 
     fn trip(r: &mut Registry, origin: &str) {
         let p = BreakerPolicy {
-            mode: BreakerMode::Consecutive,
-            failure_threshold: 1,
+            trip: TripRule::Consecutive {
+                failure_threshold: 1,
+            },
             ..BreakerPolicy::default()
         };
         r.with(origin, |_, s| {

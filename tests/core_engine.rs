@@ -17,7 +17,7 @@ use resilient_fetch::engine::{
     self, AttemptLimit, AttemptOutcome, Call, CallResult, Env, Transport,
 };
 use resilient_fetch::events::{Event, GiveUpReason, OutcomeKind, RetryReason};
-use resilient_fetch::policy::{Policy, PolicyInput};
+use resilient_fetch::policy::{Policy, PolicyInput, TripRule};
 use resilient_fetch::registry::{OriginSnapshot, Registry};
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
@@ -1812,7 +1812,10 @@ proptest! {
             Before::BreakerOpen => {
                 let b = p.breaker.clone().expect("on");
                 reg.borrow_mut().with(A, |_, s| {
-                    for _ in 0..b.failure_threshold {
+                    let TripRule::Consecutive { failure_threshold } = b.trip else {
+                        panic!("a consecutive policy");
+                    };
+                    for _ in 0..failure_threshold {
                         if let Ok(permit) = s.breaker.try_acquire(0.0, &b) {
                             let _ = s.breaker.record(permit, Some(true), 0.0, &b);
                         }

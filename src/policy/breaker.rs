@@ -9,22 +9,33 @@ use crate::breaker::MAX_WINDOW_CALLS;
 
 pub(super) fn breaker_policy(c: &mut Check, map: &Map) -> BreakerPolicy {
     let o = c.object(map, "breaker");
-    let mode = breaker_mode(c, &o);
-    let policy = BreakerPolicy {
-        mode,
-        failure_threshold: c.int(&o, "failureThreshold"),
+    let trip = match breaker_mode(c, &o) {
+        BreakerMode::Consecutive => TripRule::Consecutive {
+            failure_threshold: c.int(&o, "failureThreshold"),
+        },
+        BreakerMode::FailureRate => {
+            let window_type = c
+                .choice(&o, "windowType")
+                .map_or(defaults::WINDOW_TYPE, |i| WindowType::ALL[i]);
+            // Both spans are checked whichever is used, as every field given is.
+            let (size, ms) = (c.int(&o, "windowSize"), c.int(&o, "windowMs"));
+            let window = match window_type {
+                WindowType::Count => Window::Count(size),
+                WindowType::Time => Window::Time(ms),
+            };
+            let minimum_calls = c.int(&o, "minimumCalls");
+            TripRule::FailureRate {
+                threshold: rate_value(c, o.get("failureRateThreshold")),
+                minimum_calls: reachable_minimum_calls(c, minimum_calls, window),
+                window,
+            }
+        }
+    };
+    BreakerPolicy {
+        trip,
         cooldown_ms: c.int(&o, "cooldownMs"),
         half_open_max_calls: c.int(&o, "halfOpenMaxCalls"),
-        failure_rate_threshold: rate_value(c, o.get("failureRateThreshold")),
-        minimum_calls: c.int(&o, "minimumCalls"),
-        window_type: c
-            .choice(&o, "windowType")
-            .map_or(defaults::WINDOW_TYPE, |i| WindowType::ALL[i]),
-        window_size: c.int(&o, "windowSize"),
-        window_ms: c.int(&o, "windowMs"),
-    };
-    reachable_minimum_calls(c, &policy);
-    policy
+    }
 }
 
 /// The fields only the failure-rate mode reads.
@@ -68,32 +79,26 @@ fn breaker_mode(c: &mut Check, o: &Object) -> BreakerMode {
     mode
 }
 
-/// In failure-rate mode the window must be able to hold `minimumCalls` calls, or the
-/// breaker could never open: a count window holds `windowSize` calls, a time window at
-/// most [`MAX_WINDOW_CALLS`]. Other modes do not use these fields.
-fn reachable_minimum_calls(c: &mut Check, policy: &BreakerPolicy) {
-    if policy.mode != BreakerMode::FailureRate {
-        return;
-    }
-    let (most, expected) = match policy.window_type {
-        WindowType::Count => (
-            policy.window_size as usize,
-            int_range("", 1, "breaker.windowSize", policy.window_size),
-        ),
-        WindowType::Time => {
+/// The window must be able to hold `minimumCalls` calls, or the breaker could never open:
+/// a count window holds its size, a time window at most [`MAX_WINDOW_CALLS`].
+fn reachable_minimum_calls(c: &mut Check, minimum_calls: u32, window: Window) -> u32 {
+    let (most, expected) = match window {
+        Window::Count(size) => (size as usize, int_range("", 1, "breaker.windowSize", size)),
+        Window::Time(_) => {
             let mut expected = int_range("", 1, "", MAX_WINDOW_CALLS as u32);
             expected.push_str(" when breaker.windowType is \"time\"");
             (MAX_WINDOW_CALLS, expected)
         }
     };
-    if policy.minimum_calls as usize > most {
+    if minimum_calls as usize > most {
         c.fail(
             "breaker.minimumCalls".to_owned(),
             &expected,
-            &Value::Number(policy.minimum_calls.into()),
+            &Value::Number(minimum_calls.into()),
             true,
         );
     }
+    minimum_calls
 }
 
 fn rate_value(c: &mut Check, v: Option<&Value>) -> f64 {
@@ -138,8 +143,12 @@ mod tests {
             parse(json!({"breaker": {"windowType": "count", "windowSize": 5, "minimumCalls": 5}}))
                 .expect("minimumCalls equal to windowSize is reachable");
         assert_eq!(
-            p.breaker.map(|b| (b.window_size, b.minimum_calls)),
-            Some((5, 5))
+            p.breaker.map(|b| b.trip),
+            Some(TripRule::FailureRate {
+                threshold: defaults::FAILURE_RATE_THRESHOLD,
+                minimum_calls: 5,
+                window: Window::Count(5)
+            })
         );
     }
 
@@ -165,7 +174,7 @@ mod tests {
 
     #[test]
     fn the_mode_follows_the_fields_given_and_the_other_modes_fields_are_refused() {
-        let mode = |v| parse(v).map(|p| p.breaker.map(|b| b.mode));
+        let mode = |v| parse(v).map(|p| p.breaker.map(|b| b.mode()));
         assert_eq!(
             mode(json!({"breaker": {"failureThreshold": 3}})),
             Ok(Some(BreakerMode::Consecutive)),
@@ -203,7 +212,7 @@ mod tests {
         let call = input(json!({"breaker": {"cooldownMs": 10}}));
         let merged = Policy::from_input(&client.merge(&call)).expect("valid");
         assert_eq!(
-            merged.breaker.map(|b| b.mode),
+            merged.breaker.map(|b| b.mode()),
             Some(BreakerMode::Consecutive)
         );
         let call = input(json!({"breaker": {"mode": "failure-rate"}}));
@@ -223,6 +232,10 @@ mod tests {
             ));
         }
         let p = parse(json!({"breaker": {"failureRateThreshold": 0.001}})).expect("valid");
-        assert_eq!(p.breaker.map(|b| b.failure_rate_threshold), Some(0.001));
+        let threshold = p.breaker.map(|b| match b.trip {
+            TripRule::FailureRate { threshold, .. } => threshold,
+            TripRule::Consecutive { .. } => 0.0,
+        });
+        assert_eq!(threshold, Some(0.001));
     }
 }

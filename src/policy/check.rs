@@ -291,15 +291,13 @@ mod tests {
                 max_retry_after_ms: 0,
             }),
             breaker: Some(BreakerPolicy {
-                mode: BreakerMode::FailureRate,
-                failure_threshold: defaults::FAILURE_THRESHOLD,
+                trip: TripRule::FailureRate {
+                    threshold: 1.0,
+                    minimum_calls: 1000,
+                    window: Window::Time(1),
+                },
                 cooldown_ms: 1,
                 half_open_max_calls: 1000,
-                failure_rate_threshold: 1.0,
-                minimum_calls: 1000,
-                window_type: WindowType::Time,
-                window_size: 1000,
-                window_ms: 1,
             }),
             retry_budget: Some(BudgetPolicy {
                 capacity: 7,
@@ -463,12 +461,14 @@ mod tests {
                         if let Some(g) = policy.retry_budget {
                             prop_assert!(g.retry_cost <= g.capacity && g.timeout_retry_cost <= g.capacity);
                         }
-                        if let Some(b) = policy.breaker.filter(|b| b.mode == BreakerMode::FailureRate) {
-                            let most = match b.window_type {
-                                WindowType::Count => b.window_size as usize,
-                                WindowType::Time => MAX_WINDOW_CALLS,
+                        if let Some(TripRule::FailureRate { minimum_calls, window, .. }) =
+                            policy.breaker.map(|b| b.trip)
+                        {
+                            let most = match window {
+                                Window::Count(size) => size as usize,
+                                Window::Time(_) => MAX_WINDOW_CALLS,
                             };
-                            prop_assert!(b.minimum_calls as usize <= most);
+                            prop_assert!(minimum_calls as usize <= most);
                         }
                         if let Some(r) = &policy.retry {
                             prop_assert!(r.retry_on.iter().all(|s| (400..=599).contains(s)));

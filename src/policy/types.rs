@@ -163,28 +163,54 @@ impl WindowType {
     }
 }
 
-/// Circuit breaker settings. Fields of the mode not chosen are kept but unused.
+/// Circuit breaker settings.
 #[derive(Clone, Debug, PartialEq)]
 pub struct BreakerPolicy {
-    /// When the breaker trips.
-    pub mode: BreakerMode,
-    /// Consecutive failures that trip it (consecutive mode).
-    pub failure_threshold: u32,
+    /// When a closed breaker opens.
+    pub trip: TripRule,
     /// How long it stays open, in ms.
     pub cooldown_ms: u32,
     /// Concurrent trial calls while half-open.
     pub half_open_max_calls: u32,
-    /// Failure share that trips it, in (0, 1] (failure-rate mode).
-    pub failure_rate_threshold: f64,
-    /// Calls the window must hold before the rate counts (failure-rate mode; then at most
-    /// `window_size` for a count window, at most [`MAX_WINDOW_CALLS`] for a time window).
-    pub minimum_calls: u32,
-    /// What the window spans (failure-rate mode).
-    pub window_type: WindowType,
-    /// Calls in a count window.
-    pub window_size: u32,
-    /// Span of a time window in ms.
-    pub window_ms: u32,
+}
+
+impl BreakerPolicy {
+    /// The mode its trip rule is.
+    pub fn mode(&self) -> BreakerMode {
+        match self.trip {
+            TripRule::Consecutive { .. } => BreakerMode::Consecutive,
+            TripRule::FailureRate { .. } => BreakerMode::FailureRate,
+        }
+    }
+}
+
+/// When a closed breaker opens: each rule with only its own settings.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum TripRule {
+    /// After this many failures in a row.
+    Consecutive {
+        /// Failures in a row that open it.
+        failure_threshold: u32,
+    },
+    /// When the failure share of the window reaches `threshold`, once the window holds
+    /// `minimum_calls` calls (at most what the window can hold).
+    FailureRate {
+        /// Failure share that opens it, in (0, 1].
+        threshold: f64,
+        /// Calls the window must hold before the rate counts.
+        minimum_calls: u32,
+        /// What the window spans.
+        window: Window,
+    },
+}
+
+/// What a failure-rate window spans.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Window {
+    /// The last this many calls.
+    Count(u32),
+    /// The calls of the last this many ms (at most [`crate::breaker::MAX_WINDOW_CALLS`]).
+    Time(u32),
 }
 
 /// Retry budget settings (tokens).
@@ -255,16 +281,23 @@ impl Default for RetryPolicy {
 
 impl Default for BreakerPolicy {
     fn default() -> Self {
+        let trip = match defaults::BREAKER_MODE {
+            BreakerMode::Consecutive => TripRule::Consecutive {
+                failure_threshold: defaults::FAILURE_THRESHOLD,
+            },
+            BreakerMode::FailureRate => TripRule::FailureRate {
+                threshold: defaults::FAILURE_RATE_THRESHOLD,
+                minimum_calls: defaults::MINIMUM_CALLS,
+                window: match defaults::WINDOW_TYPE {
+                    WindowType::Count => Window::Count(defaults::WINDOW_SIZE),
+                    WindowType::Time => Window::Time(defaults::WINDOW_MS),
+                },
+            },
+        };
         BreakerPolicy {
-            mode: defaults::BREAKER_MODE,
-            failure_threshold: defaults::FAILURE_THRESHOLD,
+            trip,
             cooldown_ms: defaults::COOLDOWN_MS,
             half_open_max_calls: defaults::HALF_OPEN_MAX_CALLS,
-            failure_rate_threshold: defaults::FAILURE_RATE_THRESHOLD,
-            minimum_calls: defaults::MINIMUM_CALLS,
-            window_type: defaults::WINDOW_TYPE,
-            window_size: defaults::WINDOW_SIZE,
-            window_ms: defaults::WINDOW_MS,
         }
     }
 }
@@ -350,15 +383,20 @@ mod tests {
         assert_eq!(r.retry_on, vec![408, 429, 500, 502, 503, 504]);
         assert_eq!(r.max_retry_after_ms, 30_000);
         let b = p.breaker.expect("breaker on by default");
-        assert_eq!(b.mode, BreakerMode::FailureRate);
+        assert_eq!(b.mode(), BreakerMode::FailureRate);
+        assert_eq!((b.cooldown_ms, b.half_open_max_calls), (5_000, 1));
         assert_eq!(
-            (b.failure_threshold, b.cooldown_ms, b.half_open_max_calls),
-            (5, 5_000, 1)
+            b.trip,
+            TripRule::FailureRate {
+                threshold: 0.5,
+                minimum_calls: 10,
+                window: Window::Time(30_000)
+            }
         );
-        assert_eq!((b.failure_rate_threshold, b.minimum_calls), (0.5, 10));
+        // The consecutive mode's and the count window's defaults, when asked for.
         assert_eq!(
-            (b.window_type, b.window_size, b.window_ms),
-            (WindowType::Time, 20, 30_000)
+            (defaults::FAILURE_THRESHOLD, defaults::WINDOW_SIZE),
+            (5, 20)
         );
         let g = p.retry_budget.expect("budget on by default");
         assert_eq!(

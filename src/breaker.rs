@@ -10,6 +10,7 @@
 //! A permit counts only in the state it was issued in: every transition starts a new
 //! period, and answers of calls from an older period are ignored.
 
+use crate::classify::Judgement;
 use crate::policy::{BreakerPolicy, TripRule, Window};
 use std::collections::VecDeque;
 
@@ -134,6 +135,14 @@ impl Breaker {
         matches!(self.phase, Phase::Closed(_))
     }
 
+    /// When an open breaker lets a probe through (None unless open).
+    pub fn open_until(&self) -> Option<f64> {
+        match self.phase {
+            Phase::Open { until_ms } => Some(until_ms),
+            _ => None,
+        }
+    }
+
     /// Probes currently out (0 unless half-open).
     pub fn probes_in_flight(&self) -> u32 {
         match self.phase {
@@ -176,12 +185,12 @@ impl Breaker {
         })
     }
 
-    /// Records a permitted call's result: `Some(true)` failed, `Some(false)` succeeded, `None`
-    /// decided nothing (caller abort; a probe's slot is freed). Returns the transition it caused.
+    /// Records a permitted call's result: a failure, a success, or unjudged (it decides
+    /// nothing; a probe's slot is freed). Returns the transition it caused.
     pub fn record(
         &mut self,
         permit: Permit,
-        failed: Option<bool>,
+        judgement: Judgement,
         now_ms: f64,
         policy: &BreakerPolicy,
     ) -> Option<Transition> {
@@ -191,10 +200,14 @@ impl Breaker {
         let failed = match &mut self.phase {
             Phase::HalfOpen { probes_in_flight } if permit.probe => {
                 *probes_in_flight = probes_in_flight.saturating_sub(1);
-                failed?
+                match judgement {
+                    Judgement::Failure => true,
+                    Judgement::Success => false,
+                    Judgement::Unjudged => return None,
+                }
             }
-            Phase::Closed(health) if !permit.probe => {
-                if !health.record(failed?, now_ms, policy) {
+            Phase::Closed(health) if !permit.probe && judgement != Judgement::Unjudged => {
+                if !health.record(judgement == Judgement::Failure, now_ms, policy) {
                     return None;
                 }
                 true
@@ -313,7 +326,16 @@ mod tests {
         let permit = b
             .try_acquire(now, p)
             .expect("breaker lets the call through");
-        b.record(permit, Some(failed), now, p)
+        b.record(
+            permit,
+            if failed {
+                Judgement::Failure
+            } else {
+                Judgement::Success
+            },
+            now,
+            p,
+        )
     }
 
     fn opened(p: &BreakerPolicy) -> Breaker {
@@ -375,7 +397,7 @@ mod tests {
                 to: BreakerState::HalfOpen
             })
         );
-        let _ = b.record(probe, None, 1000.0, &p);
+        let _ = b.record(probe, Judgement::Unjudged, 1000.0, &p);
     }
 
     #[test]
@@ -396,11 +418,11 @@ mod tests {
             })
         );
         // A probe released without an answer frees its slot and decides nothing.
-        assert_eq!(b.record(first, None, 1001.0, &p), None);
+        assert_eq!(b.record(first, Judgement::Unjudged, 1001.0, &p), None);
         assert_eq!(b.state(1001.0), BreakerState::HalfOpen);
         let third = b.try_acquire(1001.0, &p).expect("freed slot");
-        let _ = b.record(second, None, 1001.0, &p);
-        let _ = b.record(third, None, 1001.0, &p);
+        let _ = b.record(second, Judgement::Unjudged, 1001.0, &p);
+        let _ = b.record(third, Judgement::Unjudged, 1001.0, &p);
         assert_eq!(b.probes_in_flight(), 0);
     }
 
@@ -410,7 +432,7 @@ mod tests {
         let mut b = opened(&p);
         let probe = b.try_acquire(1000.0, &p).expect("probe");
         assert_eq!(
-            b.record(probe, Some(false), 1000.0, &p),
+            b.record(probe, Judgement::Success, 1000.0, &p),
             Some(Transition {
                 from: BreakerState::HalfOpen,
                 to: BreakerState::Closed
@@ -430,7 +452,7 @@ mod tests {
         let mut b = opened(&p);
         let probe = b.try_acquire(1500.0, &p).expect("probe");
         assert_eq!(
-            b.record(probe, Some(true), 1600.0, &p),
+            b.record(probe, Judgement::Failure, 1600.0, &p),
             Some(Transition {
                 from: BreakerState::HalfOpen,
                 to: BreakerState::Open
@@ -455,24 +477,24 @@ mod tests {
         let late = b.try_acquire(0.0, &p).expect("closed");
         let _ = call(&mut b, true, 0.0, &p);
         // The breaker opened meanwhile: the late success does not close it.
-        assert_eq!(b.record(late, Some(false), 1.0, &p), None);
+        assert_eq!(b.record(late, Judgement::Success, 1.0, &p), None);
         assert_eq!(b.state(1.0), BreakerState::Open);
         // Probes a and b; a fails and re-opens it; after the cooldown, probe c.
         let a = b.try_acquire(1000.0, &p).expect("probe a");
         let stale = b.try_acquire(1000.0, &p).expect("probe b");
-        let _ = b.record(a, Some(true), 1000.0, &p);
+        let _ = b.record(a, Judgement::Failure, 1000.0, &p);
         let c = b.try_acquire(2000.0, &p).expect("probe c");
         // b's answer belongs to the earlier half-open period: it frees no slot of this one
         // and decides nothing.
-        assert_eq!(b.record(stale, Some(false), 2000.0, &p), None);
+        assert_eq!(b.record(stale, Judgement::Success, 2000.0, &p), None);
         assert_eq!(b.probes_in_flight(), 1);
         let d = b.try_acquire(2000.0, &p).expect("probe d");
         assert!(
             b.try_acquire(2000.0, &p).is_err(),
             "c and d fill both slots"
         );
-        let _ = b.record(c, None, 2000.0, &p);
-        let _ = b.record(d, None, 2000.0, &p);
+        let _ = b.record(c, Judgement::Unjudged, 2000.0, &p);
+        let _ = b.record(d, Judgement::Unjudged, 2000.0, &p);
     }
 
     #[test]
@@ -481,7 +503,7 @@ mod tests {
         let mut b = Breaker::new();
         let _ = call(&mut b, true, 0.0, &p);
         let permit = b.try_acquire(0.0, &p).expect("closed");
-        assert_eq!(b.record(permit, None, 0.0, &p), None);
+        assert_eq!(b.record(permit, Judgement::Unjudged, 0.0, &p), None);
         assert_eq!(
             call(&mut b, true, 0.0, &p),
             OPENED,
@@ -555,7 +577,7 @@ mod tests {
         let probe = b.try_acquire(1000.0, &p).expect("probe");
         b.reset();
         assert_eq!(b.state(1000.0), BreakerState::Closed);
-        assert_eq!(b.record(probe, Some(true), 1000.0, &p), None);
+        assert_eq!(b.record(probe, Judgement::Failure, 1000.0, &p), None);
         assert_eq!(b.state(1000.0), BreakerState::Closed);
     }
 
@@ -569,7 +591,7 @@ mod tests {
     #[derive(Clone, Debug)]
     enum Op {
         Acquire,
-        Record(usize, Option<bool>),
+        Record(usize, Judgement),
         Advance(u32),
     }
 
@@ -578,7 +600,11 @@ mod tests {
             Just(Op::Acquire),
             (
                 any::<usize>(),
-                prop_oneof![Just(None), Just(Some(true)), Just(Some(false))]
+                prop_oneof![
+                    Just(Judgement::Unjudged),
+                    Just(Judgement::Failure),
+                    Just(Judgement::Success)
+                ]
             )
                 .prop_map(|(i, f)| Op::Record(i, f)),
             (0u32..1500).prop_map(Op::Advance),

@@ -5,20 +5,48 @@
 //! successes refill lets retries smooth over a few failures but dries up in an outage, so
 //! calls fail fast instead of piling on.
 //!
-//! The capacity comes from the policy at each use; the bucket starts full.
+//! The capacity comes from the policy at each use (calls with different policies may
+//! share an origin); the budget keeps the last one, for its stats. The bucket starts full.
+
+use crate::events::RetryReason;
+use crate::policy::{BudgetPolicy, defaults};
 
 /// Tokens for retries: never above the capacity, never below 0.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RetryBudget {
     /// Tokens below capacity. Kept instead of the tokens themselves so that the bucket
     /// starts full whatever the capacity, and a smaller capacity just caps it.
     spent: u32,
+    /// The capacity last used on it.
+    capacity: u32,
+}
+
+impl Default for RetryBudget {
+    fn default() -> Self {
+        RetryBudget {
+            spent: 0,
+            capacity: defaults::BUDGET_CAPACITY,
+        }
+    }
 }
 
 impl RetryBudget {
     /// A full budget.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// Tokens left, counted against the capacity last used on it.
+    pub fn tokens_now(&self) -> u32 {
+        self.tokens(self.capacity)
+    }
+
+    /// What a retry for `reason` costs under `policy`.
+    pub fn cost(policy: &BudgetPolicy, reason: RetryReason) -> u32 {
+        match reason {
+            RetryReason::Status => policy.retry_cost,
+            RetryReason::Network | RetryReason::Timeout => policy.timeout_retry_cost,
+        }
     }
 
     /// Tokens left, for a bucket of `capacity`.
@@ -28,6 +56,7 @@ impl RetryBudget {
 
     /// Takes `cost` tokens for a retry; false (and nothing taken) when too few are left.
     pub fn try_withdraw(&mut self, cost: u32, capacity: u32) -> bool {
+        self.capacity = capacity;
         if self.tokens(capacity) < cost {
             return false;
         }
@@ -38,6 +67,7 @@ impl RetryBudget {
 
     /// Gives back `refund` tokens after a success, up to the capacity.
     pub fn on_success(&mut self, refund: u32, capacity: u32) {
+        self.capacity = capacity;
         self.spent = self.spent.min(capacity).saturating_sub(refund);
     }
 }

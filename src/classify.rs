@@ -69,16 +69,31 @@ pub fn is_idempotent_method(method: &str) -> bool {
         .any(|m| m.eq_ignore_ascii_case(method))
 }
 
-/// What the breaker counts: `Some(true)` a failure (network error, timeout, 408, 429,
-/// status 500 and above), `Some(false)` a success (any other status), `None` for what is
-/// the caller's, not the origin's (an abort, bad arguments, a bad `fetch`).
-pub fn is_breaker_failure(outcome: &AttemptOutcome) -> Option<bool> {
+/// What one attempt says about its origin, as the breaker and the stats count it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Judgement {
+    /// The origin failed (network error, timeout, 408, 429, status 500 and above).
+    Failure,
+    /// The origin answered (any other status).
+    Success,
+    /// Nothing about the origin: the caller's doing (an abort, bad arguments, a bad
+    /// `fetch`), or an attempt cut short by the call's own deadline.
+    Unjudged,
+}
+
+/// What the breaker counts an outcome as (see [`Judgement`]).
+pub fn judge(outcome: &AttemptOutcome) -> Judgement {
     match outcome {
-        AttemptOutcome::Response { status, .. } => Some(matches!(status, 408 | 429 | 500..)),
-        AttemptOutcome::NetworkError | AttemptOutcome::Timeout => Some(true),
+        AttemptOutcome::Response {
+            status: 408 | 429 | 500..,
+            ..
+        }
+        | AttemptOutcome::NetworkError
+        | AttemptOutcome::Timeout => Judgement::Failure,
+        AttemptOutcome::Response { .. } => Judgement::Success,
         AttemptOutcome::Aborted
         | AttemptOutcome::InvalidRequest
-        | AttemptOutcome::InvalidResponse => None,
+        | AttemptOutcome::InvalidResponse => Judgement::Unjudged,
     }
 }
 
@@ -109,7 +124,7 @@ pub fn classify(outcome: &AttemptOutcome, retry: Option<&RetryPolicy>, safe: boo
         AttemptOutcome::Response { status, .. } => {
             if retry.is_some_and(|r| r.retry_on.contains(status)) {
                 RetryReason::Status
-            } else if is_breaker_failure(outcome) == Some(true) {
+            } else if judge(outcome) == Judgement::Failure {
                 return Verdict::GiveUp(GiveUpReason::NotRetryable);
             } else {
                 return Verdict::Success;
@@ -149,17 +164,14 @@ mod tests {
     #[test]
     fn breaker_failures() {
         for s in [408, 429, 500, 503, 599, 600, 999] {
-            assert_eq!(is_breaker_failure(&status(s)), Some(true), "{s}");
+            assert_eq!(judge(&status(s)), Judgement::Failure, "{s}");
         }
         for s in [100, 200, 204, 301, 400, 404, 409, 499] {
-            assert_eq!(is_breaker_failure(&status(s)), Some(false), "{s}");
+            assert_eq!(judge(&status(s)), Judgement::Success, "{s}");
         }
-        assert_eq!(
-            is_breaker_failure(&AttemptOutcome::NetworkError),
-            Some(true)
-        );
-        assert_eq!(is_breaker_failure(&AttemptOutcome::Timeout), Some(true));
-        assert_eq!(is_breaker_failure(&AttemptOutcome::Aborted), None);
+        assert_eq!(judge(&AttemptOutcome::NetworkError), Judgement::Failure);
+        assert_eq!(judge(&AttemptOutcome::Timeout), Judgement::Failure);
+        assert_eq!(judge(&AttemptOutcome::Aborted), Judgement::Unjudged);
     }
 
     #[test]

@@ -17,7 +17,6 @@
 use crate::breaker::{Breaker, BreakerState};
 use crate::budget::RetryBudget;
 use crate::bulkhead::Bulkhead;
-use crate::policy::defaults;
 
 /// Counters of one origin.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -40,16 +39,12 @@ pub struct OriginStats {
 }
 
 /// Everything kept for one origin.
-#[derive(Debug)]
+#[derive(Debug, Default)]
 pub struct OriginState {
     /// Its circuit breaker.
     pub breaker: Breaker,
     /// Its retry budget.
     pub budget: RetryBudget,
-    /// The budget capacity the last call that used the budget had (its policy's
-    /// `retryBudget.capacity`); snapshots count the tokens against it. The default capacity
-    /// until a call uses the budget.
-    pub budget_capacity: u32,
     /// Its bulkhead (shared with the permits out).
     pub bulkhead: Bulkhead,
     /// Its counters.
@@ -57,19 +52,6 @@ pub struct OriginState {
     /// Calls waiting to retry on this origin (a backoff wait): they use it as much as an
     /// attempt in flight does, so their breaker history is not evicted under them.
     pub waiting: u32,
-}
-
-impl Default for OriginState {
-    fn default() -> Self {
-        OriginState {
-            breaker: Breaker::default(),
-            budget: RetryBudget::default(),
-            budget_capacity: defaults::BUDGET_CAPACITY,
-            bulkhead: Bulkhead::default(),
-            stats: OriginStats::default(),
-            waiting: 0,
-        }
-    }
 }
 
 impl OriginState {
@@ -172,7 +154,12 @@ impl Registry {
         (entry.id == id.0).then_some(&mut entry.state)
     }
 
-    /// The breaker state of `origin` (closed for an origin not kept), read
+    /// The state of `origin`, if kept, read without marking it used.
+    pub fn peek(&self, origin: &str) -> Option<&OriginState> {
+        self.find(origin).ok().map(|at| &self.origins[at].state)
+    }
+
+    /// The breaker state of `origin` at `now_ms` (closed for an origin not kept), read
     /// without marking it used.
     pub fn breaker_state(&self, origin: &str, now_ms: f64) -> BreakerState {
         match self.find(origin) {
@@ -205,7 +192,7 @@ impl Registry {
 
     /// A snapshot of every origin, in origin order. `now_ms` decides open vs half-open;
     /// each origin's tokens are counted against the capacity last used on it
-    /// ([`OriginState::budget_capacity`]).
+    /// ([`RetryBudget::tokens_now`]).
     pub fn stats(&self, now_ms: f64) -> Vec<OriginSnapshot> {
         self.origins
             .iter()
@@ -213,7 +200,7 @@ impl Registry {
                 origin: e.origin.clone(),
                 stats: e.state.stats,
                 breaker: e.state.breaker.state(now_ms),
-                budget_tokens: e.state.budget.tokens(e.state.budget_capacity),
+                budget_tokens: e.state.budget.tokens_now(),
                 bulkhead_active: e.state.bulkhead.active(),
                 bulkhead_queued: e.state.bulkhead.queued(),
             })
@@ -268,6 +255,7 @@ impl Registry {
 mod tests {
     use super::*;
     use crate::bulkhead::{Admission, BulkheadPermit};
+    use crate::classify::Judgement;
     use crate::policy::{BreakerPolicy, BulkheadPolicy, TripRule};
     use proptest::prelude::*;
 
@@ -327,7 +315,7 @@ mod tests {
                 };
                 assert!(s.budget.try_withdraw(5, 500));
                 let permit = s.breaker.try_acquire(0.0, &p).expect("closed");
-                let _ = s.breaker.record(permit, Some(true), 0.0, &p);
+                let _ = s.breaker.record(permit, Judgement::Failure, 0.0, &p);
             });
         }
         r.reset(Some("a"));
@@ -376,7 +364,7 @@ mod tests {
         };
         r.with("a", |_, s| {
             let permit = s.breaker.try_acquire(0.0, &p).expect("closed");
-            let _ = s.breaker.record(permit, Some(true), 0.0, &p);
+            let _ = s.breaker.record(permit, Judgement::Failure, 0.0, &p);
         });
         assert_eq!(r.stats(50.0)[0].breaker, BreakerState::Open);
         assert_eq!(r.stats(100.0)[0].breaker, BreakerState::HalfOpen);
@@ -410,7 +398,7 @@ mod tests {
         };
         r.with(origin, |_, s| {
             if let Ok(permit) = s.breaker.try_acquire(0.0, &p) {
-                let _ = s.breaker.record(permit, Some(true), 0.0, &p);
+                let _ = s.breaker.record(permit, Judgement::Failure, 0.0, &p);
             }
         });
     }
@@ -501,7 +489,6 @@ mod tests {
         touch(&mut r, "fresh");
         r.with("small", |_, s| {
             assert!(s.budget.try_withdraw(5, 50));
-            s.budget_capacity = 50;
         });
         let snap = r.stats(0.0);
         assert_eq!(

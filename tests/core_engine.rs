@@ -13,6 +13,7 @@ use futures_executor::block_on;
 use proptest::prelude::*;
 use resilient_fetch::breaker::BreakerState;
 use resilient_fetch::bulkhead::Admission;
+use resilient_fetch::classify::Judgement;
 use resilient_fetch::engine::{
     self, AttemptLimit, AttemptOutcome, Call, CallResult, Env, Transport,
 };
@@ -1002,7 +1003,7 @@ fn a_retry_the_breaker_refuses_gives_its_tokens_back() {
             let now = clock.now_ms();
             reg.borrow_mut().with(A, |_, s| {
                 if let Ok(permit) = s.breaker.try_acquire(now, &trip) {
-                    let _ = s.breaker.record(permit, Some(true), now, &trip);
+                    let _ = s.breaker.record(permit, Judgement::Failure, now, &trip);
                 }
             });
         }
@@ -1817,7 +1818,7 @@ proptest! {
                     };
                     for _ in 0..failure_threshold {
                         if let Ok(permit) = s.breaker.try_acquire(0.0, &b) {
-                            let _ = s.breaker.record(permit, Some(true), 0.0, &b);
+                            let _ = s.breaker.record(permit, Judgement::Failure, 0.0, &b);
                         }
                     }
                 });

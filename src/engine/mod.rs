@@ -1,9 +1,11 @@
 //! The engine: one call's loop of attempts, waits and decisions.
 //!
-//! The engine does the waiting and bookkeeping; what to decide lives in [`crate::classify`],
-//! [`crate::backoff`], [`crate::breaker`] and [`crate::budget`]. Time, randomness, timers and
-//! the caller's abort signal come from an [`Env`]; requests go out through a [`Transport`].
-//! Both are the shell's in production and fakes in tests.
+//! The loop (here) does the waiting, the I/O and the bookkeeping; what follows an attempt is
+//! decided from facts alone in [`decide()`] (`decide.rs`), with [`crate::classify`],
+//! [`crate::backoff`] and [`crate::budget`]; the holds a call keeps on its origin's entry
+//! live in `guards.rs`. Time, randomness, timers and the caller's abort signal come from
+//! an [`Env`]; requests go out through a [`Transport`]. Both are the shell's in production
+//! and fakes in tests.
 //!
 //! Order of a call: bulkhead (may queue), then per attempt: breaker, send (limited by the
 //! per-attempt timeout and what is left of the total deadline), record, decide; a retry
@@ -23,14 +25,18 @@
 
 pub use crate::classify::AttemptOutcome;
 
-use crate::backoff;
-use crate::breaker::{BreakerState, Permit, Transition};
+mod decide;
+mod guards;
+
+pub use decide::{Facts, Next, decide};
+
+use crate::breaker::Transition;
 use crate::bulkhead::{Admission, BulkheadPermit};
-use crate::classify::{Verdict, classify, is_breaker_failure, is_idempotent_method};
+use crate::classify::{Judgement, Verdict, classify, is_idempotent_method, judge};
 use crate::events::{Event, GiveUpReason, RetryReason};
-use crate::policy::{BreakerPolicy, Policy};
-use crate::registry::{EntryId, Registry};
-use crate::retry_after;
+use crate::policy::Policy;
+use crate::registry::Registry;
+use guards::{AttemptGuard, Reservation, WaitHold};
 use std::cell::RefCell;
 use std::future::{Future, poll_fn};
 use std::pin::pin;
@@ -214,10 +220,10 @@ pub async fn run<T: Transport, E: Env>(
         let aborted = outcome.is_local() || env.aborted();
         // Cut short by the call's own deadline: no verdict on the origin.
         let cut_by_deadline = outcome == AttemptOutcome::Timeout && !limit.timeout_counts(policy);
-        let failed = if aborted || cut_by_deadline {
-            None
+        let judgement = if aborted || cut_by_deadline {
+            Judgement::Unjudged
         } else {
-            is_breaker_failure(&outcome)
+            judge(&outcome)
         };
         let verdict = if aborted {
             Verdict::Aborted
@@ -228,7 +234,7 @@ pub async fn run<T: Transport, E: Env>(
         // (handed over in the same registry access), through the events and the wait.
         let may_retry = matches!(verdict, Verdict::Retry(_));
         let timed_out = outcome == AttemptOutcome::Timeout;
-        let (transition, hold) = guard.finish(failed, timed_out, end, may_retry);
+        let (transition, hold) = guard.finish(judgement, timed_out, end, may_retry);
         waiting = hold;
         on_event(&Event::AttemptEnd {
             attempt,
@@ -237,29 +243,52 @@ pub async fn run<T: Transport, E: Env>(
             duration_ms: end - start,
         });
         report(transition, ctx.origin, on_event);
-        let random = || env.random();
-        let unix = || env.unix_ms();
-        match decide(&ctx, verdict, &outcome, &progress, end, &unix, &random) {
-            Next::Stop => {
+        let facts = ctx.facts(verdict, &outcome, &progress, end);
+        let next = decide(policy, &facts, &|| env.unix_ms(), &|| env.random());
+        // Apply what was decided: the budget's tokens, then the events.
+        let budget = policy.retry_budget.as_ref();
+        let next = match (next, budget) {
+            (Next::Success { refund: Some(n) }, Some(b)) => {
+                ctx.registry
+                    .borrow_mut()
+                    .with(ctx.origin, |_, s| s.budget.on_success(n, b.capacity));
+                Applied::Success
+            }
+            (Next::Success { .. }, _) => Applied::Success,
+            (Next::Stop, _) => Applied::Stop,
+            (Next::GiveUp(reason), _) => Applied::GiveUp(reason),
+            (
+                Next::Retry {
+                    delay_ms,
+                    reason,
+                    retry_after,
+                    cost,
+                },
+                budget,
+            ) => match cost.zip(budget) {
+                None => Applied::Retry(delay_ms, reason, retry_after, None),
+                Some((cost, b)) => match Reservation::withdraw(&ctx, cost, b.capacity) {
+                    Some(tokens) => Applied::Retry(delay_ms, reason, retry_after, Some(tokens)),
+                    None => Applied::GiveUp(GiveUpReason::Budget),
+                },
+            },
+        };
+        match next {
+            Applied::Stop => {
                 return CallResult::Done {
                     output,
                     attempts: attempt,
                 };
             }
-            Next::Success => {
+            Applied::Success => {
                 on_event(&Event::Success { attempts: attempt });
                 return CallResult::Done {
                     output,
                     attempts: attempt,
                 };
             }
-            Next::GiveUp(reason) => return give_up(reason, output, attempt, on_event),
-            Next::Retry {
-                delay_ms,
-                reason,
-                retry_after,
-                tokens,
-            } => {
+            Applied::GiveUp(reason) => return give_up(reason, output, attempt, on_event),
+            Applied::Retry(delay_ms, reason, retry_after, tokens) => {
                 on_event(&Event::Retry {
                     attempt: attempt + 1,
                     delay_ms,
@@ -278,6 +307,14 @@ pub async fn run<T: Transport, E: Env>(
     }
 }
 
+/// A decision applied: a retry holds the tokens it paid.
+enum Applied<'a> {
+    Stop,
+    Success,
+    GiveUp(GiveUpReason),
+    Retry(f64, RetryReason, bool, Option<Reservation<'a>>),
+}
+
 /// What every step of a call shares.
 struct Ctx<'a> {
     registry: &'a RefCell<Registry>,
@@ -287,6 +324,33 @@ struct Ctx<'a> {
     safe: bool,
     /// When the whole call must be over (monotonic ms).
     deadline: f64,
+}
+
+impl Ctx<'_> {
+    /// The facts a decision needs, read from the origin's entry (not marked used).
+    fn facts<'o>(
+        &self,
+        verdict: Verdict,
+        outcome: &'o AttemptOutcome,
+        progress: &Progress,
+        now: f64,
+    ) -> Facts<'o> {
+        let registry = self.registry.borrow();
+        let state = registry.peek(self.origin);
+        let capacity = self.policy.retry_budget.as_ref().map_or(0, |b| b.capacity);
+        Facts {
+            verdict,
+            outcome,
+            attempt: progress.attempt,
+            last_delay_ms: progress.last_delay_ms,
+            spent: progress.spent,
+            now,
+            deadline: self.deadline,
+            open_until: state.and_then(|s| s.breaker.open_until()),
+            // A new entry's budget is full.
+            tokens: state.map_or(capacity, |s| s.budget.tokens(capacity)),
+        }
+    }
 }
 
 /// Where the retry loop stands.
@@ -306,156 +370,6 @@ enum Blocked {
     Deadline,
     /// The breaker refused; it may let a call through in this many ms.
     Breaker(f64),
-}
-
-enum Next<'a> {
-    /// The caller aborted: hand the output back, no event.
-    Stop,
-    Success,
-    GiveUp(GiveUpReason),
-    Retry {
-        delay_ms: f64,
-        reason: RetryReason,
-        retry_after: bool,
-        /// The retry's budget tokens (`None` without a budget).
-        tokens: Option<Reservation<'a>>,
-    },
-}
-
-/// Decides what follows an attempt; withdraws or refunds budget tokens as it goes.
-fn decide<'a>(
-    ctx: &Ctx<'a>,
-    verdict: Verdict,
-    outcome: &AttemptOutcome,
-    progress: &Progress,
-    now: f64,
-    unix_ms: &dyn Fn() -> f64,
-    random: &dyn Fn() -> f64,
-) -> Next<'a> {
-    let budget = ctx.policy.retry_budget.as_ref();
-    let (reason, retry) = match (verdict, ctx.policy.retry.as_ref()) {
-        (Verdict::Aborted, _) => return Next::Stop,
-        (Verdict::Success, _) => {
-            if let Some(b) = budget {
-                let refund = progress.spent.unwrap_or(b.no_retry_increment);
-                ctx.registry.borrow_mut().with(ctx.origin, |_, s| {
-                    s.budget_capacity = b.capacity;
-                    s.budget.on_success(refund, b.capacity);
-                });
-            }
-            return Next::Success;
-        }
-        (Verdict::GiveUp(reason), _) => return Next::GiveUp(reason),
-        (Verdict::Retry(reason), Some(retry)) => (reason, retry),
-        // `classify` only says Retry when there is a retry policy.
-        (Verdict::Retry(_), None) => return Next::GiveUp(GiveUpReason::NotRetryable),
-    };
-    if progress.attempt >= retry.max_attempts {
-        return Next::GiveUp(GiveUpReason::MaxAttempts);
-    }
-    let header = match outcome {
-        AttemptOutcome::Response {
-            retry_after: Some(value),
-            ..
-        } => retry_after::parse(value, unix_ms()),
-        _ => None,
-    };
-    // Whether an attempt could still start after waiting `wait` ms.
-    let in_time = |wait: f64| ctx.deadline - (now + wait) >= MIN_ATTEMPT_MS;
-    let delay_ms = match header {
-        Some(wait) if wait > f64::from(retry.max_retry_after_ms) || !in_time(wait) => {
-            return Next::GiveUp(GiveUpReason::RetryAfterTooLong);
-        }
-        Some(wait) => wait,
-        None => backoff::delay(
-            retry.jitter,
-            progress.attempt.saturating_sub(1),
-            f64::from(retry.base_delay_ms),
-            f64::from(retry.max_delay_ms),
-            progress.last_delay_ms,
-            random(),
-        ),
-    };
-    if !in_time(delay_ms) {
-        return Next::GiveUp(GiveUpReason::Deadline);
-    }
-    // Still open when the wait ends (e.g. this very attempt just opened it and the cooldown
-    // is longer than the wait): the retry would be refused, so do not wait for it.
-    if ctx.policy.breaker.is_some()
-        && ctx
-            .registry
-            .borrow()
-            .breaker_state(ctx.origin, now + delay_ms)
-            == BreakerState::Open
-    {
-        return Next::GiveUp(GiveUpReason::BreakerOpen);
-    }
-    let tokens = match budget {
-        None => None,
-        Some(b) => {
-            let cost = match reason {
-                RetryReason::Status => b.retry_cost,
-                RetryReason::Network | RetryReason::Timeout => b.timeout_retry_cost,
-            };
-            let (id, withdrawn) = ctx.registry.borrow_mut().with(ctx.origin, |id, s| {
-                s.budget_capacity = b.capacity;
-                (id, s.budget.try_withdraw(cost, b.capacity))
-            });
-            if !withdrawn {
-                return Next::GiveUp(GiveUpReason::Budget);
-            }
-            Some(Reservation {
-                registry: ctx.registry,
-                origin: ctx.origin,
-                id,
-                cost,
-                capacity: b.capacity,
-                sent: false,
-            })
-        }
-    };
-    Next::Retry {
-        delay_ms,
-        reason,
-        retry_after: header.is_some(),
-        tokens,
-    }
-}
-
-/// Budget tokens withdrawn for a retry that has not started yet. Dropped before
-/// [`Reservation::commit`] (the retry was not sent), it gives them back to the entry it
-/// took them from; nothing happens if that entry was evicted meanwhile.
-struct Reservation<'a> {
-    registry: &'a RefCell<Registry>,
-    origin: &'a str,
-    id: EntryId,
-    cost: u32,
-    capacity: u32,
-    sent: bool,
-}
-
-impl Reservation<'_> {
-    /// The retry started: the tokens are spent. Returns their number.
-    fn commit(mut self) -> u32 {
-        self.sent = true;
-        self.cost
-    }
-}
-
-impl Drop for Reservation<'_> {
-    fn drop(&mut self) {
-        if self.sent {
-            return;
-        }
-        let Ok(mut registry) = self.registry.try_borrow_mut() else {
-            return;
-        };
-        if let Some(state) = registry.get_mut(self.origin, self.id) {
-            state.budget_capacity = self.capacity;
-            // Up to the capacity, like a success's refund.
-            state.budget.on_success(self.cost, self.capacity);
-        }
-    }
 }
 
 fn give_up<O>(
@@ -521,152 +435,6 @@ async fn admit<E: Env>(
         Either::Left(permit) => Ok(Some(permit)),
         Either::Right(Either::Left(())) => Err(Refusal::Aborted),
         Either::Right(Either::Right(())) => Err(Refusal::Deadline),
-    }
-}
-
-/// A call's hold on its origin between an attempt that may be retried and the next
-/// attempt (or the call's end): the origin's `waiting` count, so that the registry does
-/// not evict it as idle (see [`Registry`]'s bound).
-struct WaitHold<'a> {
-    registry: &'a RefCell<Registry>,
-    origin: &'a str,
-    id: EntryId,
-}
-
-impl Drop for WaitHold<'_> {
-    fn drop(&mut self) {
-        // No borrow is held across an await or when a call's future is dropped.
-        let registry = self.registry.try_borrow_mut();
-        debug_assert!(registry.is_ok(), "the registry is borrowed as a wait ends");
-        // Gone if the origin was evicted meanwhile (every origin busy at the bound).
-        if let Ok(mut registry) = registry
-            && let Some(state) = registry.get_mut(self.origin, self.id)
-        {
-            state.waiting = state.waiting.saturating_sub(1);
-        }
-    }
-}
-
-/// One attempt's hold on the origin: its breaker permit and its `in_flight` count.
-/// Dropped without [`AttemptGuard::finish`] (the call's future was dropped mid-attempt),
-/// it releases both as a caller abort.
-struct AttemptGuard<'a> {
-    registry: &'a RefCell<Registry>,
-    origin: &'a str,
-    id: EntryId,
-    breaker: Option<(&'a BreakerPolicy, Permit)>,
-    started_ms: f64,
-    finished: bool,
-}
-
-impl<'a> AttemptGuard<'a> {
-    /// Asks the breaker and counts the attempt.
-    fn begin(
-        ctx: &Ctx<'a>,
-        now: f64,
-        attempt: u32,
-        on_event: &mut dyn FnMut(&Event<'_>),
-    ) -> Result<Self, Blocked> {
-        let policy = ctx.policy.breaker.as_ref();
-        let (began, transition) = ctx.registry.borrow_mut().with(ctx.origin, |id, s| {
-            let permit = match policy.map(|p| s.breaker.try_acquire(now, p)) {
-                Some(Err(rejected)) => {
-                    s.stats.short_circuits += 1;
-                    return (Err(rejected.retry_after_ms), None);
-                }
-                Some(Ok(permit)) => Some(permit),
-                None => None,
-            };
-            s.stats.attempts += 1;
-            s.stats.retries += u64::from(attempt > 1);
-            s.stats.in_flight += 1;
-            let transition = permit.as_ref().and_then(Permit::transition);
-            (Ok((id, permit)), transition)
-        });
-        report(transition, ctx.origin, on_event);
-        match began {
-            Err(retry_after_ms) => {
-                on_event(&Event::ShortCircuit {
-                    origin: ctx.origin,
-                    retry_after_ms,
-                });
-                Err(Blocked::Breaker(retry_after_ms))
-            }
-            Ok((id, permit)) => {
-                on_event(&Event::AttemptStart {
-                    attempt,
-                    origin: ctx.origin,
-                });
-                Ok(AttemptGuard {
-                    registry: ctx.registry,
-                    origin: ctx.origin,
-                    id,
-                    breaker: policy.zip(permit),
-                    started_ms: now,
-                    finished: false,
-                })
-            }
-        }
-    }
-
-    /// Records the attempt's result (`None`: caller abort); returns the breaker transition
-    /// and, with `hold`, the call's hold on the origin while it goes on to retry (none if
-    /// the origin was evicted meanwhile).
-    fn finish(
-        mut self,
-        failed: Option<bool>,
-        timed_out: bool,
-        now: f64,
-        hold: bool,
-    ) -> (Option<Transition>, Option<WaitHold<'a>>) {
-        self.finished = true;
-        match self.release(failed, timed_out, now, hold) {
-            Some(transition) => {
-                let hold = hold.then_some(WaitHold {
-                    registry: self.registry,
-                    origin: self.origin,
-                    id: self.id,
-                });
-                (transition, hold)
-            }
-            None => (None, None),
-        }
-    }
-
-    /// `None` if the origin's entry is gone; else the breaker transition. With `hold`,
-    /// the origin's `waiting` count is taken for the call.
-    fn release(
-        &mut self,
-        failed: Option<bool>,
-        timed_out: bool,
-        now: f64,
-        hold: bool,
-    ) -> Option<Option<Transition>> {
-        let mut registry = self.registry.try_borrow_mut().ok()?;
-        // Gone if the origin was evicted meanwhile: then there is nothing to update.
-        let state = registry.get_mut(self.origin, self.id)?;
-        state.waiting += u32::from(hold);
-        let stats = &mut state.stats;
-        stats.in_flight = stats.in_flight.saturating_sub(1);
-        match failed {
-            Some(true) => stats.failures += 1,
-            Some(false) => stats.successes += 1,
-            None => {}
-        }
-        stats.timeouts += u64::from(timed_out);
-        Some(
-            self.breaker
-                .take()
-                .and_then(|(policy, permit)| state.breaker.record(permit, failed, now, policy)),
-        )
-    }
-}
-
-impl Drop for AttemptGuard<'_> {
-    fn drop(&mut self) {
-        if !self.finished {
-            let _ = self.release(None, false, self.started_ms, false);
-        }
     }
 }
 

@@ -1,0 +1,217 @@
+//! The holds a call keeps on its origin's registry entry, each released when dropped, so
+//! a call whose future is dropped (the caller gave up on it) leaves nothing behind: the
+//! budget tokens of a retry not yet sent, the hold of a call waiting to retry, and an
+//! attempt's breaker permit and `in_flight` count. No `RefCell` borrow is held across an
+//! `await` or while an event is delivered (`onEvent` may call back into the registry).
+
+use super::{Blocked, Ctx, report};
+use crate::breaker::{Permit, Transition};
+use crate::classify::Judgement;
+use crate::events::Event;
+use crate::policy::BreakerPolicy;
+use crate::registry::{EntryId, Registry};
+use std::cell::RefCell;
+
+/// Budget tokens withdrawn for a retry that has not started yet. Dropped before
+/// [`Reservation::commit`] (the retry was not sent), it gives them back to the entry it
+/// took them from; nothing happens if that entry was evicted meanwhile.
+pub(super) struct Reservation<'a> {
+    registry: &'a RefCell<Registry>,
+    origin: &'a str,
+    id: EntryId,
+    cost: u32,
+    capacity: u32,
+    sent: bool,
+}
+
+impl<'a> Reservation<'a> {
+    /// Withdraws `cost` tokens of `capacity` from the origin's budget for a retry;
+    /// `None` if too few are left.
+    pub(super) fn withdraw(ctx: &Ctx<'a>, cost: u32, capacity: u32) -> Option<Self> {
+        let (id, withdrawn) = ctx.registry.borrow_mut().with(ctx.origin, |id, s| {
+            (id, s.budget.try_withdraw(cost, capacity))
+        });
+        withdrawn.then_some(Reservation {
+            registry: ctx.registry,
+            origin: ctx.origin,
+            id,
+            cost,
+            capacity,
+            sent: false,
+        })
+    }
+
+    /// The retry started: the tokens are spent. Returns their number.
+    pub(super) fn commit(mut self) -> u32 {
+        self.sent = true;
+        self.cost
+    }
+}
+
+impl Drop for Reservation<'_> {
+    fn drop(&mut self) {
+        if self.sent {
+            return;
+        }
+        let Ok(mut registry) = self.registry.try_borrow_mut() else {
+            return;
+        };
+        if let Some(state) = registry.get_mut(self.origin, self.id) {
+            // Up to the capacity, like a success's refund.
+            state.budget.on_success(self.cost, self.capacity);
+        }
+    }
+}
+
+/// A call's hold on its origin between an attempt that may be retried and the next
+/// attempt (or the call's end): the origin's `waiting` count, so that the registry does
+/// not evict it as idle (see [`Registry`]'s bound).
+pub(super) struct WaitHold<'a> {
+    registry: &'a RefCell<Registry>,
+    origin: &'a str,
+    id: EntryId,
+}
+
+impl Drop for WaitHold<'_> {
+    fn drop(&mut self) {
+        // No borrow is held across an await or when a call's future is dropped.
+        let registry = self.registry.try_borrow_mut();
+        debug_assert!(registry.is_ok(), "the registry is borrowed as a wait ends");
+        // Gone if the origin was evicted meanwhile (every origin busy at the bound).
+        if let Ok(mut registry) = registry
+            && let Some(state) = registry.get_mut(self.origin, self.id)
+        {
+            state.waiting = state.waiting.saturating_sub(1);
+        }
+    }
+}
+
+/// One attempt's hold on the origin: its breaker permit and its `in_flight` count.
+/// Dropped without [`AttemptGuard::finish`] (the call's future was dropped mid-attempt),
+/// it releases both as a caller abort.
+pub(super) struct AttemptGuard<'a> {
+    registry: &'a RefCell<Registry>,
+    origin: &'a str,
+    id: EntryId,
+    breaker: Option<(&'a BreakerPolicy, Permit)>,
+    started_ms: f64,
+    finished: bool,
+}
+
+impl<'a> AttemptGuard<'a> {
+    /// Asks the breaker and counts the attempt.
+    pub(super) fn begin(
+        ctx: &Ctx<'a>,
+        now: f64,
+        attempt: u32,
+        on_event: &mut dyn FnMut(&Event<'_>),
+    ) -> Result<Self, Blocked> {
+        let policy = ctx.policy.breaker.as_ref();
+        let (began, transition) = ctx.registry.borrow_mut().with(ctx.origin, |id, s| {
+            let permit = match policy.map(|p| s.breaker.try_acquire(now, p)) {
+                Some(Err(rejected)) => {
+                    s.stats.short_circuits += 1;
+                    return (Err(rejected.retry_after_ms), None);
+                }
+                Some(Ok(permit)) => Some(permit),
+                None => None,
+            };
+            s.stats.attempts += 1;
+            s.stats.retries += u64::from(attempt > 1);
+            s.stats.in_flight += 1;
+            let transition = permit.as_ref().and_then(Permit::transition);
+            (Ok((id, permit)), transition)
+        });
+        report(transition, ctx.origin, on_event);
+        match began {
+            Err(retry_after_ms) => {
+                on_event(&Event::ShortCircuit {
+                    origin: ctx.origin,
+                    retry_after_ms,
+                });
+                Err(Blocked::Breaker(retry_after_ms))
+            }
+            Ok((id, permit)) => {
+                on_event(&Event::AttemptStart {
+                    attempt,
+                    origin: ctx.origin,
+                });
+                Ok(AttemptGuard {
+                    registry: ctx.registry,
+                    origin: ctx.origin,
+                    id,
+                    breaker: policy.zip(permit),
+                    started_ms: now,
+                    finished: false,
+                })
+            }
+        }
+    }
+
+    /// Records the attempt's result; returns the breaker transition and, with `hold`, the
+    /// call's hold on the origin while it goes on to retry (none if the origin was evicted
+    /// meanwhile).
+    pub(super) fn finish(
+        mut self,
+        judgement: Judgement,
+        timed_out: bool,
+        now: f64,
+        hold: bool,
+    ) -> (Option<Transition>, Option<WaitHold<'a>>) {
+        self.finished = true;
+        match self.release(judgement, timed_out, now, hold) {
+            Released::Recorded(transition) => {
+                let hold = hold.then_some(WaitHold {
+                    registry: self.registry,
+                    origin: self.origin,
+                    id: self.id,
+                });
+                (transition, hold)
+            }
+            Released::Gone => (None, None),
+        }
+    }
+
+    /// Gives the attempt's hold back and records its result. With `hold`, the origin's
+    /// `waiting` count is taken for the call.
+    fn release(&mut self, judgement: Judgement, timed_out: bool, now: f64, hold: bool) -> Released {
+        let Ok(mut registry) = self.registry.try_borrow_mut() else {
+            return Released::Gone;
+        };
+        // Gone if the origin was evicted meanwhile: then there is nothing to update.
+        let Some(state) = registry.get_mut(self.origin, self.id) else {
+            return Released::Gone;
+        };
+        state.waiting += u32::from(hold);
+        let stats = &mut state.stats;
+        stats.in_flight = stats.in_flight.saturating_sub(1);
+        match judgement {
+            Judgement::Failure => stats.failures += 1,
+            Judgement::Success => stats.successes += 1,
+            Judgement::Unjudged => {}
+        }
+        stats.timeouts += u64::from(timed_out);
+        let transition = self
+            .breaker
+            .take()
+            .and_then(|(policy, permit)| state.breaker.record(permit, judgement, now, policy));
+        Released::Recorded(transition)
+    }
+}
+
+/// What giving an attempt's hold back did.
+enum Released {
+    /// The origin's entry is gone (evicted meanwhile, or the registry is in use): nothing
+    /// was recorded.
+    Gone,
+    /// The result was recorded; the breaker may have changed state.
+    Recorded(Option<Transition>),
+}
+
+impl Drop for AttemptGuard<'_> {
+    fn drop(&mut self) {
+        if !self.finished {
+            let _ = self.release(Judgement::Unjudged, false, self.started_ms, false);
+        }
+    }
+}

@@ -6,6 +6,7 @@ use std::rc::Rc;
 
 use js_sys::{Function, Object, Promise};
 use wasm_bindgen::prelude::*;
+use web_sys::Request;
 
 use super::abort::AbortGuard;
 use super::bindings::{
@@ -77,12 +78,19 @@ pub fn origin_key(origin: &JsValue) -> Result<String, JsValue> {
     }
 }
 
+/// The policy a call runs under: its client's, or the call's laid over it.
+struct Resolved {
+    policy: Rc<Policy>,
+    on_event: Option<Function>,
+    /// The `fetch` to send with (undefined: the platform's).
+    fetch: JsValue,
+}
+
 /// A call ready to run: everything read from the caller's arguments at once,
 /// as `fetch` reads them before it returns.
 pub struct Ready {
     client: Rc<ClientInner>,
-    policy: Rc<Policy>,
-    on_event: Option<Function>,
+    resolved: Resolved,
     origin: String,
     method: String,
     key: Option<String>,
@@ -91,22 +99,26 @@ pub struct Ready {
     guard: AbortGuard,
 }
 
+/// Starts one call: reads the arguments, resolves the policy and attaches the key now
+/// (synchronously, like `fetch`), then runs it; resolves like `fetch`.
+pub fn start(client: Rc<ClientInner>, input: JsValue, init: JsValue, policy: JsValue) -> Promise {
+    match prepare(client, input, init, policy) {
+        Ok(Prepared::Run(ready)) => wasm_bindgen_futures::future_to_promise(ready.run()),
+        Ok(Prepared::Local(promise)) => promise,
+        Err(error) => Promise::reject(&error),
+    }
+}
+
 /// What `prepare` made of a call.
-pub enum Prepared {
+enum Prepared {
     /// A call to a server, to run through the core.
     Run(Ready),
     /// A URL that is no server's, already handed to `fetch`.
     Local(Promise),
 }
 
-/// Reads and checks the caller's arguments (synchronously, like `fetch`): the
-/// policy, the URL, the init, the signal, the idempotency key.
-pub fn prepare(
-    client: Rc<ClientInner>,
-    input: JsValue,
-    init: JsValue,
-    policy: JsValue,
-) -> Result<Prepared, JsValue> {
+/// The client's policy, or the call's laid over it (checked, scope included).
+fn resolve_policy(client: &ClientInner, policy: &JsValue) -> Result<Resolved, JsValue> {
     let (policy, on_event, fetch) = if policy.is_undefined() || policy.is_null() {
         (
             client.validated.clone(),
@@ -114,7 +126,7 @@ pub fn prepare(
             client.fetch.clone(),
         )
     } else {
-        let options = decode(&policy)?;
+        let options = decode(policy)?;
         let merged = client.policy.merge(&options.input);
         let validated = Policy::from_input(&merged).map_err(|e| policy_error(&e))?;
         options
@@ -125,8 +137,22 @@ pub fn prepare(
         let fetch = options.fetch.or_else(|| client.fetch.clone());
         (Rc::new(validated), on_event, fetch)
     };
-    let fetch: JsValue = fetch.map_or(JsValue::UNDEFINED, Into::into);
+    Ok(Resolved {
+        policy,
+        on_event,
+        fetch: fetch.map_or(JsValue::UNDEFINED, Into::into),
+    })
+}
 
+/// Reads and checks the caller's arguments (synchronously, like `fetch`): the
+/// policy, the URL, the init, the signal, the idempotency key.
+fn prepare(
+    client: Rc<ClientInner>,
+    input: JsValue,
+    init: JsValue,
+    policy: JsValue,
+) -> Result<Prepared, JsValue> {
+    let resolved = resolve_policy(&client, &policy)?;
     // [init copy without signal, caller's signal, fast origin, fast method, stream body, chain]
     let args = read_arguments(&input, &init, client.id)?;
     let copy: Object = args.get(0).unchecked_into();
@@ -146,54 +172,15 @@ pub fn prepare(
             let request = new_request(&input, &copy)?;
             let origin = match target_of(&request.url())? {
                 Target::Server(origin) => origin,
-                Target::Local => return send_local(&fetch, &input, &init).map(Prepared::Local),
+                Target::Local => {
+                    return send_local(&resolved.fetch, &input, &init).map(Prepared::Local);
+                }
             };
             let method = request.method();
             (Some(request), origin, method)
         }
     };
-
-    let header = policy.idempotency_header.as_str();
-    let existing = request
-        .as_ref()
-        .and_then(|r| r.headers().get(header).ok().flatten());
-    let unsafe_method = method.eq_ignore_ascii_case("POST") || method.eq_ignore_ascii_case("PATCH");
-    // Asked only where it matters: an automatic key for an unsafe request.
-    let cross = existing.is_none() && unsafe_method && cross_origin(&origin);
-    // The key this call carries, if any: the caller's header, a given string, or a fresh UUID.
-    let key = match idempotency::choose(
-        &policy.idempotency_key,
-        &method,
-        existing.as_deref(),
-        cross,
-    ) {
-        None => None,
-        Some(KeyChoice { key, add_header }) => {
-            let key = match key {
-                Key::Given(key) => key,
-                Key::Generate => {
-                    // From the platform CSPRNG, 16 fresh bytes per key (never at module load).
-                    let bytes = random_bytes::<16>().map_err(|_| {
-                        type_error("resilientFetch: no CSPRNG (crypto.getRandomValues) for the idempotency key")
-                    })?;
-                    idempotency::uuid_v4(bytes)
-                }
-            };
-            if add_header {
-                match &request {
-                    Some(request) => request.headers().set(header, &key)?,
-                    // The fast path's init has no headers of the caller's: ours is the only one.
-                    None => set_only_header(&copy, header, &key),
-                }
-            }
-            // Under mode "no-cors" the header cannot be set: then there is no key,
-            // and the call is not retried as if it had one (the fast path is never no-cors).
-            let present = request
-                .as_ref()
-                .is_none_or(|r| r.headers().get(header).ok().flatten().is_some());
-            present.then_some(key)
-        }
-    };
+    let key = attach_key(&resolved.policy, &origin, &method, request.as_ref(), &copy)?;
     let source = match request {
         Some(request) => Source::Template(request),
         None => Source::Direct { input, init: copy },
@@ -201,17 +188,16 @@ pub fn prepare(
     let guard = AbortGuard::new(signal);
     let transport = FetchTransport::new(
         source,
-        fetch,
+        resolved.fetch.clone(),
         chain,
         replayable,
         guard.state().clone(),
-        &policy,
+        &resolved.policy,
     );
     Ok(Prepared::Run(Ready {
         guard,
         client,
-        policy,
-        on_event,
+        resolved,
         origin,
         method,
         key,
@@ -220,96 +206,186 @@ pub fn prepare(
     }))
 }
 
-/// Runs a prepared call through the core's retry loop; resolves like `fetch`.
-pub async fn execute(call: Ready) -> Result<JsValue, JsValue> {
-    let Ready {
-        client,
-        policy,
-        on_event,
-        origin,
-        method,
-        key,
-        replayable,
-        mut transport,
-        guard,
-    } = call;
-    let started = performance_now();
-    let env = JsEnv {
-        abort: guard.state().clone(),
+/// The idempotency key the call carries, if any (the caller's header, a given string, or
+/// a fresh UUID), set on the request (or the fast path's init) where it is ours to add.
+fn attach_key(
+    policy: &Policy,
+    origin: &str,
+    method: &str,
+    request: Option<&Request>,
+    fast_init: &Object,
+) -> Result<Option<String>, JsValue> {
+    let header = policy.idempotency_header.as_str();
+    let existing = request.and_then(|r| r.headers().get(header).ok().flatten());
+    let unsafe_method = method.eq_ignore_ascii_case("POST") || method.eq_ignore_ascii_case("PATCH");
+    // Asked only where it matters: an automatic key for an unsafe request.
+    let cross = existing.is_none() && unsafe_method && cross_origin(origin);
+    let Some(KeyChoice { key, add_header }) =
+        idempotency::choose(&policy.idempotency_key, method, existing.as_deref(), cross)
+    else {
+        return Ok(None);
     };
-    let call = Call {
-        origin: &origin,
-        method: &method,
-        has_key: key.is_some(),
-        replayable,
-    };
-    let mut on_event_fn = |event: &crate::events::Event| {
-        if let Some(f) = &on_event {
-            emit(f, &origin, key.as_deref(), event);
+    let key = match key {
+        Key::Given(key) => key,
+        Key::Generate => {
+            // From the platform CSPRNG, 16 fresh bytes per key (never at module load).
+            let bytes = random_bytes::<16>().map_err(|_| {
+                type_error(
+                    "resilientFetch: no CSPRNG (crypto.getRandomValues) for the idempotency key",
+                )
+            })?;
+            idempotency::uuid_v4(bytes)
         }
     };
-    let result = engine::run(
-        &client.registry,
-        &policy,
-        call,
-        &mut transport,
-        &env,
-        &mut on_event_fn,
-    )
-    .await;
-    let abort_reason = guard.state().reason();
-    let result = match result {
-        // The body stays bounded by the deadline and bodyTimeoutMs, and the caller's
-        // signal keeps reaching it (js/body.js).
-        CallResult::Done {
-            output: Ok(response),
-            attempts,
-        } => {
-            let response = match transport.last_controller() {
-                Some(controller) => {
-                    let (deadline, idle_ms) = match policy.body_timeout_ms {
-                        Some(ms) => (started + f64::from(policy.total_timeout_ms), f64::from(ms)),
-                        None => (f64::INFINITY, 0.0),
-                    };
-                    let listener = on_event.as_ref().map_or(JsValue::UNDEFINED, JsValue::from);
-                    guard_response(
-                        &response,
-                        controller,
-                        &guard.state().signal(),
-                        deadline,
-                        f64::from(policy.total_timeout_ms),
-                        idle_ms,
-                        client.expire.as_ref().unchecked_ref(),
-                        &origin,
-                        &listener,
-                    )
-                }
-                None => response,
-            };
+    if add_header {
+        match request {
+            Some(request) => request.headers().set(header, &key)?,
+            // The fast path's init has no headers of the caller's: ours is the only one.
+            None => set_only_header(fast_init, header, &key),
+        }
+    }
+    // Under mode "no-cors" the header cannot be set: then there is no key, and the call
+    // is not retried as if it had one (the fast path is never no-cors).
+    let present = request.is_none_or(|r| r.headers().get(header).ok().flatten().is_some());
+    Ok(present.then_some(key))
+}
+
+impl Ready {
+    /// Runs the call through the core's retry loop, then maps the result back.
+    async fn run(self) -> Result<JsValue, JsValue> {
+        let Ready {
+            client,
+            resolved,
+            origin,
+            method,
+            key,
+            replayable,
+            mut transport,
+            guard,
+        } = self;
+        let started = performance_now();
+        let env = JsEnv {
+            abort: guard.state().clone(),
+        };
+        let call = Call {
+            origin: &origin,
+            method: &method,
+            has_key: key.is_some(),
+            replayable,
+        };
+        let mut on_event = |event: &crate::events::Event| {
+            if let Some(f) = &resolved.on_event {
+                emit(f, &origin, key.as_deref(), event);
+            }
+        };
+        let result = engine::run(
+            &client.registry,
+            &resolved.policy,
+            call,
+            &mut transport,
+            &env,
+            &mut on_event,
+        )
+        .await;
+        let abort_reason = guard.state().reason();
+        let ended = Ended {
+            client: &client,
+            resolved: &resolved,
+            origin: &origin,
+            started,
+            signal: guard.state().signal(),
+        };
+        let mapped = ended.map(result, &mut transport, abort_reason);
+        drop(guard);
+        mapped
+    }
+}
+
+/// What mapping a call's result back to JS needs.
+struct Ended<'a> {
+    client: &'a ClientInner,
+    resolved: &'a Resolved,
+    origin: &'a str,
+    /// When the call started (`performance.now()`): its deadline bounds the body too.
+    started: f64,
+    /// The caller's signal, or undefined.
+    signal: JsValue,
+}
+
+impl Ended<'_> {
+    /// The call's result as `fetch` gives it: the response (its body bounded and still
+    /// reached by the caller's signal), or the error to reject with.
+    fn map(
+        &self,
+        result: CallResult<Result<JsValue, JsValue>>,
+        transport: &mut FetchTransport,
+        abort_reason: JsValue,
+    ) -> Result<JsValue, JsValue> {
+        let policy = &self.resolved.policy;
+        match result {
             CallResult::Done {
                 output: Ok(response),
-                attempts,
+                ..
+            } => Ok(match transport.last_controller() {
+                Some(controller) => self.guard_body(&response, controller),
+                None => response,
+            }),
+            CallResult::Done { output, .. } => {
+                transport.discard_previous();
+                output
+            }
+            CallResult::ShortCircuited { retry_after_ms } => {
+                transport.discard_previous();
+                let half_open = self.client.registry.try_borrow().is_ok_and(|r| {
+                    r.breaker_state(self.origin, performance_now()) == BreakerState::HalfOpen
+                });
+                Err(make_circuit_open_error(
+                    self.origin,
+                    retry_after_ms,
+                    half_open,
+                ))
+            }
+            CallResult::BulkheadFull => {
+                transport.discard_previous();
+                Err(make_bulkhead_full_error(self.origin))
+            }
+            CallResult::Aborted => {
+                transport.discard_previous();
+                Err(abort_reason)
+            }
+            CallResult::DeadlineExceeded => {
+                transport.discard_previous();
+                Err(make_timeout_error(1, f64::from(policy.total_timeout_ms)))
             }
         }
-        other => {
-            transport.discard_previous();
-            other
-        }
-    };
-    drop(guard);
+    }
 
-    match result {
-        CallResult::Done { output, .. } => output,
-        CallResult::ShortCircuited { retry_after_ms } => {
-            let half_open = client.registry.try_borrow().is_ok_and(|r| {
-                r.breaker_state(&origin, performance_now()) == BreakerState::HalfOpen
-            });
-            Err(make_circuit_open_error(&origin, retry_after_ms, half_open))
-        }
-        CallResult::BulkheadFull => Err(make_bulkhead_full_error(&origin)),
-        CallResult::Aborted => Err(abort_reason),
-        CallResult::DeadlineExceeded => {
-            Err(make_timeout_error(1, f64::from(policy.total_timeout_ms)))
-        }
+    /// The response handed back: its body bounded by the call's deadline and
+    /// `bodyTimeoutMs`, and stopped by the caller's signal (js/body.js).
+    fn guard_body(&self, response: &JsValue, controller: &web_sys::AbortController) -> JsValue {
+        let policy = &self.resolved.policy;
+        let (deadline, idle_ms) = match policy.body_timeout_ms {
+            Some(ms) => (
+                self.started + f64::from(policy.total_timeout_ms),
+                f64::from(ms),
+            ),
+            None => (f64::INFINITY, 0.0),
+        };
+        let listener = self
+            .resolved
+            .on_event
+            .as_ref()
+            .map_or(JsValue::UNDEFINED, JsValue::from);
+        guard_response(
+            response,
+            controller,
+            &self.signal,
+            deadline,
+            f64::from(policy.total_timeout_ms),
+            idle_ms,
+            self.client.expire.as_ref().unchecked_ref(),
+            self.origin,
+            &listener,
+        )
     }
 }

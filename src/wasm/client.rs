@@ -6,10 +6,9 @@ use std::rc::Rc;
 use js_sys::{Function, Promise};
 use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
-use wasm_bindgen_futures::future_to_promise;
 
 use super::bindings::{install_fetch, make_timeout_error, uninstall_fetch};
-use super::call::{self, Prepared, origin_key};
+use super::call::{self, origin_key};
 use super::events::{emit, stats_to_js};
 use super::options::{decode, policy_error};
 use super::types::{FetchInit, FetchInput, PolicyArg};
@@ -120,11 +119,7 @@ fn spawn(
 ) -> Promise {
     let init = init.map_or(JsValue::UNDEFINED, Into::into);
     let policy = policy.map_or(JsValue::UNDEFINED, Into::into);
-    match call::prepare(client, input.into(), init, policy) {
-        Ok(Prepared::Run(call)) => future_to_promise(call::execute(call)),
-        Ok(Prepared::Local(promise)) => promise,
-        Err(error) => Promise::reject(&error),
-    }
+    call::start(client, input.into(), init, policy)
 }
 
 /// `fetch`, made resilient: per-attempt timeouts, retries with full jitter,

@@ -1,8 +1,10 @@
 // Per-call overhead in Node, side by side, in one process (bench/README.md).
 //
-// `globalThis.fetch` is replaced by a stub that resolves at once with one prebuilt 200
-// response, before any library is imported (the package's glue looks `fetch` up at call
-// time; the peers are given the stub too). Nothing touches the network. Each variant makes
+// The variants and the timed rounds are cases.mjs's, shared with the Chromium run
+// (browser.mjs). `globalThis.fetch` is replaced by a stub that resolves at once with a fresh
+// `new Response("ok")` (one row keeps the old body-less prebuilt 200), before any library
+// is imported (the package's glue looks `fetch` up at call time; the peers are given the
+// stub too). Nothing touches the network. Each variant makes
 // CALLS awaited calls per round after a warm-up, in slices that take turns with the other
 // variants' (the order rotating), so a slow patch of a shared machine hits them all; the
 // table shows the median round and the median of per-round ratios. Then, per variant, the
@@ -17,22 +19,18 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { performance } from "node:perf_hooks";
+import { loop, makeStub, makeVariants, median, ratio, runRounds, times, us } from "./cases.mjs";
 
 const CALLS = Number(process.env.BENCH_CALLS ?? 100_000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const WARMUP = Number(process.env.BENCH_WARMUP ?? 20_000);
-// Never contacted: every library below ends in the stub.
-const URL_ = "http://127.0.0.1:9/bench";
 
-const OK = new Response(null, { status: 200 });
-const DOWN = new Response(null, { status: 503 });
-let answer = OK;
-const stub = () => Promise.resolve(answer);
-globalThis.fetch = stub;
+// The stub (cases.mjs): a fresh response with a body per call.
+const stub = makeStub();
+globalThis.fetch = stub.fetch;
 
-const { resilientFetch, ResilientClient, CircuitOpenError, memoryBytes } = await import(
-  "resilient-fetch"
-);
+const rf = await import("resilient-fetch");
+const { memoryBytes } = rf;
 // The stack's minimum (bench/stack-minimum, built by run.sh), if given: the named crates doing
 // the least a resilient fetch does per call, with none of our logic.
 let minimumFetch;
@@ -42,134 +40,17 @@ if (process.env.BENCH_STACK_MINIMUM) {
   glue.initSync({ module: readFileSync(join(dir, "stack_minimum_bg.wasm")) });
   minimumFetch = glue.minimumFetch;
 }
-const ky = (await import("ky")).default;
-const { ofetch } = await import("ofetch");
-const cockatiel = await import("cockatiel");
-const CircuitBreaker = (await import("opossum")).default;
+const variants = makeVariants({
+  stub,
+  rf,
+  ky: (await import("ky")).default,
+  ofetch: (await import("ofetch")).ofetch,
+  cockatiel: await import("cockatiel"),
+  CircuitBreaker: (await import("opossum")).default,
+  minimumFetch,
+});
 
-// Peers configured as close to our defaults as they go: 10 s per attempt, 3 attempts, a
-// breaker that opens after 5 consecutive failures for 30 s.
-const kyClient = ky.create({ fetch: stub }); // ky's defaults: retry 2, timeout 10 s
-const ofetchClient = ofetch.create({ timeout: 10_000 }, { fetch: stub }); // retry 1 (its default)
-const transient = (r) => [408, 429, 500, 502, 503, 504].includes(r?.status);
-const handled = cockatiel.handleAll.orWhenResult(transient);
-const cockatielPolicy = cockatiel.wrap(
-  cockatiel.retry(handled, { maxAttempts: 2, backoff: new cockatiel.ExponentialBackoff() }),
-  cockatiel.circuitBreaker(handled, {
-    halfOpenAfter: 30_000,
-    breaker: new cockatiel.ConsecutiveBreaker(5),
-  }),
-  cockatiel.timeout(10_000, cockatiel.TimeoutStrategy.Aggressive),
-);
-const makeOpossum = () =>
-  new CircuitBreaker((url) => stub(url), { timeout: 10_000, resetTimeout: 30_000 });
-let opossum = makeOpossum();
-
-const MANY_URLS = Array.from({ length: 1000 }, (_, i) => `${URL_}?n=${i}`);
-let nextUrl = 0;
-const openClient = new ResilientClient();
-const POST = { method: "POST", body: "{}" };
-
-// Opens openClient's breaker afresh, untimed, before each slice of its calls (so its 30 s
-// cooldown cannot run out while they are timed).
-async function openBreaker() {
-  openClient.reset();
-  answer = DOWN;
-  try {
-    for (let i = 0; i < 20 && openClient.breakerState(URL_) !== "open"; i++) {
-      await openClient.fetch(URL_, undefined, { retry: false });
-    }
-  } finally {
-    answer = OK;
-  }
-  if (openClient.breakerState(URL_) !== "open") throw new Error("the breaker did not open");
-}
-
-async function floor() {
-  const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(), 10_000);
-  try {
-    return await fetch(URL_, { signal: controller.signal });
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-// ours: the variant is this package's; reject: every call must reject (else every call must resolve).
-const variants = [
-  { name: "bare stub fetch", call: () => fetch(URL_) },
-  { name: "floor: AbortController + setTimeout/clearTimeout", call: floor },
-  ...(minimumFetch
-    ? [{ name: "the stack's minimum: promise for a Rust future + AbortController + gloo timer + JsFuture", call: () => minimumFetch(URL_) }]
-    : []),
-  { name: "ours: resilientFetch, defaults, GET", ours: true, call: () => resilientFetch(URL_) },
-  {
-    // More URL strings than the fast path remembers origins for (256): every call parses.
-    name: "ours: resilientFetch, defaults, GET, 1 000 URLs in turn",
-    ours: true,
-    call: () => resilientFetch(MANY_URLS[(nextUrl = (nextUrl + 1) % MANY_URLS.length)]),
-  },
-  {
-    name: "ours: resilientFetch, defaults, POST (idempotency key)",
-    ours: true,
-    call: () => resilientFetch(URL_, POST),
-  },
-  {
-    name: "ours: open-breaker rejection",
-    ours: true,
-    reject: CircuitOpenError,
-    setup: openBreaker,
-    call: () => openClient.fetch(URL_),
-  },
-  { name: "ky (defaults: retry 2, timeout 10 s)", call: () => kyClient(URL_) },
-  { name: "ofetch.raw (retry 1, timeout 10 s)", call: () => ofetchClient.raw(URL_) },
-  {
-    name: "cockatiel: retry 2 + breaker + timeout, composed",
-    call: () => cockatielPolicy.execute(({ signal }) => stub(URL_, { signal })),
-  },
-  { name: "opossum: breaker + timeout", call: () => opossum.fire(URL_) },
-];
-
-async function loop(v, n) {
-  let wrong = 0;
-  for (let i = 0; i < n; i++) {
-    try {
-      const r = await v.call();
-      if (v.reject || r.status !== 200) wrong++;
-    } catch (e) {
-      if (!v.reject || !(e instanceof v.reject)) wrong++;
-    }
-  }
-  if (wrong) throw new Error(`${v.name}: ${wrong} of ${n} calls did not end as expected`);
-}
-
-const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
-};
-
-// A round: CALLS calls per variant, made in CHUNKS slices taken in turn (the order rotating),
-// so that a change in the machine's load during the round touches every variant alike.
-const CHUNKS = 10;
-for (const v of variants) {
-  v.rounds = [];
-  await v.setup?.();
-  await loop(v, WARMUP);
-}
-for (let r = 0; r < ROUNDS; r++) {
-  for (const v of variants) v.spent = 0;
-  for (let c = 0; c < CHUNKS; c++) {
-    for (let k = 0; k < variants.length; k++) {
-      const v = variants[(k + c + r) % variants.length];
-      await v.setup?.();
-      const t0 = performance.now();
-      await loop(v, CALLS / CHUNKS);
-      v.spent += performance.now() - t0;
-    }
-  }
-  for (const v of variants) v.rounds.push((v.spent * 1000) / CALLS);
-}
+await runRounds(variants, stub, { calls: CALLS, rounds: ROUNDS, warmup: WARMUP, now: () => performance.now() });
 
 const gc = globalThis.gc;
 const settle = async () => {
@@ -180,15 +61,14 @@ const settle = async () => {
 };
 // opossum keeps per-call data for its 10 s rolling window; a fresh breaker, and the old one
 // shut down, so that its release does not land in another variant's heap measurement.
-opossum.shutdown();
-opossum = makeOpossum();
+for (const v of variants) v.reset?.();
 
 // Heap: CALLS / 2 calls first (so earlier variants' garbage and one-time allocations are
 // out of the way), then 3 measured passes of CALLS / 2 calls; the median growth is shown.
 const HEAP_PASSES = 3;
 for (const v of variants) {
   await v.setup?.();
-  await loop(v, CALLS / 2);
+  await loop(v, CALLS / 2, stub);
   const heap = [];
   const wasm = [];
   for (let p = 0; p < HEAP_PASSES; p++) {
@@ -196,7 +76,7 @@ for (const v of variants) {
     await settle();
     const heap0 = process.memoryUsage().heapUsed;
     const wasm0 = memoryBytes();
-    await loop(v, CALLS / 2);
+    await loop(v, CALLS / 2, stub);
     await settle();
     heap.push((process.memoryUsage().heapUsed - heap0) * 2);
     wasm.push((memoryBytes() - wasm0) * 2);
@@ -205,13 +85,8 @@ for (const v of variants) {
   v.wasmDelta = median(wasm);
 }
 
-const us = (x) => (x < 10 ? x.toFixed(2) : x.toFixed(1));
-const times = (x) => `${x < 10 ? x.toFixed(2) : x.toFixed(1)}×`;
 const kb = (b) => `${b >= 0 ? "+" : "−"}${(Math.abs(b) / 1024).toFixed(0)} KB`;
 const byName = (prefix) => variants.find((v) => v.name.startsWith(prefix));
-for (const v of variants) v.median = median(v.rounds);
-// a ÷ b within each round, then the median over rounds: the ratios the targets are about.
-const ratio = (a, b) => median(a.rounds.map((x, i) => x / b.rounds[i]));
 const [bare, floorV] = variants;
 
 console.log(

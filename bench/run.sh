@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# Benchmarks against the peers, in one run (bench/README.md): size, per-call overhead,
-# outage amplification, where the wasm bytes go, and the retry-storm simulation.
+# Benchmarks against the peers, in one run (bench/README.md): size, per-call overhead (Node
+# and headless Chromium), startup, outage amplification, where the wasm bytes go, and the
+# retry-storm simulation.
 #   bench/run.sh            everything; the tables go to stdout (and bench/.out/results.md)
-# Env: BENCH_CALLS, BENCH_ROUNDS, BENCH_WARMUP (overhead.mjs), BENCH_CLIENTS,
-# BENCH_CALLS_PER_CLIENT (outage.mjs), RF_BENCH_NO_TWIGGY=1 (skip the twiggy breakdown).
+# Env: BENCH_CALLS, BENCH_ROUNDS, BENCH_WARMUP (overhead.mjs), BENCH_BROWSER_CALLS,
+# BENCH_BROWSER_ROUNDS, BENCH_BROWSER_WARMUP (browser.mjs), BENCH_STARTUP_RUNS,
+# BENCH_STARTUP_BROWSER_RUNS (startup.mjs), BENCH_CLIENTS, BENCH_CALLS_PER_CLIENT (outage.mjs),
+# BENCH_CHROMIUM (default /usr/bin/chromium), RF_BENCH_NO_TWIGGY=1 (skip the twiggy breakdown).
 # Not part of scripts/test.sh: benchmarks are not tests.
 set -euo pipefail
 BENCH="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -15,6 +18,12 @@ step() { printf '[bench %3ss] %s\n' "$((SECONDS - started))" "$*" >&2; }
 
 step "building the package (scripts/build.sh)"
 "$ROOT/scripts/build.sh"
+# Headless Chromium for the browser tables (browser.mjs, startup.mjs): scripts/toolchain.sh
+# installs it (with the rest of the test tools) where it is missing.
+if [[ ! -x "${BENCH_CHROMIUM:-/usr/bin/chromium}" ]]; then
+  step "installing Chromium (scripts/toolchain.sh all)"
+  "$ROOT/scripts/toolchain.sh" all >&2
+fi
 # Which cargo output the shipped wasm came from (build.sh may build in more than one place):
 # the one whose plain wasm-bindgen + wasm-opt -Oz result is byte-identical to it, newest
 # first. Kept as .out/source.wasm for the twiggy breakdown.
@@ -99,7 +108,14 @@ if [[ "${RF_BENCH_NO_TWIGGY:-}" != 1 ]]; then
 fi
 
 step "per-call overhead (Node, stub fetch)"
-node --expose-gc --no-flush-bytecode --no-warnings overhead.mjs | emit
+rm -f "$OUT/overhead-node.json"
+BENCH_JSON="$OUT/overhead-node.json" node --expose-gc --no-flush-bytecode --no-warnings overhead.mjs | emit
+
+step "per-call overhead (headless Chromium, stub fetch)"
+BENCH_NODE_JSON="$OUT/overhead-node.json" node --no-warnings browser.mjs | emit
+
+step "startup: import to callable (Node, headless Chromium)"
+node --no-warnings startup.mjs | emit
 
 step "outage amplification (503 server on 127.0.0.1)"
 node --no-warnings outage.mjs | emit

@@ -6,6 +6,7 @@
 #   wasm-node wasm-bindgen-test in Node against the fault server on 127.0.0.1
 #   wasm-browser the same tests, plus browser-only ones, in headless Chromium
 #   package   the packed npm package installed into a scratch project, used by name
+#   size      the browser bundle (esbuild + the wasm, gzip -9) within size-budget.json
 #   demo      the demo page in headless Chromium, served as scripts/demo.sh serves it
 # Sets up whatever is missing first (scripts/toolchain.sh).
 set -uo pipefail
@@ -89,11 +90,17 @@ demo() {
   RF_TOOLS_DIR="$ROOT/tools" RF_OUT="$OUT" node --test --test-reporter=tap "$ROOT/tests/demo/"
 }
 
+size_guard() {
+  # needs pkg/ from the package layer; the budget is size-budget.json
+  RF_TOOLS_DIR="$ROOT/tools" node --test --test-reporter=tap "$ROOT/scripts/size-guard.mjs"
+}
+
 layer lint lint
 layer native cargo test
 layer wasm-node wasm_node
 layer wasm-browser wasm_browser
 layer package package
+layer size size_guard
 layer demo demo
 
 echo

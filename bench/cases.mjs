@@ -1,0 +1,197 @@
+// The per-call cases, shared by overhead.mjs (Node) and pages/percall.mjs (headless Chromium,
+// browser.mjs), so that both runtimes measure the very same variants the same way
+// (bench/README.md, "Per-call overhead"). Plain ES module, no Node or DOM specifics.
+
+// Never contacted: every library ends in the stub.
+export const URL_ = "http://127.0.0.1:9/bench";
+
+/**
+ * A stub `fetch` that resolves at once. A fresh `new Response("ok")` per call: the package
+ * wraps responses that have a body, and a real fetch always hands back a new response. With
+ * `state.body = false` it resolves with one prebuilt body-less 200 instead (the stub the
+ * benchmarks used before responses with a body were wrapped); with `state.status` set to
+ * another status, with a body-less response of that status.
+ */
+export function makeStub() {
+  const state = { status: 200, body: true };
+  const EMPTY_OK = new Response(null, { status: 200 });
+  const fetch = () =>
+    Promise.resolve(
+      state.status !== 200
+        ? new Response(null, { status: state.status })
+        : state.body
+          ? new Response("ok")
+          : EMPTY_OK,
+    );
+  return { fetch, state };
+}
+
+/**
+ * The variants, in table order. `libs`: { stub (makeStub()), rf: { resilientFetch,
+ * ResilientClient, CircuitOpenError }, ky, ofetch, cockatiel, CircuitBreaker (opossum,
+ * optional), minimumFetch (bench/stack-minimum, optional) }. Each variant: name, call(),
+ * optionally ours (the package's), reject (the error class every call must reject with),
+ * setup() (untimed, before every slice), body (false: the stub answers without a body).
+ */
+export function makeVariants({ stub, rf, ky, ofetch, cockatiel, CircuitBreaker, minimumFetch }) {
+  const fetch = stub.fetch;
+  const { resilientFetch, ResilientClient, CircuitOpenError } = rf;
+
+  // Peers configured as close to our defaults as they go: 10 s per attempt, 3 attempts, a
+  // breaker that opens after 5 consecutive failures for 30 s.
+  const kyClient = ky.create({ fetch }); // ky's defaults: retry 2, timeout 10 s
+  const ofetchClient = ofetch.create({ timeout: 10_000 }, { fetch }); // retry 1 (its default)
+  const transient = (r) => [408, 429, 500, 502, 503, 504].includes(r?.status);
+  const handled = cockatiel.handleAll.orWhenResult(transient);
+  const cockatielPolicy = cockatiel.wrap(
+    cockatiel.retry(handled, { maxAttempts: 2, backoff: new cockatiel.ExponentialBackoff() }),
+    cockatiel.circuitBreaker(handled, {
+      halfOpenAfter: 30_000,
+      breaker: new cockatiel.ConsecutiveBreaker(5),
+    }),
+    cockatiel.timeout(10_000, cockatiel.TimeoutStrategy.Aggressive),
+  );
+
+  const MANY_URLS = Array.from({ length: 1000 }, (_, i) => `${URL_}?n=${i}`);
+  let nextUrl = 0;
+  const openClient = new ResilientClient();
+  const POST = { method: "POST", body: "{}" };
+
+  // Opens openClient's breaker afresh, untimed, before each slice of its calls (so its 30 s
+  // cooldown cannot run out while they are timed).
+  async function openBreaker() {
+    openClient.reset();
+    stub.state.status = 503;
+    try {
+      for (let i = 0; i < 20 && openClient.breakerState(URL_) !== "open"; i++) {
+        await openClient.fetch(URL_, undefined, { retry: false });
+      }
+    } finally {
+      stub.state.status = 200;
+    }
+    if (openClient.breakerState(URL_) !== "open") throw new Error("the breaker did not open");
+  }
+
+  async function floor() {
+    const controller = new AbortController();
+    const timer = setTimeout(() => controller.abort(), 10_000);
+    try {
+      return await fetch(URL_, { signal: controller.signal });
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  const variants = [
+    { name: "bare stub fetch", call: () => fetch(URL_) },
+    { name: "floor: AbortController + setTimeout/clearTimeout", call: floor },
+    ...(minimumFetch
+      ? [{ name: "the stack's minimum: promise for a Rust future + AbortController + gloo timer + JsFuture", call: () => minimumFetch(URL_) }]
+      : []),
+    { name: "ours: resilientFetch, defaults, GET", ours: true, call: () => resilientFetch(URL_) },
+    {
+      // The stub the benchmarks used before: one prebuilt response without a body, which the
+      // package hands back unwrapped. The difference to the row above is the body guard.
+      name: "ours: the same, stub response without a body (not wrapped)",
+      ours: true,
+      body: false,
+      call: () => resilientFetch(URL_),
+    },
+    {
+      // More URL strings than the fast path remembers origins for (256): every call parses.
+      name: "ours: resilientFetch, defaults, GET, 1 000 URLs in turn",
+      ours: true,
+      call: () => resilientFetch(MANY_URLS[(nextUrl = (nextUrl + 1) % MANY_URLS.length)]),
+    },
+    {
+      name: "ours: resilientFetch, defaults, POST (idempotency key)",
+      ours: true,
+      call: () => resilientFetch(URL_, POST),
+    },
+    {
+      name: "ours: open-breaker rejection",
+      ours: true,
+      reject: CircuitOpenError,
+      setup: openBreaker,
+      call: () => openClient.fetch(URL_),
+    },
+    { name: "ky (defaults: retry 2, timeout 10 s)", call: () => kyClient(URL_) },
+    { name: "ofetch.raw (retry 1, timeout 10 s)", call: () => ofetchClient.raw(URL_) },
+    {
+      name: "cockatiel: retry 2 + breaker + timeout, composed",
+      call: () => cockatielPolicy.execute(({ signal }) => fetch(URL_, { signal })),
+    },
+  ];
+  if (CircuitBreaker) {
+    let opossum;
+    const fresh = () => {
+      opossum?.shutdown();
+      opossum = new CircuitBreaker((url) => fetch(url), { timeout: 10_000, resetTimeout: 30_000 });
+    };
+    fresh();
+    // reset(): opossum keeps per-call data for its 10 s rolling window; a fresh breaker before
+    // the heap passes, so that its release does not land in another variant's measurement.
+    variants.push({ name: "opossum: breaker + timeout", call: () => opossum.fire(URL_), reset: fresh });
+  }
+  return variants;
+}
+
+/** n awaited calls of v; throws if any did not end as expected (resolve with 200, or reject with v.reject). */
+export async function loop(v, n, stub) {
+  stub.state.body = v.body !== false;
+  let wrong = 0;
+  for (let i = 0; i < n; i++) {
+    try {
+      const r = await v.call();
+      if (v.reject || r.status !== 200) wrong++;
+    } catch (e) {
+      if (!v.reject || !(e instanceof v.reject)) wrong++;
+    }
+  }
+  stub.state.body = true;
+  if (wrong) throw new Error(`${v.name}: ${wrong} of ${n} calls did not end as expected`);
+}
+
+export const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+};
+
+/** a ÷ b within each round, then the median over rounds (a, b: { rounds: [µs per call] }). */
+export const ratio = (a, b) => median(a.rounds.map((x, i) => x / b.rounds[i]));
+
+const tick = () => new Promise((resolve) => setTimeout(resolve, 0));
+
+/**
+ * The timed rounds: a warm-up of `warmup` calls per variant, then `rounds` rounds of `calls`
+ * calls per variant, made in `chunks` slices taken in turn (the order rotating), so that a
+ * change in the machine's load during a round touches every variant alike. Sets v.rounds
+ * (µs per call, one per round) and v.median. `now`: a clock in ms (performance.now).
+ */
+export async function runRounds(variants, stub, { calls, rounds, warmup, chunks = 10, now, progress }) {
+  for (const v of variants) {
+    v.rounds = [];
+    await v.setup?.();
+    await loop(v, warmup, stub);
+  }
+  for (let r = 0; r < rounds; r++) {
+    for (const v of variants) v.spent = 0;
+    for (let c = 0; c < chunks; c++) {
+      for (let k = 0; k < variants.length; k++) {
+        const v = variants[(k + c + r) % variants.length];
+        await v.setup?.();
+        await tick(); // untimed: lets the event loop (and a page) breathe between slices
+        const t0 = now();
+        await loop(v, calls / chunks, stub);
+        v.spent += now() - t0;
+      }
+    }
+    for (const v of variants) v.rounds.push((v.spent * 1000) / calls);
+    progress?.(r + 1);
+  }
+  for (const v of variants) v.median = median(v.rounds);
+}
+
+export const us = (x) => (x < 10 ? x.toFixed(2) : x.toFixed(1));
+export const times = (x) => `${x < 10 ? x.toFixed(2) : x.toFixed(1)}×`;

@@ -1,0 +1,107 @@
+// Size guard (issue #15): what a browser app ships when it imports the package must stay
+// within the budget in size-budget.json, the one place the limit is kept. A node:test file:
+//   node --test --test-reporter=tap scripts/size-guard.mjs      (scripts/test.sh, layer `size`)
+//
+// Measured as bench/size.mjs measures: esbuild bundles a one-line entry that imports
+// "resilient-fetch" by name, resolved the way a bundler resolves it for a browser (the
+// package's "browser" export, pkg/browser.js, which awaits the glue's init), minified, ESM;
+// the JS bundle and the wasm file the glue fetches (web/resilient_fetch_bg.wasm) each go
+// through gzip -9. Total = min+gz JS + gz wasm; over the budget fails.
+//
+// Needs pkg/ (scripts/build.sh; the `package` layer builds it) and esbuild from tools/
+// (scripts/toolchain.sh installs it). Env: RF_PKG_DIR (default pkg/), RF_TOOLS_DIR (default
+// tools/), RF_SIZE_BUDGET (default size-budget.json at the repository root).
+
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from "node:fs";
+import { createRequire } from "node:module";
+import { tmpdir } from "node:os";
+import { dirname, join, relative, resolve } from "node:path";
+import { test } from "node:test";
+import { fileURLToPath } from "node:url";
+import { gzipSync } from "node:zlib";
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
+const PKG = resolve(process.env.RF_PKG_DIR ?? join(ROOT, "pkg"));
+const TOOLS = resolve(process.env.RF_TOOLS_DIR ?? join(ROOT, "tools"));
+const BUDGET_FILE = resolve(process.env.RF_SIZE_BUDGET ?? join(ROOT, "size-budget.json"));
+// What an app writes; the same entry as bench/size.mjs, so that the two agree.
+const ENTRY = 'export { resilientFetch, ResilientClient } from "resilient-fetch";';
+const WASM = "web/resilient_fetch_bg.wasm";
+
+/** gzip -9 as bench/size.mjs and scripts/build.sh run it; zlib's level 9 if there is no gzip. */
+function gzipped(bytes) {
+  try {
+    return execFileSync("gzip", ["-9", "-c"], { input: bytes, maxBuffer: 1 << 26 }).length;
+  } catch (e) {
+    if (e.code !== "ENOENT") throw e;
+    return gzipSync(bytes, { level: 9 }).length;
+  }
+}
+
+const kib = (b) => `${(b / 1024).toFixed(2)} KiB`;
+
+/** The package as a browser app's bundle ships it: { js, wasm, total } in gzipped bytes. */
+async function measure() {
+  assert.ok(existsSync(join(PKG, "package.json")), `no package in ${PKG}: build it first (scripts/build.sh)`);
+  const toolsRequire = createRequire(join(TOOLS, "package.json"));
+  let esbuild;
+  try {
+    esbuild = toolsRequire("esbuild");
+  } catch {
+    assert.fail(`esbuild is not installed in ${TOOLS}/node_modules: run scripts/toolchain.sh build`);
+  }
+  // "resilient-fetch" resolved by name, through the package's exports map, as in an app's
+  // node_modules: a scratch folder holding a link to the package.
+  const modules = mkdtempSync(join(tmpdir(), "rf-size-"));
+  try {
+    symlinkSync(PKG, join(modules, "resilient-fetch"), "dir");
+    const result = await esbuild.build({
+      stdin: { contents: ENTRY, resolveDir: ROOT, loader: "js" },
+      nodePaths: [modules],
+      bundle: true,
+      minify: true,
+      format: "esm",
+      platform: "browser",
+      write: false,
+      metafile: true,
+      logLevel: "silent",
+    });
+    const inputs = Object.keys(result.metafile.inputs).map((p) => resolve(ROOT, p));
+    assert.ok(
+      inputs.includes(join(PKG, "browser.js")),
+      `the bundle did not go through the browser entry (inputs: ${inputs.map((p) => relative(ROOT, p)).join(", ")})`,
+    );
+    const js = result.outputFiles[0].contents;
+    const wasm = readFileSync(join(PKG, WASM));
+    const jsGz = gzipped(js);
+    const wasmGz = gzipped(wasm);
+    return { jsMin: js.length, jsGz, wasmRaw: wasm.length, wasmGz, total: jsGz + wasmGz };
+  } finally {
+    rmSync(modules, { recursive: true, force: true });
+  }
+}
+
+test("browser bundle (esbuild, minified, ESM, gzip -9) within size-budget.json", async (t) => {
+  const budget = JSON.parse(readFileSync(BUDGET_FILE, "utf8"));
+  assert.ok(Number.isFinite(budget.limitKiB) && budget.limitKiB > 0, `${BUDGET_FILE}: limitKiB must be a number`);
+  const limit = Math.round(budget.limitKiB * 1024);
+  const goal = Math.round((budget.goalKiB ?? 0) * 1024);
+  const m = await measure();
+  const row = (what, bytes, gz) => `  ${what.padEnd(40)} ${bytes.padStart(16)} ${String(gz).padStart(7)} B gz  ${kib(gz).padStart(10)}`;
+  const where = (p) => (relative(ROOT, p).startsWith("..") ? p : relative(ROOT, p));
+  const lines = [
+    `resilient-fetch in a browser bundle: "resilient-fetch" -> ${where(join(PKG, "browser.js"))}; esbuild --bundle --minify --format=esm --platform=browser; gzip -9`,
+    row("JS (browser.js + glue + snippets)", `${m.jsMin} B min`, m.jsGz),
+    row(`wasm (${WASM})`, `${m.wasmRaw} B raw`, m.wasmGz),
+    row("total", "", m.total),
+    `  budget ${budget.limitKiB} KiB = ${limit} B (${where(BUDGET_FILE)}): ${m.total <= limit ? `within, ${limit - m.total} B to spare` : `OVER by ${m.total - limit} B`}`,
+  ];
+  if (goal) lines.push(`  goal ${budget.goalKiB} KiB (${goal} B): ${m.total <= goal ? "met" : `${kib(m.total - goal)} to go`}`);
+  for (const line of lines) t.diagnostic(line);
+  assert.ok(
+    m.total <= limit,
+    `the browser bundle is ${m.total} B (${kib(m.total)}) min+gz, over the ${budget.limitKiB} KiB budget in ${where(BUDGET_FILE)} by ${m.total - limit} B`,
+  );
+});

@@ -50,6 +50,12 @@ for wasm in "$PKG"/*/resilient_fetch_bg.wasm; do
   log "wasm-opt -Oz ${wasm#"$ROOT/"}"
   wasm-opt -Oz "$wasm" -o "$wasm"
 done
+# Short import and export names in the one wasm and in both glues that load it, then
+# the sections no runtime reads (producers, target features).
+WEB_WASM="$PKG/web/resilient_fetch_bg.wasm"
+[[ -f "$PKG/cjs/resilient_fetch_bg.wasm" ]] && die "the CommonJS glue must share the web wasm for its names to match"
+node "$ROOT/scripts/minify-names.mjs" "$WEB_WASM" "$PKG/web/resilient_fetch.js" "$PKG/cjs/resilient_fetch.js"
+wasm-opt "$WEB_WASM" --strip-producers --strip-target-features -o "$WEB_WASM"
 
 # js/*.js reach the glue as wasm-bindgen snippets. Users must get the very
 # same error classes (for instanceof), so the package re-exports the errors

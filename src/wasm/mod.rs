@@ -15,6 +15,12 @@
 //! | events to `onEvent`, and `stats()`, as JS objects (serde-wasm-bindgen) | `events.rs` |
 //! | TypeScript declarations | `types.rs` |
 
+/// The allocator: talc's wasm build, smaller than std's dlmalloc in the shipped wasm
+/// (it grows the linear memory as dlmalloc does; nothing is ever given back, as with it).
+#[global_allocator]
+// SAFETY: the wasm module is single-threaded, which is what TalckWasm requires.
+static ALLOCATOR: talc::TalckWasm = unsafe { talc::TalckWasm::new_global() };
+
 mod abort;
 mod bindings;
 mod call;

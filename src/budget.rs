@@ -45,7 +45,9 @@ impl RetryBudget {
     pub fn cost(policy: &BudgetPolicy, reason: RetryReason) -> u32 {
         match reason {
             RetryReason::Status => policy.retry_cost,
-            RetryReason::Network | RetryReason::Timeout => policy.timeout_retry_cost,
+            RetryReason::Network | RetryReason::Timeout | RetryReason::ShouldRetry => {
+                policy.timeout_retry_cost
+            }
         }
     }
 

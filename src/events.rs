@@ -136,15 +136,18 @@ pub enum RetryReason {
     Network,
     /// A timeout.
     Timeout,
+    /// The caller's `retry.shouldRetry` asked for it.
+    ShouldRetry,
 }
 
 impl RetryReason {
-    /// JS name: `status`, `network` or `timeout`.
+    /// JS name: `status`, `network`, `timeout` or `shouldRetry`.
     pub fn as_str(self) -> &'static str {
         match self {
             RetryReason::Status => "status",
             RetryReason::Network => "network",
             RetryReason::Timeout => "timeout",
+            RetryReason::ShouldRetry => "shouldRetry",
         }
     }
 }
@@ -166,6 +169,9 @@ pub enum GiveUpReason {
     RetryAfterTooLong,
     /// The breaker refused the retry.
     BreakerOpen,
+    /// The caller's `retry.shouldRetry` said not to retry, or its answer did not come
+    /// before the deadline.
+    ShouldRetry,
 }
 
 impl GiveUpReason {
@@ -180,6 +186,7 @@ impl GiveUpReason {
             GiveUpReason::UnsafeMethod => "unsafeMethod",
             GiveUpReason::RetryAfterTooLong => "retryAfterTooLong",
             GiveUpReason::BreakerOpen => "breakerOpen",
+            GiveUpReason::ShouldRetry => "shouldRetry",
         }
     }
 }
@@ -256,6 +263,7 @@ mod tests {
             (GiveUpReason::UnsafeMethod, "unsafeMethod"),
             (GiveUpReason::RetryAfterTooLong, "retryAfterTooLong"),
             (GiveUpReason::BreakerOpen, "breakerOpen"),
+            (GiveUpReason::ShouldRetry, "shouldRetry"),
         ];
         for (reason, name) in give_ups {
             assert_eq!(reason.as_str(), name);
@@ -263,6 +271,7 @@ mod tests {
         assert_eq!(RetryReason::Status.as_str(), "status");
         assert_eq!(RetryReason::Network.as_str(), "network");
         assert_eq!(RetryReason::Timeout.as_str(), "timeout");
+        assert_eq!(RetryReason::ShouldRetry.as_str(), "shouldRetry");
         assert_eq!(OutcomeKind::Response.as_str(), "response");
         assert_eq!(OutcomeKind::NetworkError.as_str(), "networkError");
         assert_eq!(OutcomeKind::Timeout.as_str(), "timeout");

@@ -119,7 +119,13 @@ pub fn decide(
     if policy.breaker.is_some() && open_then {
         return Next::GiveUp(GiveUpReason::BreakerOpen);
     }
-    let cost = budget.map(|b| RetryBudget::cost(b, reason));
+    // A retry the caller asked for costs what the built-in one after that outcome would.
+    let priced = match (reason, facts.outcome) {
+        (RetryReason::ShouldRetry, AttemptOutcome::Response { .. }) => RetryReason::Status,
+        (RetryReason::ShouldRetry, _) => RetryReason::Network,
+        (reason, _) => reason,
+    };
+    let cost = budget.map(|b| RetryBudget::cost(b, priced));
     if cost.is_some_and(|cost| facts.tokens < cost) {
         return Next::GiveUp(GiveUpReason::Budget);
     }

@@ -84,7 +84,8 @@ impl AttemptLimit {
 }
 
 /// Sends one attempt. The transport enforces the limit itself and reports
-/// [`AttemptOutcome::Timeout`] when it runs out.
+/// [`AttemptOutcome::Timeout`] when it runs out. It also carries the caller's own
+/// decisions, if any (`breaker.isFailure`, `retry.shouldRetry`); by default there are none.
 pub trait Transport {
     /// What the shell gets back from an attempt (a JS `Response` or error), opaque here.
     type Output;
@@ -94,6 +95,56 @@ pub trait Transport {
         attempt: u32,
         limit: AttemptLimit,
     ) -> impl Future<Output = (AttemptOutcome, Self::Output)>;
+
+    /// The caller's answer to "does this outcome count against the breaker?": `Some`
+    /// overrides the built-in rule, `None` keeps it. Synchronous: the breaker decides at once.
+    fn is_failure(&mut self, _ended: &Ended<'_>, _output: &Self::Output) -> Option<bool> {
+        None
+    }
+
+    /// Whether the caller decides about retries ([`Transport::should_retry`]).
+    fn asks_should_retry(&self) -> bool {
+        false
+    }
+
+    /// The caller's answer to "retry after this outcome?", asked after every attempt the
+    /// caller did not abort when [`Transport::asks_should_retry`]; bounded by the call's
+    /// deadline and the caller's abort.
+    fn should_retry(
+        &mut self,
+        _ended: &Ended<'_>,
+        _output: &Self::Output,
+    ) -> impl Future<Output = HookAnswer<Self::Output>> {
+        std::future::ready(HookAnswer::Default)
+    }
+}
+
+/// An attempt that has ended, as the caller's decisions see it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Ended<'a> {
+    /// The attempt's number, from 1.
+    pub attempt: u32,
+    /// How it ended.
+    pub outcome: &'a AttemptOutcome,
+    /// Since the call started, in ms.
+    pub elapsed_ms: f64,
+    /// Until the call's deadline, in ms.
+    pub remaining_ms: f64,
+}
+
+/// The caller's answer to "retry?". It widens or narrows which outcomes are retried, never
+/// the safety rules: an unsafe request without a key is not repeated, and attempts, the
+/// deadline, the budget, the breaker and `Retry-After` still apply.
+#[derive(Debug, PartialEq)]
+pub enum HookAnswer<O> {
+    /// Retry (if repeating is safe and the other rules allow it).
+    Retry,
+    /// Do not retry: this outcome is the call's.
+    Stop,
+    /// Keep the built-in answer.
+    Default,
+    /// The hook failed: stop, and end the call with this output instead.
+    Fail(O),
 }
 
 /// What the engine needs to know about a request.
@@ -220,19 +271,30 @@ pub async fn run<T: Transport, E: Env>(
         let aborted = outcome.is_local() || env.aborted();
         // Cut short by the call's own deadline: no verdict on the origin.
         let cut_by_deadline = outcome == AttemptOutcome::Timeout && !limit.timeout_counts(policy);
+        let ended = Ended {
+            attempt,
+            outcome: &outcome,
+            elapsed_ms: end - called_at,
+            remaining_ms: ctx.deadline - end,
+        };
         let judgement = if aborted || cut_by_deadline {
             Judgement::Unjudged
         } else {
-            judge(&outcome)
+            match transport.is_failure(&ended, &output) {
+                Some(true) => Judgement::Failure,
+                Some(false) => Judgement::Success,
+                None => judge(&outcome),
+            }
         };
-        let verdict = if aborted {
+        let mut verdict = if aborted {
             Verdict::Aborted
         } else {
             classify(&outcome, policy.retry.as_ref(), ctx.safe)
         };
+        let asks = !aborted && transport.asks_should_retry();
         // A call that may retry keeps its origin in use from the end of this attempt
         // (handed over in the same registry access), through the events and the wait.
-        let may_retry = matches!(verdict, Verdict::Retry(_));
+        let may_retry = matches!(verdict, Verdict::Retry(_)) || asks;
         let timed_out = outcome == AttemptOutcome::Timeout;
         let (transition, hold) = guard.finish(judgement, timed_out, end, may_retry);
         waiting = hold;
@@ -243,6 +305,25 @@ pub async fn run<T: Transport, E: Env>(
             duration_ms: end - start,
         });
         report(transition, ctx.origin, on_event);
+        let mut output = output;
+        if asks {
+            let deadline = env.sleep(ctx.deadline - end);
+            let answer = transport.should_retry(&ended, &output);
+            match race(answer, race(env.abort_wait(), deadline)).await {
+                Either::Left(answer) => match overrule(verdict, answer, ctx.safe) {
+                    (v, Some(failed)) => {
+                        verdict = v;
+                        output = failed;
+                    }
+                    (v, None) => verdict = v,
+                },
+                Either::Right(Either::Left(())) => return CallResult::Aborted,
+                // No answer before the deadline: the call ends with this outcome.
+                Either::Right(Either::Right(())) => {
+                    verdict = Verdict::GiveUp(GiveUpReason::ShouldRetry)
+                }
+            }
+        }
         let facts = ctx.facts(verdict, &outcome, &progress, end);
         let next = decide(policy, &facts, &|| env.unix_ms(), &|| env.random());
         // Apply what was decided: the budget's tokens, then the events.
@@ -305,6 +386,22 @@ pub async fn run<T: Transport, E: Env>(
             }
         }
     }
+}
+
+/// The built-in `verdict` after the caller's `answer`: a retry only where repeating is safe
+/// and retries are on; a stop turns a retry into giving up. With a failed hook, its output.
+fn overrule<O>(verdict: Verdict, answer: HookAnswer<O>, safe: bool) -> (Verdict, Option<O>) {
+    let verdict = match (answer, verdict) {
+        (HookAnswer::Default, v) | (HookAnswer::Retry, v @ Verdict::Retry(_)) => v,
+        (HookAnswer::Retry, _) if !safe => Verdict::GiveUp(GiveUpReason::UnsafeMethod),
+        (HookAnswer::Retry, _) => Verdict::Retry(RetryReason::ShouldRetry),
+        (HookAnswer::Stop, Verdict::Retry(_)) => Verdict::GiveUp(GiveUpReason::ShouldRetry),
+        (HookAnswer::Stop, v) => v,
+        (HookAnswer::Fail(output), _) => {
+            return (Verdict::GiveUp(GiveUpReason::ShouldRetry), Some(output));
+        }
+    };
+    (verdict, None)
 }
 
 /// A decision applied: a retry holds the tokens it paid.

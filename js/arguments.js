@@ -254,7 +254,7 @@ function sendRequest(fetchFn, request, signal, chain) {
   return send(fetchFn, request, init, signal, chain);
 }
 
-// ---- the caller's onEvent, called so that nothing it does reaches the wasm.
+// ---- the caller's functions, called so that nothing they do reaches the wasm.
 
 /** Calls an onEvent listener: what it throws, or the promise it returns rejects with, is dropped. */
 function callListener(listener, event) {
@@ -266,47 +266,86 @@ function callListener(listener, event) {
   } catch { /* a listener must not disturb the call */ }
 }
 
+/**
+ * What retry.shouldRetry and breaker.isFailure see of an attempt that ended. The response
+ * is a clone made when first read, so the body the caller gets stays whole.
+ */
+function hookContext(attempt, method, url, output, isResponse, elapsedMs, remainingMs, key) {
+  const ctx = { attempt, method, url, elapsedMs, remainingMs };
+  if (key !== undefined) ctx.idempotencyKey = key;
+  if (isResponse) {
+    let copy;
+    Object.defineProperty(ctx, "response", { enumerable: true, get: () => (copy ??= output.clone()) });
+  } else {
+    ctx.error = output;
+  }
+  return ctx;
+}
+
+/** breaker.isFailure(ctx): true, false, or undefined (the built-in rule; also when it throws). */
+function askIsFailure(hook, ctx) {
+  try {
+    const answer = hook(ctx);
+    return answer === true ? 1 : answer === false ? 0 : -1;
+  } catch {
+    return -1;
+  }
+}
+
+/**
+ * retry.shouldRetry(ctx), awaited: resolves to 1 (retry), 0 (stop) or -1 (the built-in
+ * answer); rejects with what the hook threw or its promise rejected with.
+ */
+async function askShouldRetry(hook, ctx) {
+  const answer = await hook(ctx);
+  return answer === true ? 1 : answer === false ? 0 : -1;
+}
+
 // ---- the policy argument: read once, in JS (getters and proxy traps run here,
 // where what they throw is caught and rejects the call, as fetch does with its
-// init), so the wasm decodes a plain copy (serde-wasm-bindgen) that cannot
-// throw, recurse without end or hold anything but data.
+// init), so the wasm reads a plain copy that cannot throw, recurse without end or
+// hold anything but data; the function fields are handed over beside it.
 
 // Policy fields are at most 3 levels deep (retry.retryOn[i]); deeper data is an error.
 const MAX_DEPTH = 4;
 const KINDS = "a number, string, boolean, array or plain object";
 
 /**
- * Returns [plain copy without its functions, onEvent or undefined, fetch or undefined].
- * Throws a TypeError naming the field for what no policy field takes: functions (but
- * onEvent and fetch), symbols, bigints, cycles and deeper nesting.
+ * Returns [plain copy without its functions, retry.shouldRetry, breaker.isFailure,
+ * onEvent, fetch]: each function field is undefined when absent, null when given as
+ * null. Throws a TypeError naming the field for what no policy field takes: functions
+ * (but those), symbols, bigints, cycles and deeper nesting.
  */
 function readPolicy(policy) {
   if (typeof policy !== "object" || Array.isArray(policy)) throw new TypeError("policy must be an object");
-  const onEvent = policy.onEvent;
-  if (onEvent !== undefined && onEvent !== null && typeof onEvent !== "function") {
-    throw new TypeError("policy.onEvent must be a function");
-  }
-  const fetchFn = policy.fetch;
-  if (fetchFn !== undefined && fetchFn !== null && typeof fetchFn !== "function") {
-    throw new TypeError("policy.fetch must be a function (the fetch to send with)");
-  }
-  return [copyObject(policy, "", 1, [], FUNCTIONS), onEvent ?? undefined, fetchFn ?? undefined];
+  const functions = {};
+  const plain = copyObject(policy, "", 1, [], functions);
+  return [plain, ...FUNCTIONS.map((path) => functions[path])];
 }
 
-// The policy fields that hold functions, taken out of the copy.
-const FUNCTIONS = ["onEvent", "fetch"];
+// The policy fields that hold functions, taken out of the copy (in the schema's order).
+const FUNCTIONS = ["retry.shouldRetry", "breaker.isFailure", "onEvent", "fetch"];
 
-function copyObject(object, path, depth, ancestors, skip) {
+function copyObject(object, path, depth, ancestors, functions) {
   ancestors.push(object);
   const copy = {};
   for (const key of Object.keys(object)) {
-    if (skip === null || !skip.includes(key)) copy[key] = copyValue(object[key], path ? `${path}.${key}` : key, depth, ancestors);
+    const at = path ? `${path}.${key}` : key;
+    const value = object[key];
+    if (FUNCTIONS.includes(at)) {
+      if (value !== undefined && value !== null && typeof value !== "function") {
+        throw new TypeError(`policy.${at} must be a function`);
+      }
+      functions[at] = value;
+    } else {
+      copy[key] = copyValue(value, at, depth, ancestors, functions);
+    }
   }
   ancestors.pop();
   return copy;
 }
 
-function copyValue(value, path, depth, ancestors) {
+function copyValue(value, path, depth, ancestors, functions) {
   switch (typeof value) {
     case "undefined":
     case "boolean":
@@ -319,14 +358,14 @@ function copyValue(value, path, depth, ancestors) {
       if (depth >= MAX_DEPTH) throw new TypeError(`${path} is nested deeper than any policy field`);
       if (Array.isArray(value)) {
         ancestors.push(value);
-        const copy = Array.from(value, (item, i) => copyValue(item, `${path}[${i}]`, depth + 1, ancestors));
+        const copy = Array.from(value, (item, i) => copyValue(item, `${path}[${i}]`, depth + 1, ancestors, functions));
         ancestors.pop();
         return copy;
       }
-      return copyObject(value, path, depth + 1, ancestors, null);
+      return copyObject(value, path, depth + 1, ancestors, functions);
     default:
       throw new TypeError(`${path} must be ${KINDS} (got a ${typeof value})`);
   }
 }
 
-export { readArguments, readPolicy, callListener, sendDirect, sendRequest, sendLocal, setOnlyHeader, statusOf, isLocalError, crossOrigin, installFetch, uninstallFetch };
+export { readArguments, readPolicy, callListener, hookContext, askIsFailure, askShouldRetry, sendDirect, sendRequest, sendLocal, setOnlyHeader, statusOf, isLocalError, crossOrigin, installFetch, uninstallFetch };

@@ -1,7 +1,7 @@
 // ES module entry points (browser.js, node.mjs, deno.mjs, workerd.js).
 export { resilientFetch, ResilientClient, install, uninstall, memoryBytes } from "./web/resilient_fetch.js";
 export type {
-  BreakerState, BreakerPolicy, BulkheadPolicy, ClientStats, OriginStats, Policy, ResilienceEvent,
+  AttemptContext, BreakerState, BreakerPolicy, BulkheadPolicy, ClientStats, OriginStats, Policy, ResilienceEvent,
   RetryBudgetPolicy, RetryPolicy,
 } from "./web/resilient_fetch.js";
 export { TimeoutError, CircuitOpenError, BulkheadFullError } from "./errors.js";

@@ -131,6 +131,7 @@ pub const FIELDS: &[Field] = &[
     field("retry.jitter", Kind::Choice(&Jitter::NAMES)),
     field("retry.retryOn", Kind::Statuses),
     int("retry.maxRetryAfterMs", 0, MAX_MS, d::MAX_RETRY_AFTER_MS),
+    field("retry.shouldRetry", Kind::Function),
     field(
         "breaker",
         Kind::Feature {
@@ -154,6 +155,7 @@ pub const FIELDS: &[Field] = &[
     field("breaker.windowType", Kind::Choice(&WindowType::NAMES)),
     int("breaker.windowSize", 1, 1000, d::WINDOW_SIZE),
     int("breaker.windowMs", 1, MAX_MS, d::WINDOW_MS),
+    field("breaker.isFailure", Kind::Function),
     field(
         "retryBudget",
         Kind::Feature {
@@ -304,7 +306,8 @@ mod tests {
                 "maxDelayMs",
                 "jitter",
                 "retryOn",
-                "maxRetryAfterMs"
+                "maxRetryAfterMs",
+                "shouldRetry"
             ]
         );
         let top: Vec<&str> = FIELDS.iter().filter_map(|f| key_in(f, "")).collect();

@@ -90,6 +90,25 @@ unsafe extern "C" {
     /// Calls `listener(event)`; what it throws, or the promise it returns rejects with, is dropped.
     #[wasm_bindgen(js_name = callListener)]
     pub fn call_listener(listener: &js_sys::Function, event: &JsValue);
+    /// What `retry.shouldRetry` and `breaker.isFailure` see of an ended attempt.
+    #[wasm_bindgen(js_name = hookContext)]
+    pub fn hook_context(
+        attempt: u32,
+        method: &str,
+        url: &str,
+        output: &JsValue,
+        is_response: bool,
+        elapsed_ms: f64,
+        remaining_ms: f64,
+        key: Option<String>,
+    ) -> JsValue;
+    /// `breaker.isFailure(ctx)`: 1 failure, 0 not, -1 the built-in rule (also if it throws).
+    #[wasm_bindgen(js_name = askIsFailure)]
+    pub fn ask_is_failure(hook: &js_sys::Function, ctx: &JsValue) -> i32;
+    /// `retry.shouldRetry(ctx)`, awaited: 1 retry, 0 stop, -1 the built-in answer; rejects
+    /// with what the hook threw.
+    #[wasm_bindgen(js_name = askShouldRetry)]
+    pub fn ask_should_retry(hook: &js_sys::Function, ctx: &JsValue) -> Promise;
     /// Whether a send failed for a reason of the caller's setup (a call sending through itself).
     #[wasm_bindgen(js_name = isLocalError)]
     pub fn is_local_error(error: &JsValue) -> bool;

@@ -17,8 +17,8 @@ use super::bindings::{
 use super::client::ClientInner;
 use super::env::{JsEnv, random_bytes};
 use super::events::emit;
-use super::options::{decode, policy_error};
-use super::transport::{FetchTransport, Source};
+use super::options::{Hooks, decode, policy_error};
+use super::transport::{Asking, FetchTransport, Source};
 use crate::breaker::BreakerState;
 use crate::engine::{self, Call, CallResult};
 use crate::idempotency::{self, Key, KeyChoice};
@@ -84,6 +84,8 @@ struct Resolved {
     on_event: Option<Function>,
     /// The `fetch` to send with (undefined: the platform's).
     fetch: JsValue,
+    /// The caller's own decisions (those of features turned off are dropped).
+    hooks: Hooks,
 }
 
 /// A call ready to run: everything read from the caller's arguments at once,
@@ -119,11 +121,12 @@ enum Prepared {
 
 /// The client's policy, or the call's laid over it (checked, scope included).
 fn resolve_policy(client: &ClientInner, policy: &JsValue) -> Result<Resolved, JsValue> {
-    let (policy, on_event, fetch) = if policy.is_undefined() || policy.is_null() {
+    let (policy, on_event, fetch, hooks) = if policy.is_undefined() || policy.is_null() {
         (
             client.validated.clone(),
             client.on_event.clone(),
             client.fetch.clone(),
+            client.hooks.clone(),
         )
     } else {
         let options = decode(policy)?;
@@ -135,12 +138,20 @@ fn resolve_policy(client: &ClientInner, policy: &JsValue) -> Result<Resolved, Js
             .map_err(|e| policy_error(&e))?;
         let on_event = options.on_event.or_else(|| client.on_event.clone());
         let fetch = options.fetch.or_else(|| client.fetch.clone());
-        (Rc::new(validated), on_event, fetch)
+        let hooks = options.hooks.over(&client.hooks);
+        (Rc::new(validated), on_event, fetch, hooks)
     };
+    let function = |f: &JsValue, on: bool| f.dyn_ref::<Function>().filter(|_| on).cloned();
     Ok(Resolved {
+        fetch: fetch.map_or(JsValue::UNDEFINED, Into::into),
+        hooks: Hooks {
+            should_retry: function(&hooks.should_retry, policy.retry.is_some())
+                .map_or(JsValue::UNDEFINED, Into::into),
+            is_failure: function(&hooks.is_failure, policy.breaker.is_some())
+                .map_or(JsValue::UNDEFINED, Into::into),
+        },
         policy,
         on_event,
-        fetch: fetch.map_or(JsValue::UNDEFINED, Into::into),
     })
 }
 
@@ -193,6 +204,11 @@ fn prepare(
         replayable,
         guard.state().clone(),
         &resolved.policy,
+        Asking {
+            hooks: resolved.hooks.clone(),
+            method: method.clone(),
+            key: key.clone(),
+        },
     );
     Ok(Prepared::Run(Ready {
         guard,

@@ -10,7 +10,7 @@ use wasm_bindgen::prelude::*;
 use super::bindings::{install_fetch, make_timeout_error, uninstall_fetch};
 use super::call::{self, origin_key};
 use super::events::{emit, stats_to_js};
-use super::options::{decode, policy_error};
+use super::options::{Hooks, decode, policy_error};
 use super::types::{FetchInit, FetchInput, PolicyArg};
 use crate::events::Event;
 use crate::policy::{Policy, PolicyInput};
@@ -26,6 +26,8 @@ pub struct ClientInner {
     pub id: u32,
     /// The client's `fetch` option: what it sends with (None: the platform's `fetch`).
     pub fetch: Option<Function>,
+    /// The client's `retry.shouldRetry` and `breaker.isFailure`.
+    pub hooks: Hooks,
     /// Counts a body cut off after its call (see [`Expire`]).
     pub expire: Expire,
     /// The client's policy as given; each call's policy is merged over it.
@@ -68,6 +70,7 @@ impl ClientInner {
             ClientInner {
                 id,
                 fetch: options.fetch,
+                hooks: options.hooks,
                 expire,
                 registry: RefCell::new(Registry::new(validated.max_origins)),
                 validated: Rc::new(validated),

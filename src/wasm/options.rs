@@ -19,6 +19,35 @@ pub struct Options {
     pub on_event: Option<Function>,
     /// The `fetch` to send with, if any.
     pub fetch: Option<Function>,
+    /// `retry.shouldRetry` and `breaker.isFailure`: undefined when not given, null when
+    /// given as null (none, whatever the client has), else the function.
+    pub hooks: Hooks,
+}
+
+/// The caller's own decisions, as given.
+#[derive(Clone, Default)]
+pub struct Hooks {
+    /// `retry.shouldRetry`.
+    pub should_retry: JsValue,
+    /// `breaker.isFailure`.
+    pub is_failure: JsValue,
+}
+
+impl Hooks {
+    /// These hooks laid over `base`'s, one by one (undefined keeps `base`'s).
+    pub fn over(&self, base: &Hooks) -> Hooks {
+        let pick = |mine: &JsValue, theirs: &JsValue| {
+            if mine.is_undefined() {
+                theirs.clone()
+            } else {
+                mine.clone()
+            }
+        };
+        Hooks {
+            should_retry: pick(&self.should_retry, &base.should_retry),
+            is_failure: pick(&self.is_failure, &base.is_failure),
+        }
+    }
 }
 
 /// Decodes `policy` (undefined and null mean "no overrides"). Its fields are checked by
@@ -28,13 +57,18 @@ pub fn decode(policy: &JsValue) -> Result<Options, JsValue> {
     if policy.is_undefined() || policy.is_null() {
         return Ok(Options::default());
     }
-    // [plain copy without functions, onEvent or undefined, fetch or undefined]
+    // [plain copy without functions, retry.shouldRetry, breaker.isFailure, onEvent, fetch]
     let read = read_policy(policy)?;
     let input = PolicyInput::new(to_value(&read.get(0)));
+    let hooks = Hooks {
+        should_retry: read.get(1),
+        is_failure: read.get(2),
+    };
     Ok(Options {
         input,
-        on_event: read.get(1).dyn_into::<Function>().ok(),
-        fetch: read.get(2).dyn_into::<Function>().ok(),
+        on_event: read.get(3).dyn_into::<Function>().ok(),
+        fetch: read.get(4).dyn_into::<Function>().ok(),
+        hooks,
     })
 }
 

@@ -14,10 +14,12 @@ use web_sys::{AbortController, Request, Response};
 
 use super::abort::{AbortState, AbortWait, Latch};
 use super::bindings::{
-    is_local_error, make_timeout_error, new_request, send_direct, send_request, status_of,
+    ask_is_failure, ask_should_retry, hook_context, is_local_error, make_timeout_error,
+    new_request, send_direct, send_request, status_of,
 };
 use super::env::timer_ms;
-use crate::engine::{AttemptLimit, AttemptOutcome, Either, Transport, race};
+use super::options::Hooks;
+use crate::engine::{AttemptLimit, AttemptOutcome, Either, Ended, HookAnswer, Transport, race};
 use crate::policy::Policy;
 
 /// Where each attempt's `Request` comes from.
@@ -63,6 +65,8 @@ pub struct FetchTransport {
     timeout_ms: f64,
     /// The whole call's limit.
     total_timeout_ms: f64,
+    /// The caller's own decisions, and what they are told of the call.
+    asking: Asking,
     /// The previous attempt's response and controller; the body is cancelled
     /// once the core moves on to another attempt (so its connection is freed).
     previous: Option<(Response, AbortController)>,
@@ -77,6 +81,7 @@ impl FetchTransport {
         replayable: bool,
         abort: Rc<AbortState>,
         policy: &Policy,
+        asking: Asking,
     ) -> Self {
         FetchTransport {
             source,
@@ -86,6 +91,7 @@ impl FetchTransport {
             abort,
             timeout_ms: f64::from(policy.timeout_ms),
             total_timeout_ms: f64::from(policy.total_timeout_ms),
+            asking,
             previous: None,
         }
     }
@@ -135,6 +141,45 @@ impl FetchTransport {
     }
 }
 
+/// The caller's `retry.shouldRetry` and `breaker.isFailure` (undefined when none), and
+/// what their context tells of the call.
+pub struct Asking {
+    /// The hooks.
+    pub hooks: Hooks,
+    /// The call's method.
+    pub method: String,
+    /// The call's idempotency key, if any.
+    pub key: Option<String>,
+}
+
+impl FetchTransport {
+    /// The URL the call sends to.
+    fn url(&self) -> String {
+        match &self.source {
+            Source::Direct { input, .. } => input.as_string().unwrap_or_default(),
+            Source::Template(request) => request.url(),
+        }
+    }
+
+    /// The context the hooks see of an ended attempt.
+    fn hook_context(&self, ended: &Ended<'_>, output: &Result<JsValue, JsValue>) -> JsValue {
+        let (value, is_response) = match output {
+            Ok(response) => (response, true),
+            Err(error) => (error, false),
+        };
+        hook_context(
+            ended.attempt,
+            &self.asking.method,
+            &self.url(),
+            value,
+            is_response,
+            ended.elapsed_ms,
+            ended.remaining_ms,
+            self.asking.key.clone(),
+        )
+    }
+}
+
 /// Set by an attempt's timer when its limit runs out: the `TimeoutError`, and
 /// the latch the attempt waits on.
 #[derive(Default)]
@@ -162,6 +207,43 @@ fn discard(response: Response) {
 
 impl Transport for FetchTransport {
     type Output = Result<JsValue, JsValue>;
+
+    fn is_failure(&mut self, ended: &Ended<'_>, output: &Self::Output) -> Option<bool> {
+        let hook = self.asking.hooks.is_failure.dyn_ref::<js_sys::Function>()?;
+        match ask_is_failure(hook, &self.hook_context(ended, output)) {
+            1 => Some(true),
+            0 => Some(false),
+            _ => None,
+        }
+    }
+
+    fn asks_should_retry(&self) -> bool {
+        self.asking.hooks.should_retry.is_function()
+    }
+
+    fn should_retry(
+        &mut self,
+        ended: &Ended<'_>,
+        output: &Self::Output,
+    ) -> impl Future<Output = HookAnswer<Self::Output>> {
+        let answer = self
+            .asking
+            .hooks
+            .should_retry
+            .dyn_ref::<js_sys::Function>()
+            .map(|hook| JsFuture::from(ask_should_retry(hook, &self.hook_context(ended, output))));
+        async move {
+            match answer {
+                None => HookAnswer::Default,
+                Some(answer) => match answer.await {
+                    Ok(v) if v.as_f64() == Some(1.0) => HookAnswer::Retry,
+                    Ok(v) if v.as_f64() == Some(0.0) => HookAnswer::Stop,
+                    Ok(_) => HookAnswer::Default,
+                    Err(thrown) => HookAnswer::Fail(Err(thrown)),
+                },
+            }
+        }
+    }
 
     async fn send(&mut self, _attempt: u32, limit: AttemptLimit) -> (AttemptOutcome, Self::Output) {
         self.discard_previous();

@@ -62,6 +62,34 @@ export interface RetryPolicy {
   retryOn?: number[];
   /** Longest Retry-After honoured, in ms (0..=2147483647); a longer one ends the call with that response. @default 30000 */
   maxRetryAfterMs?: number;
+  /**
+   * Called after every attempt (but one the caller aborted): `true` retries, `false` stops (this
+   * outcome is the call's), `undefined` keeps the built-in answer; may return a promise of one,
+   * which the call's deadline and signal bound. It never overrides the safety rules: an unsafe
+   * request without a key is not repeated, and maxAttempts, the deadline, the budget, the breaker
+   * and Retry-After still apply. If it throws, the call rejects with what it threw.
+   */
+  shouldRetry?: (ctx: AttemptContext) => boolean | undefined | void | Promise<boolean | undefined | void>;
+}
+
+/** What retry.shouldRetry and breaker.isFailure are told of an attempt that ended. */
+export interface AttemptContext {
+  /** The attempt, from 1. */
+  attempt: number;
+  /** The request's method. */
+  method: string;
+  /** The request's URL. */
+  url: string;
+  /** The response, when one arrived: a clone (made when first read), so the caller's body stays whole. */
+  response?: Response;
+  /** The error, when none arrived (network error, TimeoutError). */
+  error?: unknown;
+  /** Since the call started, in ms. */
+  elapsedMs: number;
+  /** Until the call's deadline, in ms. */
+  remainingMs: number;
+  /** The call's idempotency key, if it has one. */
+  idempotencyKey?: string;
 }
 
 export interface BreakerPolicy {
@@ -87,6 +115,11 @@ export interface BreakerPolicy {
   windowSize?: number;
   /** failure-rate mode, time window: ms (1..=2147483647). @default 30000 */
   windowMs?: number;
+  /**
+   * Whether this outcome counts against the origin's breaker: `true`, `false`, or `undefined` for the
+   * built-in rule (network errors, timeouts, 5xx, 429, 408). Synchronous; if it throws, the built-in rule.
+   */
+  isFailure?: (ctx: AttemptContext) => boolean | undefined | void;
 }
 
 export interface RetryBudgetPolicy {
@@ -131,9 +164,10 @@ export interface ResilienceEvent {
   /** retry: the wait before the next attempt, in ms; shortCircuit: ms until the breaker lets a probe through. */
   delayMs?: number;
   /**
-   * retry: what made the attempt worth retrying ("status", "network", "timeout");
+   * retry: what made the attempt worth retrying ("status", "network", "timeout", "shouldRetry");
    * giveUp: why the call stops ("maxAttempts", "budget", "deadline", "notRetryable", "unsafeMethod",
-   * "retryAfterTooLong", "breakerOpen"); bodyTimeout: "idle" (bodyTimeoutMs) or "deadline" (totalTimeoutMs).
+   * "retryAfterTooLong", "breakerOpen", "shouldRetry"); retry and giveUp say "shouldRetry" where
+   * retry.shouldRetry decided; bodyTimeout: "idle" (bodyTimeoutMs) or "deadline" (totalTimeoutMs).
    */
   reason?: string;
   /** bodyTimeout: the limit that ran out, in ms. */

@@ -187,7 +187,9 @@ describe("bad input from callers: each field, before any request", () => {
     [{ maxOrigins: 0 }, RangeError, ["maxOrigins"]],
     [{ onEvent: "log" }, TypeError, ["onEvent"]],
     [{ retyr: { maxAttempts: 2 } }, TypeError, ["retyr"]],
-    [{ retry: { shouldRetry: () => true } }, TypeError, ["retry.shouldRetry", "function"]],
+    // A function where data goes (retry.shouldRetry is a function field now: see decisions.test.mjs).
+    [{ retry: { jitter: () => "full" } }, TypeError, ["retry.jitter", "function"]],
+    [{ retry: { shouldRetry: "yes" } }, TypeError, ["retry.shouldRetry", "function"]],
     [{ retry: { retryOn: [503, [[[504]]]] } }, TypeError, ["retry.retryOn[1]"]],
   ];
   for (const [policy, type, words] of cases) {

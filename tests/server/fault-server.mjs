@@ -11,6 +11,7 @@
 //   /flaky?id=X&fail=N&code=503          the first N requests of X fail with code
 //                                        (code may be drop = reset, hang = never answer), then 200
 //   /hang?id=X                           never answers; records when the client hangs up
+//   /auth?id=X&token=T                   200 with "authorization: Bearer T", else 401
 //   /partial-headers?id=X&then=reset     half a header, then a reset (or then=hang: nothing more)
 //   /stalled-body?id=X                   200 and a first chunk, then the body never ends
 //   /slow?id=X&ms=N                      answers after N ms
@@ -118,6 +119,11 @@ function createOrigin(name) {
         entry.status = 200; send(res, 200, "ok after " + n, { "x-attempt": String(n + 1) }); return;
       }
       case "/hang": record(id, entry).status = "hang"; return;
+      case "/auth": { // 200 only with "authorization: Bearer <token>", else 401
+        const ok = req.headers.authorization === `Bearer ${q.get("token")}`;
+        record(id, entry).status = ok ? 200 : 401;
+        send(res, entry.status, ok ? "welcome" : "unauthorized"); return;
+      }
       case "/stalled-body": // headers and a first chunk at once, then nothing more
         record(id, entry).status = 200;
         res.writeHead(200, { "content-type": "text/plain" });

@@ -43,9 +43,9 @@ test("recipe: a 401 is retried after refreshing the token, which the fetch optio
   const client = new ResilientClient({
     // The token is read at each attempt, so a retry carries the fresh one.
     fetch: (input, init) => {
-      const headers = new Headers(init?.headers);
-      headers.set("authorization", `Bearer ${token}`);
-      return fetch(input, { ...init, headers });
+      const request = new Request(input, init); // the attempt's request, its key header included
+      request.headers.set("authorization", `Bearer ${token}`);
+      return fetch(request);
     },
     retry: {
       ...FAST,
@@ -61,6 +61,17 @@ test("recipe: a 401 is retried after refreshing the token, which the fetch optio
   assert.equal(res.status, 200);
   assert.equal(refreshes, 1);
   assert.deepEqual((await serverLog(ORIGIN_A, id)).map((r) => r.status), [401, 200]);
+  // The same through the general path (a Request input), with a POST's key kept.
+  const id2 = uid("auth-post");
+  token = "stale";
+  refreshes = 0;
+  const post = await client.fetch(new Request(`${ORIGIN_A}/auth?id=${id2}&token=fresh`,
+    { method: "POST", body: "x", headers: { "x-mine": "1" } }));
+  assert.equal(post.status, 200);
+  const log = await serverLog(ORIGIN_A, id2);
+  assert.deepEqual(log.map((r) => r.status), [401, 200]);
+  assert.ok(log[1].key && log[1].key === log[0].key, "the key was lost or changed");
+  assert.ok(log[1].headers.includes("x-mine"), "the caller's header was lost");
 });
 
 test("recipe: one endpoint's 500s do not open the API's breaker; others' still do", async () => {

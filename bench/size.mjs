@@ -11,29 +11,15 @@
 
 import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync, statSync } from "node:fs";
-import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { bundle } from "./chromium.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
-const require = createRequire(import.meta.url);
-const esbuild = require(join(here, "../tools/node_modules/esbuild"));
 const TARGET_GZ = 16 * 1024;
 
 const gzip = (bytes) => execFileSync("gzip", ["-9", "-c"], { input: bytes }).length;
 
-async function bundle(contents, minify = true) {
-  const result = await esbuild.build({
-    stdin: { contents, resolveDir: here, loader: "js" },
-    bundle: true,
-    minify,
-    format: "esm",
-    platform: "browser",
-    write: false,
-    logLevel: "silent",
-  });
-  return result.outputFiles[0].contents;
-}
 
 const version = (name) =>
   JSON.parse(readFileSync(join(here, "node_modules", name, "package.json"), "utf8")).version;
@@ -44,7 +30,7 @@ const rows = [];
 async function wasmPackage(name, wasmPath, entry) {
   const wasm = readFileSync(wasmPath);
   const js = await bundle(entry);
-  const jsRaw = await bundle(entry, false);
+  const jsRaw = await bundle(entry, { minify: false });
   return {
     name,
     raw: wasm.length + jsRaw.length,
@@ -109,7 +95,7 @@ const peers = [
 ];
 for (const [name, entry, note] of peers) {
   const min = await bundle(entry);
-  const raw = await bundle(entry, false);
+  const raw = await bundle(entry, { minify: false });
   rows.push({ name: `${name} ${version(name)}${note}`, raw: raw.length, min: min.length, gz: gzip(min) });
 }
 

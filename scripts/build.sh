@@ -23,6 +23,12 @@ for target in web:web nodejs:cjs; do
   # Declaring [Symbol.dispose] needs TypeScript's esnext.disposable lib, which
   # most projects do not load; the method still exists at run time.
   sed -i '/^    \[Symbol\.dispose\](): void;$/d' "$out/resilient_fetch.d.ts"
+  # The web glue's init declarations (InitInput, initSync, ...) name DOM-only types
+  # (BufferSource, WebAssembly.*); no entry point exports them: drop them, so the
+  # declarations compile with Node's or Workers' types alone.
+  if grep -q '^export type InitInput' "$out/resilient_fetch.d.ts"; then
+    sed -i '/^export type InitInput/,$d' "$out/resilient_fetch.d.ts"
+  fi
   # A client used after free(): a clear TypeError before anything reaches the wasm
   # (wasm-bindgen would throw "null pointer passed to rust" from inside it).
   glue="$out/resilient_fetch.js"

@@ -46,7 +46,7 @@ export interface Policy {
   /** Called with every event of the call. A listener that throws or rejects does not break the call. */
   onEvent?: (event: ResilienceEvent) => void | Promise<void>;
   /** The fetch to send with. @default globalThis.fetch, looked up at each attempt (what install() wrapped, if installed) */
-  fetch?: (input: RequestInfo | URL, init?: RequestInit) => Promise<Response>;
+  fetch?: (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
 }
 
 export interface RetryPolicy {
@@ -140,45 +140,116 @@ export interface BulkheadPolicy {
   maxQueue?: number;
 }
 
-/** One event of a call, as given to `onEvent`. `type` tells which; the other fields depend on it. */
-export interface ResilienceEvent {
-  type: "attemptStart" | "attemptEnd" | "retry" | "giveUp" | "breakerTransition" | "shortCircuit"
-    | "bulkheadRejected" | "bodyTimeout" | "success";
+/**
+ * One event of a call, as given to `onEvent`: a union discriminated by `type`, so
+ * `if (e.type === "retry") e.delayMs` is a number. Fields an event type does not have read
+ * as `undefined` (`e.attempt ?? ""` works on any event).
+ */
+export type ResilienceEvent =
+  | AttemptStartEvent | AttemptEndEvent | RetryEvent | GiveUpEvent | BreakerTransitionEvent
+  | ShortCircuitEvent | BulkheadRejectedEvent | BodyTimeoutEvent | SuccessEvent;
+
+/** The fields of every event type; each type sets its own. */
+interface EventFields {
   /** The origin of the call, e.g. "http://127.0.0.1:8080". */
   origin: string;
-  /** attemptStart, attemptEnd, retry: the attempt (from 1) the event is about; retry: the one about to start. */
-  attempt?: number;
-  /** attemptStart: the Idempotency-Key the attempt carries (the same on every attempt of a call). */
+  attempt?: undefined;
+  idempotencyKey?: undefined;
+  attempts?: undefined;
+  outcome?: undefined;
+  status?: undefined;
+  durationMs?: undefined;
+  delayMs?: undefined;
+  reason?: undefined;
+  timeoutMs?: undefined;
+  retryAfter?: undefined;
+  from?: undefined;
+  to?: undefined;
+}
+type EventOf<T> = Omit<EventFields, keyof T> & T;
+
+/** An attempt is about to be sent. */
+export type AttemptStartEvent = EventOf<{
+  type: "attemptStart";
+  /** The attempt, from 1. */
+  attempt: number;
+  /** The Idempotency-Key it carries (the same on every attempt of a call). */
   idempotencyKey?: string;
-  /** giveUp, success: attempts made. */
-  attempts?: number;
+}>;
+
+/** An attempt ended. */
+export type AttemptEndEvent = EventOf<{
+  type: "attemptEnd";
+  /** The attempt, from 1. */
+  attempt: number;
   /**
-   * attemptEnd: "response", "networkError", "timeout", "aborted", "invalidRequest" (fetch refused the
+   * "response", "networkError", "timeout", "aborted", "invalidRequest" (fetch refused the
    * arguments or threw) or "invalidResponse" (fetch resolved with something that is not a Response).
    */
-  outcome?: "response" | "networkError" | "timeout" | "aborted" | "invalidRequest" | "invalidResponse";
-  /** attemptEnd: the response status, when there was a response. */
+  outcome: "response" | "networkError" | "timeout" | "aborted" | "invalidRequest" | "invalidResponse";
+  /** The response status, when there was a response. */
   status?: number;
-  /** attemptEnd: how long the attempt took, in ms. */
-  durationMs?: number;
-  /** retry: the wait before the next attempt, in ms; shortCircuit: ms until the breaker lets a probe through. */
-  delayMs?: number;
-  /**
-   * retry: what made the attempt worth retrying ("status", "network", "timeout", "shouldRetry");
-   * giveUp: why the call stops ("maxAttempts", "budget", "deadline", "notRetryable", "unsafeMethod",
-   * "retryAfterTooLong", "breakerOpen", "shouldRetry"); retry and giveUp say "shouldRetry" where
-   * retry.shouldRetry decided; bodyTimeout: "idle" (bodyTimeoutMs) or "deadline" (totalTimeoutMs).
-   */
-  reason?: string;
-  /** bodyTimeout: the limit that ran out, in ms. */
-  timeoutMs?: number;
-  /** retry: whether the wait came from the response's Retry-After. */
-  retryAfter?: boolean;
-  /** breakerTransition: the state left. */
-  from?: BreakerState;
-  /** breakerTransition: the state entered. */
-  to?: BreakerState;
-}
+  /** How long the attempt took, in ms. */
+  durationMs: number;
+}>;
+
+/** A retry is scheduled. */
+export type RetryEvent = EventOf<{
+  type: "retry";
+  /** The attempt about to start. */
+  attempt: number;
+  /** The wait before it, in ms. */
+  delayMs: number;
+  /** What made the last attempt worth retrying ("shouldRetry": the caller's hook said so). */
+  reason: "status" | "network" | "timeout" | "shouldRetry";
+  /** Whether the wait came from the response's Retry-After. */
+  retryAfter: boolean;
+}>;
+
+/** The call ends with a failure it will not retry. */
+export type GiveUpEvent = EventOf<{
+  type: "giveUp";
+  /** Why ("shouldRetry": the caller's hook said not to, threw, or did not answer in time). */
+  reason: "maxAttempts" | "budget" | "deadline" | "notRetryable" | "unsafeMethod" | "retryAfterTooLong"
+    | "breakerOpen" | "shouldRetry";
+  /** Attempts made. */
+  attempts: number;
+}>;
+
+/** The origin's breaker changed state. */
+export type BreakerTransitionEvent = EventOf<{
+  type: "breakerTransition";
+  /** The state left. */
+  from: BreakerState;
+  /** The state entered. */
+  to: BreakerState;
+}>;
+
+/** The breaker refused a call: nothing was sent. */
+export type ShortCircuitEvent = EventOf<{
+  type: "shortCircuit";
+  /** Ms until the breaker lets a probe through. */
+  delayMs: number;
+}>;
+
+/** The bulkhead and its queue were full: nothing was sent. */
+export type BulkheadRejectedEvent = EventOf<{ type: "bulkheadRejected" }>;
+
+/** The body of the response a call resolved with was cut off. */
+export type BodyTimeoutEvent = EventOf<{
+  type: "bodyTimeout";
+  /** The limit that ran out, in ms. */
+  timeoutMs: number;
+  /** "idle" (bodyTimeoutMs between chunks) or "deadline" (totalTimeoutMs). */
+  reason: "idle" | "deadline";
+}>;
+
+/** The call ends with an answer not worth retrying that is not a failure (e.g. 200, 404). */
+export type SuccessEvent = EventOf<{
+  type: "success";
+  /** Attempts made. */
+  attempts: number;
+}>;
 
 /** Counters and state of one origin. */
 export interface OriginStats {
@@ -199,8 +270,9 @@ export type ClientStats = Record<string, OriginStats>;
 
 #[wasm_bindgen]
 unsafe extern "C" {
-    /// What `fetch` takes as its first argument.
-    #[wasm_bindgen(typescript_type = "RequestInfo | URL")]
+    /// What `fetch` takes as its first argument (spelled without the DOM-only `RequestInfo`,
+    /// so Node's and Workers' type packages declare it too).
+    #[wasm_bindgen(typescript_type = "string | URL | Request")]
     pub type FetchInput;
     /// What `fetch` takes as its second argument.
     #[wasm_bindgen(typescript_type = "RequestInit")]

@@ -8,6 +8,9 @@ import path from "node:path";
 import { SCRATCH } from "./helpers.mjs";
 
 const tsc = path.join(process.env.RF_TOOLS_DIR, "node_modules", "typescript", "bin", "tsc");
+// @types/node and @cloudflare/workers-types, installed in tools/ (scripts/toolchain.sh).
+const TYPE_ROOTS = path.join(process.env.RF_TOOLS_DIR, "node_modules", "@types");
+const WORKERS_TYPES = path.join(process.env.RF_TOOLS_DIR, "node_modules", "@cloudflare", "workers-types");
 const CONFIG = {
   compilerOptions: {
     strict: true, noEmit: true, target: "es2022", module: "nodenext", moduleResolution: "nodenext",
@@ -15,11 +18,16 @@ const CONFIG = {
   },
 };
 
-/** Type-checks `source` as main.ts of an ES module package, or as main.cts (CommonJS). */
-function compile(name, source, file = "main.ts") {
+/**
+ * Type-checks `source` as main.ts of an ES module package, or as main.cts (CommonJS), with
+ * the DOM lib, or with `options` laid over the compiler options (another lib and types).
+ */
+function compile(name, source, file = "main.ts", options = {}, extraFiles = []) {
   const dir = path.join(SCRATCH, "ts-" + name);
   fs.mkdirSync(dir, { recursive: true });
-  fs.writeFileSync(path.join(dir, "tsconfig.json"), JSON.stringify({ ...CONFIG, files: [file] }));
+  const compilerOptions = { ...CONFIG.compilerOptions, typeRoots: [TYPE_ROOTS], ...options };
+  fs.writeFileSync(path.join(dir, "tsconfig.json"),
+    JSON.stringify({ compilerOptions, files: [file, ...extraFiles] }));
   fs.writeFileSync(path.join(dir, file), source);
   fs.writeFileSync(path.join(dir, "package.json"), JSON.stringify({ type: "module" }));
   return spawnSync(process.execPath, [tsc, "-p", dir], { encoding: "utf8" });
@@ -90,4 +98,54 @@ void rf.default;
 `, "main.cts");
   assert.notEqual(bad.status, 0, "rf.default type-checked under require");
   assert.match(bad.stdout + bad.stderr, /TS2339.*default/);
+});
+
+/** A program a user writes in any setup: the whole API, events narrowed by type. */
+const EVERYWHERE = `
+import { resilientFetch, ResilientClient, install, uninstall, type ResilienceEvent, type AttemptContext }
+  from "resilient-fetch";
+const seen: string[] = [];
+const onEvent = (e: ResilienceEvent) => {
+  seen.push(String(e.attempt ?? ""));
+  if (e.type === "retry") { const ms: number = e.delayMs; const why: "status" | "network" | "timeout" | "shouldRetry" = e.reason; void ms; void why; }
+  if (e.type === "breakerTransition") { const to: string = e.to; void to; }
+  if (e.type === "giveUp") { const n: number = e.attempts; void n; }
+};
+const client = new ResilientClient({
+  onEvent,
+  fetch: (input, init) => fetch(input, init),
+  retry: { shouldRetry: async (ctx: AttemptContext) => ctx.response?.status === 409 || undefined },
+  breaker: { isFailure: ({ url }) => (url.includes("/reports/") ? false : undefined) },
+});
+async function main(): Promise<number> {
+  const res: Response = await client.fetch(new URL("http://127.0.0.1/x"), { method: "POST", body: "{}" });
+  const other: Response = await resilientFetch("http://127.0.0.1/y");
+  const installed: ResilientClient = install({ timeoutMs: 1000 });
+  const back: boolean = uninstall();
+  return res.status + other.status + Object.keys(installed.stats()).length + Number(back);
+}
+void main;
+`;
+
+test("the declarations compile with Node's types alone (no DOM lib), strict, skipLibCheck off", () => {
+  const r = compile("node-types", EVERYWHERE, "main.ts", { lib: ["es2022"], types: ["node"] });
+  assert.equal(r.status, 0, r.stdout + r.stderr);
+});
+
+test("the declarations compile with Cloudflare's workers types (no DOM lib)", () => {
+  // As a Worker's tsconfig has it: the package's globals (Request, Response, fetch, ...).
+  const r = compile("workers-types", EVERYWHERE, "main.ts", { lib: ["es2022"], types: [] },
+    [path.join(WORKERS_TYPES, "index.d.ts")]);
+  assert.equal(r.status, 0, r.stdout + r.stderr);
+});
+
+test("an event's fields are narrowed by its type: a retry's delayMs is a number, a success has none", () => {
+  const ok = compile("events-dom", EVERYWHERE);
+  assert.equal(ok.status, 0, ok.stdout + ok.stderr);
+  const bad = compile("events-bad", `
+import type { ResilienceEvent } from "resilient-fetch";
+export const f = (e: ResilienceEvent): number => (e.type === "success" ? e.delayMs : 0);
+`);
+  assert.notEqual(bad.status, 0, "a success event's delayMs type-checked as a number");
+  assert.match(bad.stdout + bad.stderr, /TS2322/);
 });

@@ -25,8 +25,8 @@ if [[ ! -x "${BENCH_CHROMIUM:-/usr/bin/chromium}" ]]; then
   "$ROOT/scripts/toolchain.sh" all >&2
 fi
 # Which cargo output the shipped wasm came from (build.sh may build in more than one place):
-# the one whose plain wasm-bindgen + wasm-opt -Oz result is byte-identical to it, newest
-# first. Kept as .out/source.wasm for the twiggy breakdown.
+# the one whose wasm-bindgen + wasm-opt -Oz + short names + strip result (as build.sh makes
+# it) is byte-identical to it, newest first. Kept as .out/source.wasm for the twiggy breakdown.
 rm -rf "$OUT/names" "$OUT/source.wasm"
 mkdir -p "$OUT/names"
 ours_route="unknown"
@@ -34,6 +34,8 @@ while IFS= read -r candidate; do
   cp "$candidate" "$OUT/names/candidate.wasm"
   wasm-bindgen --target web --weak-refs --out-dir "$OUT/names" --out-name resilient_fetch "$OUT/names/candidate.wasm"
   wasm-opt -Oz "$OUT/names/resilient_fetch_bg.wasm" -o "$OUT/names/stripped.wasm"
+  node "$ROOT/scripts/minify-names.mjs" "$OUT/names/stripped.wasm" "$OUT/names/resilient_fetch.js" 2>/dev/null
+  wasm-opt "$OUT/names/stripped.wasm" --strip-producers --strip-target-features -o "$OUT/names/stripped.wasm"
   if cmp -s "$OUT/names/stripped.wasm" "$ROOT/pkg/web/resilient_fetch_bg.wasm"; then
     mv "$OUT/names/candidate.wasm" "$OUT/source.wasm"
     ours_route="$(build_route "$(dirname "$candidate")" "$CARGO_TARGET_DIR")"

@@ -187,9 +187,21 @@ async function showEffects() {
   p.dataset.logical = String(demo.posts);
   p.dataset.attempts = String(attempts);
   p.dataset.effects = String(effects);
-  p.textContent = `POST: ${demo.posts} logical calls, ${attempts} attempts reached the backend, ${effects} charges applied`
-    + (effects === demo.posts ? " — exactly once each, thanks to the Idempotency-Key."
-      : " (with idempotency keys off, or calls that never reached it, these differ).");
+  const keys = new FormData($("#policy-form")).get("idempotency") === "on";
+  const open = Object.keys(ORIGINS).filter((o) => client.breakerState(ORIGINS[o]) !== "closed");
+  let why;
+  if (attempts === 0 && open.length > 0) {
+    why = ` — nothing reached the backend: the breaker of ${open.map((o) => NAMES[o]).join(" and ")} is open, so calls`
+      + " fail at once until its cooldown ends. Press \"Reset breakers\" or wait, then fire again.";
+  } else if (!keys) {
+    why = " — idempotency keys are off: a POST whose answer was lost is not repeated (it could charge twice),"
+      + " so some calls fail instead of being retried.";
+  } else if (effects === demo.posts) {
+    why = " — exactly once each, thanks to the Idempotency-Key: retries carry the same key, the backend applies it once.";
+  } else {
+    why = " — calls that never reached the backend (an open breaker, a spent budget) were not applied.";
+  }
+  p.textContent = `POST: ${demo.posts} logical calls, ${attempts} attempts reached the backend, ${effects} charges applied${why}`;
 }
 
 let renderQueued = false;
@@ -230,7 +242,12 @@ function renderTimeline() {
       el("span", { class: `result ${c.ok ? "ok" : c.end ? "bad" : ""}` }, c.result),
       el("code", { class: "key", title: "Idempotency-Key" }, c.key ? c.key.slice(0, 8) + "…" : ""));
   });
-  box.replaceChildren(...rows.reverse());
+  // The time axis: a row of its own (not a call's .trow), seconds since the oldest call shown.
+  const axis = el("div", { class: "taxis" }, el("span", {}, "time"),
+    el("div", { class: "track" },
+      ...[0, 0.25, 0.5, 0.75, 1].map((f) => el("span", { class: "tick", style: `left:${(f * 100).toFixed(0)}%` },
+        `${((span * f) / 1000).toFixed(2)} s`))));
+  box.replaceChildren(axis, ...rows.reverse());
 }
 
 // ---------------------------------------------------------------- retry storm

@@ -20,7 +20,15 @@ const MOUNTS = [["/pkg/", path.resolve(here, "..", "pkg")], ["/", here]];
 const TYPES = { ".html": "text/html; charset=utf-8", ".js": "text/javascript", ".mjs": "text/javascript",
   ".css": "text/css", ".wasm": "application/wasm", ".json": "application/json", ".svg": "image/svg+xml" };
 
-const backend = await startFaultServer(backendPorts);
+/** Ends with one line saying which port is taken and how to pick others (no stack). */
+function portError(e, what) {
+  if (e?.code !== "EADDRINUSE") throw e;
+  console.error(`demo: ${what} is already in use; pick free ports with --port N and --backend-ports N,M`);
+  process.exit(1);
+}
+
+const backend = await startFaultServer(backendPorts)
+  .catch((e) => portError(e, `one of the backend ports ${backendPorts.join(" and ")}`));
 
 const server = http.createServer((req, res) => {
   const pathname = decodeURIComponent(new URL(req.url, "http://x").pathname);
@@ -40,6 +48,7 @@ const server = http.createServer((req, res) => {
     res.end(data);
   });
 });
+server.on("error", (e) => portError(e, `port ${port}`));
 server.listen(port, "127.0.0.1", () => {
   const url = `http://127.0.0.1:${server.address().port}/`;
   console.log(JSON.stringify({ demo: url, a: backend.a, b: backend.b }));

@@ -9,7 +9,8 @@
 //! | concern | module |
 //! | --- | --- |
 //! | policy: one schema of every field, defaults, decoding, merging, validation | [`policy`] |
-//! | the retry loop, `Env` and `Transport` traits | [`engine`] |
+//! | the retry loop, `Env` and `Transport` traits, the caller's hooks | [`engine`] (`mod.rs`) |
+//! | what follows an attempt, decided from facts alone | [`engine::decide()`] (`engine/decide.rs`) |
 //! | outcome classification, method safety | [`classify`] |
 //! | backoff windows and jitter | [`backoff`] |
 //! | `Retry-After` parsing (seconds, HTTP dates) | [`retry_after`] |

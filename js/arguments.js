@@ -6,7 +6,8 @@
 // where automatic keys may go under CORS. (Few modules: every snippet is one more
 // module a page without a bundler loads.)
 // Keep the single `export { ... }` line last: the build turns it into
-// `module.exports` for the CommonJS copy.
+// `module.exports` for the CommonJS copy, and the import line below into a require.
+import { makeTimeoutError } from "./errors.js";
 
 // The RequestInit members fetch reads, own or inherited, plain or getters.
 const INIT_MEMBERS = ["body", "cache", "credentials", "duplex", "headers", "integrity", "keepalive", "method",
@@ -202,12 +203,24 @@ function originOf(input) {
   return origin;
 }
 
+// The attempts' own timeouts, told apart from every other rejection.
+const TIMEOUTS = new WeakSet();
+
+/** Whether an attempt rejected because its limit ran out. */
+function isTimeout(error) {
+  return typeof error === "object" && error !== null && TIMEOUTS.has(error);
+}
+
 /**
- * Calls `fetchFn` (undefined: the platform's fetch now) for one attempt whose signal is
- * `signal`, in call chain `chain`. Whatever it returns becomes a promise (a mock may
- * return a Response, undefined or a thenable); what it throws, the caller rejects with.
+ * Calls `fetchFn` (undefined: the platform's fetch now) for one attempt run by
+ * `controller`, in call chain `chain`, within `ms`: when the limit runs out the controller
+ * is aborted (the socket is released) and the attempt rejects with a TimeoutError (of the
+ * call's deadline when `deadline`, for the limit `limitMs`), even if fetch ignores its
+ * signal. Whatever fetch returns becomes a promise (a mock may return a Response, undefined
+ * or a thenable); what it throws, the caller rejects with.
  */
-function send(fetchFn, input, init, signal, chain) {
+function send(fetchFn, input, init, controller, chain, ms, deadline, limitMs) {
+  const signal = init.signal;
   CHAINS.set(signal, chain);
   SENDING.push(typeof chain === "number" ? chain : chain[chain.length - 1]);
   let result;
@@ -216,13 +229,23 @@ function send(fetchFn, input, init, signal, chain) {
   } finally {
     SENDING.pop();
   }
-  return result instanceof Promise ? result : Promise.resolve(result);
+  const settled = result instanceof Promise ? result : Promise.resolve(result);
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      const error = makeTimeoutError(deadline ? 1 : 0, limitMs);
+      TIMEOUTS.add(error);
+      controller.abort(error);
+      reject(error);
+    }, ms);
+    settled.then((value) => { clearTimeout(timer); resolve(value); },
+      (error) => { clearTimeout(timer); reject(error); });
+  });
 }
 
 /** One fast-path attempt: the same arguments, this attempt's signal. */
-function sendDirect(fetchFn, input, init, signal, chain) {
-  init.signal = signal;
-  return send(fetchFn, input, init, signal, chain);
+function sendDirect(fetchFn, input, init, controller, chain, ms, deadline, limitMs) {
+  init.signal = controller.signal;
+  return send(fetchFn, input, init, controller, chain, ms, deadline, limitMs);
 }
 
 /** A URL that is no server's (data:, blob:): sent as fetch would, once, with the caller's arguments. */
@@ -248,10 +271,10 @@ function setOnlyHeader(init, name, value) {
 }
 
 /** One attempt of a built request (a clone per attempt), with this attempt's signal. */
-function sendRequest(fetchFn, request, signal, chain) {
-  const init = { signal };
+function sendRequest(fetchFn, request, controller, chain, ms, deadline, limitMs) {
+  const init = { signal: controller.signal };
   keepReferrer(init, request);
-  return send(fetchFn, request, init, signal, chain);
+  return send(fetchFn, request, init, controller, chain, ms, deadline, limitMs);
 }
 
 // ---- the caller's functions, called so that nothing they do reaches the wasm.
@@ -368,4 +391,4 @@ function copyValue(value, path, depth, ancestors, functions) {
   }
 }
 
-export { readArguments, readPolicy, callListener, hookContext, askIsFailure, askShouldRetry, sendDirect, sendRequest, sendLocal, setOnlyHeader, statusOf, isLocalError, crossOrigin, installFetch, uninstallFetch };
+export { readArguments, readPolicy, callListener, hookContext, askIsFailure, askShouldRetry, isTimeout, sendDirect, sendRequest, sendLocal, setOnlyHeader, statusOf, isLocalError, crossOrigin, installFetch, uninstallFetch };

@@ -76,9 +76,12 @@ web_snippets="$(snippet_dir web)"
 cjs_snippets="$(snippet_dir cjs)"
 echo "export { TimeoutError, CircuitOpenError, BulkheadFullError } from \"./web/$web_snippets/errors.js\";" > "$PKG/errors.js"
 exports_line='^export \{ ([A-Za-z, ]+) \};$'
+# A snippet may import another snippet by name: `import { a, b } from "./x.js";`.
+import_line='^import \{ ([A-Za-z, ]+) \} from "(\./[a-z]+\.js)";$'
 for snippet in "$PKG/cjs/$cjs_snippets"/*.js; do
   grep -Eq "$exports_line" "$snippet" || die "$(basename "$snippet") must end with one export { ... } line"
-  sed -E -i "s/$exports_line/module.exports = { \1 };/" "$snippet"
+  sed -E -i "s/$exports_line/module.exports = { \1 };/; s#$import_line#const { \1 } = require(\"\2\");#" "$snippet"
+  ! grep -Eq '^(import|export) ' "$snippet" || die "$(basename "$snippet") keeps an import or export the CommonJS copy cannot run"
 done
 echo "module.exports = require(\"./$cjs_snippets/errors.js\");" > "$PKG/cjs/errors.js"
 

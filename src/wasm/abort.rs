@@ -2,7 +2,7 @@
 //! listener per signal for all its watchers), removed when the call settles, that
 //! aborts the attempt in flight and wakes any wait in progress; after the call, the
 //! returned response's body stays linked to it (js/body.js). The waits use a one-shot
-//! [`Latch`] (the transport's timer too). A signal may be a polyfill's: every read of
+//! [`Latch`]. A signal may be a polyfill's: every read of
 //! it goes through JS that cannot throw into the wasm.
 
 use std::cell::{Cell, RefCell};

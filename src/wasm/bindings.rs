@@ -54,24 +54,35 @@ unsafe extern "C" {
         init: &JsValue,
         client: u32,
     ) -> Result<js_sys::Array, JsValue>;
-    /// `fetch(input, init)` with `init.signal = signal`, through `fetch_fn` (undefined: the
-    /// platform's); a promise whatever it returns; throws what it throws.
+    /// `fetch(input, init)` with `init.signal` the controller's, through `fetch_fn`
+    /// (undefined: the platform's), limited to `ms` (then the controller is aborted and the
+    /// promise rejects with a `TimeoutError`, see [`is_timeout`]); a promise whatever fetch
+    /// returns; throws what it throws.
     #[wasm_bindgen(js_name = sendDirect, catch)]
     pub fn send_direct(
         fetch_fn: &JsValue,
         input: &JsValue,
         init: &JsValue,
-        signal: &JsValue,
+        controller: &web_sys::AbortController,
         chain: &JsValue,
+        ms: u32,
+        deadline: bool,
+        limit_ms: f64,
     ) -> Result<Promise, JsValue>;
-    /// `fetch(request, { signal })`, the request's referrer and policy kept.
+    /// `fetch(request, { signal })`, the request's referrer and policy kept; as `send_direct`.
     #[wasm_bindgen(js_name = sendRequest, catch)]
     pub fn send_request(
         fetch_fn: &JsValue,
         request: &web_sys::Request,
-        signal: &JsValue,
+        controller: &web_sys::AbortController,
         chain: &JsValue,
+        ms: u32,
+        deadline: bool,
+        limit_ms: f64,
     ) -> Result<Promise, JsValue>;
+    /// Whether an attempt rejected because its limit ran out (the `TimeoutError` it made).
+    #[wasm_bindgen(js_name = isTimeout)]
+    pub fn is_timeout(error: &JsValue) -> bool;
     /// `fetch(input, init)` as the caller gave them, for URLs that are no server's.
     #[wasm_bindgen(js_name = sendLocal, catch)]
     pub fn send_local(

@@ -2,20 +2,17 @@
 //! attempt, a timer that aborts it when the limit runs out (so the socket is
 //! really released), and the caller's abort routed to it.
 
-use std::cell::RefCell;
-use std::future::poll_fn;
 use std::rc::Rc;
 
-use gloo_timers::callback::Timeout;
 use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 use web_sys::{AbortController, Request, Response};
 
-use super::abort::{AbortState, AbortWait, Latch};
+use super::abort::{AbortState, AbortWait};
 use super::bindings::{
-    ask_is_failure, ask_should_retry, hook_context, is_local_error, make_timeout_error,
-    new_request, send_direct, send_request, status_of,
+    ask_is_failure, ask_should_retry, hook_context, is_local_error, is_timeout, new_request,
+    send_direct, send_request, status_of,
 };
 use super::env::timer_ms;
 use super::options::Hooks;
@@ -180,21 +177,6 @@ impl FetchTransport {
     }
 }
 
-/// Set by an attempt's timer when its limit runs out: the `TimeoutError`, and
-/// the latch the attempt waits on.
-#[derive(Default)]
-struct TimedOut {
-    reason: RefCell<Option<JsValue>>,
-    fired: Latch,
-}
-
-impl TimedOut {
-    fn fire(&self, reason: JsValue) {
-        *self.reason.borrow_mut() = Some(reason);
-        self.fired.fire();
-    }
-}
-
 /// Cancels a response body nobody will read; a failure to cancel is harmless.
 fn discard(response: Response) {
     if let Some(body) = response.body().filter(|b| !b.locked()) {
@@ -260,46 +242,49 @@ impl Transport for FetchTransport {
             Ok(c) => c,
             Err(e) => return (AttemptOutcome::InvalidRequest, Err(e)),
         };
-        // The TimeoutError is made only when the timer fires: an Error costs a
-        // stack capture, and almost every attempt ends before its limit.
-        let timed_out = Rc::new(TimedOut::default());
+        // The attempt's limit is a JS timer armed with the send (js/arguments.js): when it
+        // runs out the controller is aborted and the attempt rejects with the TimeoutError,
+        // made only then (an Error costs a stack capture, and almost every attempt ends
+        // before its limit).
         let (deadline, limit_ms) = self.timeout_of(&limit);
-        let timer = {
-            let (controller, timed_out) = (controller.clone(), timed_out.clone());
-            Timeout::new(timer_ms(limit.timeout_ms), move || {
-                let reason = make_timeout_error(u8::from(deadline), limit_ms);
-                controller.abort_with_reason(&reason);
-                timed_out.fire(reason);
-            })
-        };
+        let ms = timer_ms(limit.timeout_ms);
         self.abort.set_current(Some(controller.clone()));
-        let signal = controller.signal();
         let sent = match outgoing {
-            Outgoing::Direct(input, init) => {
-                send_direct(&self.fetch, input, init, &signal, &self.chain)
-            }
-            Outgoing::Request(request) => send_request(&self.fetch, &request, &signal, &self.chain),
+            Outgoing::Direct(input, init) => send_direct(
+                &self.fetch,
+                input,
+                init,
+                &controller,
+                &self.chain,
+                ms,
+                deadline,
+                limit_ms,
+            ),
+            Outgoing::Request(request) => send_request(
+                &self.fetch,
+                &request,
+                &controller,
+                &self.chain,
+                ms,
+                deadline,
+                limit_ms,
+            ),
         };
         // The attempt ends when fetch settles, or when its limit runs out or the caller
         // aborts, whichever comes first: a fetch that ignores its signal (a mock, a
         // polyfill) cannot hold the call past its limit.
         let result = match sent {
-            Ok(promise) => {
-                let limit_reached = poll_fn(|cx| timed_out.fired.poll_fired(cx));
-                let stop = race(limit_reached, AbortWait(self.abort.clone()));
-                match race(JsFuture::from(promise), stop).await {
-                    Either::Left(settled) => settled,
-                    Either::Right(_) => Err(JsValue::UNDEFINED),
-                }
-            }
+            Ok(promise) => match race(JsFuture::from(promise), AbortWait(self.abort.clone())).await
+            {
+                Either::Left(settled) => settled,
+                Either::Right(()) => Err(JsValue::UNDEFINED),
+            },
             // The fetch threw instead of returning a promise (a mock): the caller's setup.
             Err(e) => {
-                drop(timer);
                 self.abort.set_current(None);
                 return (AttemptOutcome::InvalidRequest, Err(e));
             }
         };
-        drop(timer);
         self.abort.set_current(None);
 
         match result {
@@ -327,16 +312,14 @@ impl Transport for FetchTransport {
                 )
             }
             Err(_) if self.abort.aborted() => (AttemptOutcome::Aborted, Err(self.abort.reason())),
-            Err(e) => match timed_out.reason.take() {
-                Some(reason) => (AttemptOutcome::Timeout, Err(reason)),
-                // A call that sent through itself: passed on, not retried.
-                None if is_local_error(&e) => (AttemptOutcome::InvalidRequest, Err(e)),
-                None => match self.invalid_direct_request() {
-                    // The caller's arguments, not the origin, are at fault: not
-                    // retried, not held against the breaker, rejected with fetch's error.
-                    Some(error) => (AttemptOutcome::InvalidRequest, Err(error)),
-                    None => (AttemptOutcome::NetworkError, Err(e)),
-                },
+            Err(e) if is_timeout(&e) => (AttemptOutcome::Timeout, Err(e)),
+            // A call that sent through itself: passed on, not retried.
+            Err(e) if is_local_error(&e) => (AttemptOutcome::InvalidRequest, Err(e)),
+            Err(e) => match self.invalid_direct_request() {
+                // The caller's arguments, not the origin, are at fault: not
+                // retried, not held against the breaker, rejected with fetch's error.
+                Some(error) => (AttemptOutcome::InvalidRequest, Err(error)),
+                None => (AttemptOutcome::NetworkError, Err(e)),
             },
         }
     }

@@ -279,9 +279,9 @@ impl Ready {
             mut transport,
             guard,
         } = self;
-        let started = performance_now();
         let env = JsEnv {
             abort: guard.state().clone(),
+            started: Default::default(),
         };
         let call = Call {
             origin: &origin,
@@ -304,6 +304,8 @@ impl Ready {
         )
         .await;
         let abort_reason = guard.state().reason();
+        // The engine reads the clock first when the call starts.
+        let started = env.started.get().unwrap_or_else(performance_now);
         let ended = Ended {
             client: &client,
             resolved: &resolved,

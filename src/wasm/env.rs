@@ -2,7 +2,7 @@
 //! `Date.now()`, `crypto.getRandomValues` (through getrandom, drawn in batches
 //! on first use, never at module load) and `setTimeout` (through gloo-timers).
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::future::Future;
 use std::rc::Rc;
 
@@ -17,6 +17,9 @@ use crate::entropy::EntropyPool;
 pub struct JsEnv {
     /// The caller's signal, shared with the transport.
     pub abort: Rc<AbortState>,
+    /// The first clock read of the call (the engine's first read is when the call
+    /// started): kept so the shell needs no read of its own.
+    pub started: Cell<Option<f64>>,
 }
 
 /// Milliseconds as `setTimeout` takes them (whole, non-negative, in range).
@@ -50,7 +53,11 @@ pub fn random_unit() -> f64 {
 
 impl Env for JsEnv {
     fn now_ms(&self) -> f64 {
-        performance_now()
+        let now = performance_now();
+        if self.started.get().is_none() {
+            self.started.set(Some(now));
+        }
+        now
     }
 
     fn unix_ms(&self) -> f64 {

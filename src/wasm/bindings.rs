@@ -167,7 +167,7 @@ unsafe extern "C" {
         total_ms: f64,
         idle_ms: f64,
         expire: &js_sys::Function,
-        origin: &str,
+        origin: &JsValue,
         on_event: &JsValue,
     ) -> JsValue;
 }

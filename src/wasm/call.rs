@@ -94,6 +94,8 @@ pub struct Ready {
     client: Rc<ClientInner>,
     resolved: Resolved,
     origin: String,
+    /// The same origin as a JS string.
+    origin_js: JsValue,
     method: String,
     key: Option<String>,
     replayable: bool,
@@ -177,6 +179,8 @@ fn prepare(
     // On the fast path the request is never built by us (fetch builds it), so
     // a call an open breaker rejects never pays for it.
     let fast = args.get(2).as_string().zip(args.get(3).as_string());
+    // The origin as a JS string too, for what the response keeps of the call (js/body.js).
+    let mut origin_js = args.get(2);
     let (request, origin, method) = match fast {
         Some((origin, method)) => (None, origin, method),
         None => {
@@ -188,6 +192,7 @@ fn prepare(
                 }
             };
             let method = request.method();
+            origin_js = JsValue::from_str(&origin);
             (Some(request), origin, method)
         }
     };
@@ -215,6 +220,7 @@ fn prepare(
         client,
         resolved,
         origin,
+        origin_js,
         method,
         key,
         replayable,
@@ -273,6 +279,7 @@ impl Ready {
             client,
             resolved,
             origin,
+            origin_js,
             method,
             key,
             replayable,
@@ -310,6 +317,7 @@ impl Ready {
             client: &client,
             resolved: &resolved,
             origin: &origin,
+            origin_js: &origin_js,
             started,
             signal: guard.state().signal(),
         };
@@ -324,6 +332,8 @@ struct Ended<'a> {
     client: &'a ClientInner,
     resolved: &'a Resolved,
     origin: &'a str,
+    /// The same origin as a JS string.
+    origin_js: &'a JsValue,
     /// When the call started (`performance.now()`): its deadline bounds the body too.
     started: f64,
     /// The caller's signal, or undefined.
@@ -402,7 +412,7 @@ impl Ended<'_> {
             f64::from(policy.total_timeout_ms),
             idle_ms,
             self.client.expire.as_ref().unchecked_ref(),
-            self.origin,
+            self.origin_js,
             &listener,
         )
     }

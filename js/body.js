@@ -71,8 +71,10 @@ function unwatchSignal(signal, fn) {
 const Base = typeof Response === "function" ? Response : class {};
 const BODY = Object.getOwnPropertyDescriptor(Base.prototype, "body")?.get;
 const BODY_USED = Object.getOwnPropertyDescriptor(Base.prototype, "bodyUsed")?.get;
-// response -> { shared, wrapped: the guarded body or null, used }
-const GUARDS = new WeakMap();
+// Where a response keeps its guard: { shared, wrapped: the guarded body or null, used }.
+// A property of the response, not a WeakMap entry: a WeakMap of short-lived responses
+// makes every garbage collection walk its entries (measured: most of the guard's cost).
+const GUARD = Symbol("resilient-fetch guard");
 // When a body (and its response) is collected, its link leaves the caller's signal.
 const UNLINK = typeof FinalizationRegistry === "function"
   ? new FinalizationRegistry(({ signal, fire }) => unwatchSignal(signal, fire))
@@ -135,7 +137,7 @@ function guardResponse(response, controller, signal, deadline, totalMs, idleMs, 
     }
   }
   Object.setPrototypeOf(response, GuardedResponse.prototype);
-  GUARDS.set(response, { shared, wrapped: null, used: false });
+  response[GUARD] = { shared, wrapped: null, used: false };
   return response;
 }
 
@@ -185,7 +187,7 @@ function guardedBody(response, guard) {
 /** Every byte of the guarded body, as fetch's read methods take it. */
 async function readAll(response) {
   if (response.bodyUsed) throw new TypeError("Body is unusable: Body has already been read");
-  const guard = GUARDS.get(response);
+  const guard = response[GUARD];
   const raw = BODY.call(response);
   if (raw === null) return new Uint8Array(0);
   // Straight from the platform's body when the guarded stream was never handed out:
@@ -245,12 +247,12 @@ const DECODER = new TextDecoder();
 
 class GuardedResponse extends Base {
   get body() {
-    const guard = GUARDS.get(this);
+    const guard = this[GUARD];
     return guard === undefined ? BODY.call(this) : guardedBody(this, guard);
   }
 
   get bodyUsed() {
-    return BODY_USED.call(this) || GUARDS.get(this)?.used === true;
+    return BODY_USED.call(this) || this[GUARD]?.used === true;
   }
 
   async arrayBuffer() {
@@ -280,7 +282,7 @@ class GuardedResponse extends Base {
   }
 
   clone() {
-    const guard = GUARDS.get(this);
+    const guard = this[GUARD];
     if (guard === undefined) return super.clone();
     if (this.bodyUsed) throw new TypeError("Response.clone: Body has already been consumed.");
     let copy;
@@ -294,10 +296,10 @@ class GuardedResponse extends Base {
       Object.defineProperties(copy, {
         url: { value: this.url }, redirected: { value: this.redirected }, type: { value: this.type },
       });
-      GUARDS.set(copy, { shared: guard.shared, wrapped: theirs, used: false });
+      copy[GUARD] = { shared: guard.shared, wrapped: theirs, used: false };
       return Object.setPrototypeOf(copy, GuardedResponse.prototype);
     }
-    GUARDS.set(copy, { shared: guard.shared, wrapped: null, used: false });
+    copy[GUARD] = { shared: guard.shared, wrapped: null, used: false };
     return Object.setPrototypeOf(copy, GuardedResponse.prototype);
   }
 }

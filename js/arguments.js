@@ -18,7 +18,7 @@ const STANDARD_METHODS = ["DELETE", "GET", "HEAD", "OPTIONS", "POST", "PUT"];
  * Reads `input` and `init` as fetch would, now, for a call of client `client` (its id).
  * Returns [init copy without its signal, the caller's signal or undefined,
  *  fast-path origin or null, fast-path method or null, body is a stream,
- *  the call's chain (see CHAINS)].
+ *  the call's chain (see CHAIN)].
  * The copy keeps own enumerable properties (runtime extensions such as
  * Workers' `cf` or undici's `dispatcher`) and every standard member, inherited
  * or a getter; whatever a getter throws rejects the call, as with fetch.
@@ -55,14 +55,16 @@ function readArguments(input, init, client) {
 // every outer attempt passes on (not retried, not held against the origin).
 // A wrapper that drops the init (and so our signal) but calls back at once is caught
 // too: SENDING holds the clients whose fetch is being called right now.
-const CHAINS = new WeakMap();
+// The chain is a property of the attempt's own signal (a WeakMap of short-lived keys
+// would make every garbage collection walk it).
+const CHAIN = Symbol("resilient-fetch chain");
 const MAX_CHAIN = 8;
 const LOCAL_ERRORS = new WeakSet();
 const SENDING = [];
 
 /** The chain of a new call of `client`: its id alone, or the chain it was sent from plus it. */
 function chainOf(signal, client) {
-  const parent = signal === undefined ? undefined : CHAINS.get(signal);
+  const parent = signal === undefined ? undefined : signal[CHAIN];
   const chain = parent === undefined ? [] : typeof parent === "number" ? [parent] : parent;
   if (SENDING.includes(client) || chain.includes(client) || chain.length >= MAX_CHAIN) {
     const error = new TypeError("resilientFetch: the fetch it sends with calls back into the same client " +
@@ -221,7 +223,7 @@ function isTimeout(error) {
  */
 function send(fetchFn, input, init, controller, chain, ms, deadline, limitMs) {
   const signal = init.signal;
-  CHAINS.set(signal, chain);
+  signal[CHAIN] = chain;
   SENDING.push(typeof chain === "number" ? chain : chain[chain.length - 1]);
   let result;
   try {

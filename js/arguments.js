@@ -213,15 +213,25 @@ function isTimeout(error) {
   return typeof error === "object" && error !== null && TIMEOUTS.has(error);
 }
 
+// How an attempt's outcome reaches the wasm: settler(slot, generation, fulfilled, value),
+// one callback for all attempts (src/wasm/settle.rs), given once.
+let SETTLER = null;
+
+/** Keeps the wasm's settlement callback. */
+function setSettler(settler) {
+  SETTLER = settler;
+}
+
 /**
  * Calls `fetchFn` (undefined: the platform's fetch now) for one attempt run by
- * `controller`, in call chain `chain`, within `ms`: when the limit runs out the controller
- * is aborted (the socket is released) and the attempt rejects with a TimeoutError (of the
+ * `controller`, in call chain `chain`, within `ms`, and reports how it settles to the
+ * settler under (slot, generation): when the limit runs out first, the controller is
+ * aborted (the socket is released) and the attempt settles with a TimeoutError (of the
  * call's deadline when `deadline`, for the limit `limitMs`), even if fetch ignores its
- * signal. Whatever fetch returns becomes a promise (a mock may return a Response, undefined
- * or a thenable); what it throws, the caller rejects with.
+ * signal. Whatever fetch returns is awaited as a promise (a mock may return a Response,
+ * undefined or a thenable); what it throws synchronously, this throws.
  */
-function send(fetchFn, input, init, controller, chain, ms, deadline, limitMs) {
+function send(fetchFn, input, init, controller, chain, ms, deadline, limitMs, slot, generation) {
   const signal = init.signal;
   signal[CHAIN] = chain;
   SENDING.push(typeof chain === "number" ? chain : chain[chain.length - 1]);
@@ -232,22 +242,21 @@ function send(fetchFn, input, init, controller, chain, ms, deadline, limitMs) {
     SENDING.pop();
   }
   const settled = result instanceof Promise ? result : Promise.resolve(result);
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      const error = makeTimeoutError(deadline ? 1 : 0, limitMs);
-      TIMEOUTS.add(error);
-      controller.abort(error);
-      reject(error);
-    }, ms);
-    settled.then((value) => { clearTimeout(timer); resolve(value); },
-      (error) => { clearTimeout(timer); reject(error); });
-  });
+  const settler = SETTLER;
+  const timer = setTimeout(() => {
+    const error = makeTimeoutError(deadline ? 1 : 0, limitMs);
+    TIMEOUTS.add(error);
+    controller.abort(error);
+    settler(slot, generation, false, error);
+  }, ms);
+  settled.then((value) => { clearTimeout(timer); settler(slot, generation, true, value); },
+    (error) => { clearTimeout(timer); settler(slot, generation, false, error); });
 }
 
 /** One fast-path attempt: the same arguments, this attempt's signal. */
-function sendDirect(fetchFn, input, init, controller, chain, ms, deadline, limitMs) {
+function sendDirect(fetchFn, input, init, controller, chain, ms, deadline, limitMs, slot, generation) {
   init.signal = controller.signal;
-  return send(fetchFn, input, init, controller, chain, ms, deadline, limitMs);
+  send(fetchFn, input, init, controller, chain, ms, deadline, limitMs, slot, generation);
 }
 
 /** A URL that is no server's (data:, blob:): sent as fetch would, once, with the caller's arguments. */
@@ -273,10 +282,10 @@ function setOnlyHeader(init, name, value) {
 }
 
 /** One attempt of a built request (a clone per attempt), with this attempt's signal. */
-function sendRequest(fetchFn, request, controller, chain, ms, deadline, limitMs) {
+function sendRequest(fetchFn, request, controller, chain, ms, deadline, limitMs, slot, generation) {
   const init = { signal: controller.signal };
   keepReferrer(init, request);
-  return send(fetchFn, request, init, controller, chain, ms, deadline, limitMs);
+  send(fetchFn, request, init, controller, chain, ms, deadline, limitMs, slot, generation);
 }
 
 // ---- the caller's functions, called so that nothing they do reaches the wasm.
@@ -318,12 +327,20 @@ function askIsFailure(hook, ctx) {
 }
 
 /**
- * retry.shouldRetry(ctx), awaited: resolves to 1 (retry), 0 (stop) or -1 (the built-in
- * answer); rejects with what the hook threw or its promise rejected with.
+ * retry.shouldRetry(ctx), awaited; settles (slot, generation) with 1 (retry), 0 (stop) or
+ * -1 (the built-in answer), or fails with what the hook threw or its promise rejected with.
  */
-async function askShouldRetry(hook, ctx) {
-  const answer = await hook(ctx);
-  return answer === true ? 1 : answer === false ? 0 : -1;
+function askShouldRetry(hook, ctx, slot, generation) {
+  const settler = SETTLER;
+  new Promise((resolve) => resolve(hook(ctx))).then(
+    (answer) => settler(slot, generation, true, answer === true ? 1 : answer === false ? 0 : -1),
+    (error) => settler(slot, generation, false, error));
+}
+
+/** Cancels a response's body nobody will read; a failure to cancel is harmless. */
+function discardBody(response) {
+  const body = response.body;
+  if (body && !body.locked) body.cancel().catch(() => {});
 }
 
 // ---- the policy argument: read once, in JS (getters and proxy traps run here,
@@ -393,4 +410,4 @@ function copyValue(value, path, depth, ancestors, functions) {
   }
 }
 
-export { readArguments, readPolicy, callListener, hookContext, askIsFailure, askShouldRetry, isTimeout, sendDirect, sendRequest, sendLocal, setOnlyHeader, statusOf, isLocalError, crossOrigin, installFetch, uninstallFetch };
+export { readArguments, readPolicy, callListener, hookContext, askIsFailure, askShouldRetry, discardBody, isTimeout, setSettler, sendDirect, sendRequest, sendLocal, setOnlyHeader, statusOf, isLocalError, crossOrigin, installFetch, uninstallFetch };

@@ -56,8 +56,8 @@ unsafe extern "C" {
     ) -> Result<js_sys::Array, JsValue>;
     /// `fetch(input, init)` with `init.signal` the controller's, through `fetch_fn`
     /// (undefined: the platform's), limited to `ms` (then the controller is aborted and the
-    /// promise rejects with a `TimeoutError`, see [`is_timeout`]); a promise whatever fetch
-    /// returns; throws what it throws.
+    /// attempt settles with a `TimeoutError`, see [`is_timeout`]); it settles through the
+    /// settler under (`slot`, `generation`); throws what fetch throws synchronously.
     #[wasm_bindgen(js_name = sendDirect, catch)]
     pub fn send_direct(
         fetch_fn: &JsValue,
@@ -68,7 +68,9 @@ unsafe extern "C" {
         ms: u32,
         deadline: bool,
         limit_ms: f64,
-    ) -> Result<Promise, JsValue>;
+        slot: u32,
+        generation: u32,
+    ) -> Result<(), JsValue>;
     /// `fetch(request, { signal })`, the request's referrer and policy kept; as `send_direct`.
     #[wasm_bindgen(js_name = sendRequest, catch)]
     pub fn send_request(
@@ -79,7 +81,12 @@ unsafe extern "C" {
         ms: u32,
         deadline: bool,
         limit_ms: f64,
-    ) -> Result<Promise, JsValue>;
+        slot: u32,
+        generation: u32,
+    ) -> Result<(), JsValue>;
+    /// Gives JS the callback through which attempts settle (src/wasm/settle.rs).
+    #[wasm_bindgen(js_name = setSettler)]
+    pub fn set_settler(settler: &js_sys::Function);
     /// Whether an attempt rejected because its limit ran out (the `TimeoutError` it made).
     #[wasm_bindgen(js_name = isTimeout)]
     pub fn is_timeout(error: &JsValue) -> bool;
@@ -116,10 +123,14 @@ unsafe extern "C" {
     /// `breaker.isFailure(ctx)`: 1 failure, 0 not, -1 the built-in rule (also if it throws).
     #[wasm_bindgen(js_name = askIsFailure)]
     pub fn ask_is_failure(hook: &js_sys::Function, ctx: &JsValue) -> i32;
-    /// `retry.shouldRetry(ctx)`, awaited: 1 retry, 0 stop, -1 the built-in answer; rejects
-    /// with what the hook threw.
+    /// `retry.shouldRetry(ctx)`, awaited, settling (`slot`, `generation`) with 1 retry, 0
+    /// stop, -1 the built-in answer, or failing with what the hook threw.
     #[wasm_bindgen(js_name = askShouldRetry)]
-    pub fn ask_should_retry(hook: &js_sys::Function, ctx: &JsValue) -> Promise;
+    pub fn ask_should_retry(hook: &js_sys::Function, ctx: &JsValue, slot: u32, generation: u32);
+    /// Cancels a response's body nobody will read (unless it is locked); a failure to
+    /// cancel is harmless and dropped.
+    #[wasm_bindgen(js_name = discardBody)]
+    pub fn discard_body(response: &web_sys::Response);
     /// Whether a send failed for a reason of the caller's setup (a call sending through itself).
     #[wasm_bindgen(js_name = isLocalError)]
     pub fn is_local_error(error: &JsValue) -> bool;

@@ -9,6 +9,7 @@
 //! | `resilientFetch`, `ResilientClient`, the default client | `client.rs` |
 //! | one call: request, key, signal, core loop, result | `call.rs` |
 //! | one attempt over `fetch` with its `AbortController` and timer | `transport.rs` |
+//! | awaiting an attempt's settlement without closures per await | `settle.rs` |
 //! | the caller's `AbortSignal` | `abort.rs` |
 //! | clock, randomness, sleep for the core | `env.rs` |
 //! | policy objects into the core's input | `options.rs` |
@@ -28,6 +29,7 @@ mod client;
 mod env;
 mod events;
 mod options;
+mod settle;
 mod transport;
 mod types;
 

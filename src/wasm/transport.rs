@@ -6,16 +6,16 @@ use std::rc::Rc;
 
 use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
-use wasm_bindgen_futures::JsFuture;
 use web_sys::{AbortController, Request, Response};
 
 use super::abort::{AbortState, AbortWait};
 use super::bindings::{
-    ask_is_failure, ask_should_retry, hook_context, is_local_error, is_timeout, new_request,
-    send_direct, send_request, status_of,
+    ask_is_failure, ask_should_retry, discard_body, hook_context, is_local_error, is_timeout,
+    new_request, send_direct, send_request, status_of,
 };
 use super::env::timer_ms;
 use super::options::Hooks;
+use super::settle::Settled;
 use crate::engine::{AttemptLimit, AttemptOutcome, Either, Ended, HookAnswer, Transport, race};
 use crate::policy::Policy;
 
@@ -179,12 +179,7 @@ impl FetchTransport {
 
 /// Cancels a response body nobody will read; a failure to cancel is harmless.
 fn discard(response: Response) {
-    if let Some(body) = response.body().filter(|b| !b.locked()) {
-        let done = JsFuture::from(body.cancel());
-        wasm_bindgen_futures::spawn_local(async move {
-            let _ = done.await;
-        });
-    }
+    discard_body(&response);
 }
 
 impl Transport for FetchTransport {
@@ -213,7 +208,12 @@ impl Transport for FetchTransport {
             .hooks
             .should_retry
             .dyn_ref::<js_sys::Function>()
-            .map(|hook| JsFuture::from(ask_should_retry(hook, &self.hook_context(ended, output))));
+            .map(|hook| {
+                let answer = Settled::new();
+                let (slot, generation) = answer.id();
+                ask_should_retry(hook, &self.hook_context(ended, output), slot, generation);
+                answer
+            });
         async move {
             match answer {
                 None => HookAnswer::Default,
@@ -249,6 +249,8 @@ impl Transport for FetchTransport {
         let (deadline, limit_ms) = self.timeout_of(&limit);
         let ms = timer_ms(limit.timeout_ms);
         self.abort.set_current(Some(controller.clone()));
+        let settled = Settled::new();
+        let (slot, generation) = settled.id();
         let sent = match outgoing {
             Outgoing::Direct(input, init) => send_direct(
                 &self.fetch,
@@ -259,6 +261,8 @@ impl Transport for FetchTransport {
                 ms,
                 deadline,
                 limit_ms,
+                slot,
+                generation,
             ),
             Outgoing::Request(request) => send_request(
                 &self.fetch,
@@ -268,14 +272,15 @@ impl Transport for FetchTransport {
                 ms,
                 deadline,
                 limit_ms,
+                slot,
+                generation,
             ),
         };
         // The attempt ends when fetch settles, or when its limit runs out or the caller
         // aborts, whichever comes first: a fetch that ignores its signal (a mock, a
         // polyfill) cannot hold the call past its limit.
         let result = match sent {
-            Ok(promise) => match race(JsFuture::from(promise), AbortWait(self.abort.clone())).await
-            {
+            Ok(()) => match race(settled, AbortWait(self.abort.clone())).await {
                 Either::Left(settled) => settled,
                 Either::Right(()) => Err(JsValue::UNDEFINED),
             },

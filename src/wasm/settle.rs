@@ -1,0 +1,135 @@
+//! Awaiting an attempt's promise without two closures per await. `JsFuture` makes a resolve
+//! and a reject closure for every promise (each a JS function, a finalizer registration and
+//! a heap cell); an attempt is awaited on every call. Here the attempt's settlement comes
+//! back through one long-lived callback, given to JS once, with the slot it belongs to:
+//! js/arguments.js calls it with (slot, generation, fulfilled, value).
+
+use std::cell::RefCell;
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll, Waker};
+
+use wasm_bindgen::prelude::*;
+
+use super::bindings::set_settler;
+
+/// One awaited settlement.
+enum Slot {
+    /// Not in use.
+    Free,
+    /// Awaited; the task to wake once it settles.
+    Waiting(Option<Waker>),
+    /// Settled, not yet taken.
+    Done(Result<JsValue, JsValue>),
+}
+
+/// The slots, each with a generation so a late report for a reused slot is ignored.
+#[derive(Default)]
+struct Slots {
+    slots: Vec<(u32, Slot)>,
+    free: Vec<u32>,
+}
+
+thread_local! {
+    static SLOTS: RefCell<Slots> = RefCell::new(Slots::default());
+    // Made on first use, never at module load; lives as long as the module.
+    static SETTLER: Closure<dyn FnMut(u32, u32, bool, JsValue)> = {
+        let settler = Closure::new(settle);
+        set_settler(settler.as_ref().unchecked_ref());
+        settler
+    };
+}
+
+/// Called from JS when the promise of `slot` (generation `generation`) settles.
+fn settle(slot: u32, generation: u32, fulfilled: bool, value: JsValue) {
+    let waker = SLOTS.with(|slots| {
+        let mut slots = slots.borrow_mut();
+        let (current, state) = slots.slots.get_mut(slot as usize)?;
+        if *current != generation || !matches!(state, Slot::Waiting(_)) {
+            return None;
+        }
+        let Slot::Waiting(waker) = std::mem::replace(
+            state,
+            Slot::Done(if fulfilled { Ok(value) } else { Err(value) }),
+        ) else {
+            return None;
+        };
+        waker
+    });
+    if let Some(waker) = waker {
+        waker.wake();
+    }
+}
+
+/// A settlement to await: its slot and generation go to JS with the send.
+#[must_use = "dropping it frees the slot"]
+pub struct Settled {
+    slot: u32,
+    generation: u32,
+}
+
+impl Settled {
+    /// Takes a slot (registering the callback with JS on first use).
+    pub fn new() -> Self {
+        SETTLER.with(|_| ());
+        SLOTS.with(|slots| {
+            let mut slots = slots.borrow_mut();
+            let slot = match slots.free.pop() {
+                Some(slot) => slot,
+                None => {
+                    slots.slots.push((0, Slot::Free));
+                    (slots.slots.len() - 1) as u32
+                }
+            };
+            let entry = &mut slots.slots[slot as usize];
+            entry.1 = Slot::Waiting(None);
+            Settled {
+                slot,
+                generation: entry.0,
+            }
+        })
+    }
+
+    /// The slot and generation JS reports with.
+    pub fn id(&self) -> (u32, u32) {
+        (self.slot, self.generation)
+    }
+}
+
+impl Future for Settled {
+    type Output = Result<JsValue, JsValue>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        SLOTS.with(|slots| {
+            let mut slots = slots.borrow_mut();
+            let Some((_, state)) = slots.slots.get_mut(self.slot as usize) else {
+                return Poll::Ready(Err(JsValue::UNDEFINED));
+            };
+            match std::mem::replace(state, Slot::Waiting(None)) {
+                Slot::Done(result) => {
+                    *state = Slot::Waiting(None);
+                    Poll::Ready(result)
+                }
+                _ => {
+                    *state = Slot::Waiting(Some(cx.waker().clone()));
+                    Poll::Pending
+                }
+            }
+        })
+    }
+}
+
+impl Drop for Settled {
+    fn drop(&mut self) {
+        SLOTS.with(|slots| {
+            // Never borrowed across a wake or a JS call, so this cannot fail in practice.
+            if let Ok(mut slots) = slots.try_borrow_mut() {
+                if let Some(entry) = slots.slots.get_mut(self.slot as usize) {
+                    entry.0 = entry.0.wrapping_add(1);
+                    entry.1 = Slot::Free;
+                    slots.free.push(self.slot);
+                }
+            }
+        });
+    }
+}

@@ -15,36 +15,57 @@ use crate::events::Event;
 use crate::registry::OriginSnapshot;
 
 /// An event as `onEvent` receives it (see `ResilienceEvent` in the declarations).
-#[derive(Serialize, Default)]
-#[serde(rename_all = "camelCase")]
+#[derive(Default)]
 struct JsEvent<'a> {
-    #[serde(rename = "type")]
     kind: &'static str,
     origin: &'a str,
-    #[serde(skip_serializing_if = "Option::is_none")]
     attempt: Option<u32>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     idempotency_key: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     attempts: Option<u32>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     outcome: Option<&'static str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     status: Option<u16>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     duration_ms: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     delay_ms: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     reason: Option<&'static str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     retry_after: Option<bool>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     from: Option<&'static str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     to: Option<&'static str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     timeout_ms: Option<f64>,
+}
+
+/// Adds `key: value` to `map` when there is a value.
+fn entry<M: SerializeMap, T: Serialize>(
+    map: &mut M,
+    key: &str,
+    value: Option<T>,
+) -> Result<(), M::Error> {
+    match value {
+        Some(value) => map.serialize_entry(key, &value),
+        None => Ok(()),
+    }
+}
+
+// Written as maps, not derived structs: serde-wasm-bindgen interns struct field names in a
+// hash map, code the package would ship for nothing but these two objects.
+impl Serialize for JsEvent<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(None)?;
+        map.serialize_entry("type", self.kind)?;
+        map.serialize_entry("origin", self.origin)?;
+        entry(&mut map, "attempt", self.attempt)?;
+        entry(&mut map, "idempotencyKey", self.idempotency_key)?;
+        entry(&mut map, "attempts", self.attempts)?;
+        entry(&mut map, "outcome", self.outcome)?;
+        entry(&mut map, "status", self.status)?;
+        entry(&mut map, "durationMs", self.duration_ms)?;
+        entry(&mut map, "delayMs", self.delay_ms)?;
+        entry(&mut map, "reason", self.reason)?;
+        entry(&mut map, "retryAfter", self.retry_after)?;
+        entry(&mut map, "from", self.from)?;
+        entry(&mut map, "to", self.to)?;
+        entry(&mut map, "timeoutMs", self.timeout_ms)?;
+        map.end()
+    }
 }
 
 /// The event as a JS object: `{ type, origin, ... }`; `key` is the call's idempotency
@@ -101,7 +122,7 @@ fn to_js(origin: &str, key: Option<&str>, event: &Event) -> JsValue {
         }
         Event::Success { attempts } => e.attempts = Some(attempts),
     }
-    e.serialize(&Serializer::new())
+    e.serialize(&Serializer::new().serialize_maps_as_objects(true))
         .unwrap_or(JsValue::UNDEFINED)
 }
 
@@ -111,34 +132,22 @@ pub fn emit(listener: &Function, origin: &str, key: Option<&str>, event: &Event)
 }
 
 /// One origin's counters and state (see `OriginStats` in the declarations).
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct JsOriginStats {
-    attempts: f64,
-    successes: f64,
-    failures: f64,
-    retries: f64,
-    short_circuits: f64,
-    timeouts: f64,
-    in_flight: f64,
-    breaker_state: &'static str,
-    budget_tokens: f64,
-}
+struct JsOriginStats<'a>(&'a OriginSnapshot);
 
-impl From<&OriginSnapshot> for JsOriginStats {
-    fn from(snapshot: &OriginSnapshot) -> Self {
-        let s = &snapshot.stats;
-        JsOriginStats {
-            attempts: s.attempts as f64,
-            successes: s.successes as f64,
-            failures: s.failures as f64,
-            retries: s.retries as f64,
-            short_circuits: s.short_circuits as f64,
-            timeouts: s.timeouts as f64,
-            in_flight: f64::from(s.in_flight),
-            breaker_state: snapshot.breaker.as_str(),
-            budget_tokens: f64::from(snapshot.budget_tokens),
-        }
+impl Serialize for JsOriginStats<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let (snapshot, s) = (self.0, &self.0.stats);
+        let mut map = serializer.serialize_map(Some(9))?;
+        map.serialize_entry("attempts", &(s.attempts as f64))?;
+        map.serialize_entry("successes", &(s.successes as f64))?;
+        map.serialize_entry("failures", &(s.failures as f64))?;
+        map.serialize_entry("retries", &(s.retries as f64))?;
+        map.serialize_entry("shortCircuits", &(s.short_circuits as f64))?;
+        map.serialize_entry("timeouts", &(s.timeouts as f64))?;
+        map.serialize_entry("inFlight", &f64::from(s.in_flight))?;
+        map.serialize_entry("breakerState", snapshot.breaker.as_str())?;
+        map.serialize_entry("budgetTokens", &f64::from(snapshot.budget_tokens))?;
+        map.end()
     }
 }
 
@@ -148,7 +157,7 @@ pub fn stats_to_js(snapshots: &[OriginSnapshot]) -> JsValue {
     let to_js = || -> Result<JsValue, serde_wasm_bindgen::Error> {
         let mut map = serializer.serialize_map(Some(snapshots.len()))?;
         for snapshot in snapshots {
-            map.serialize_entry(&snapshot.origin, &JsOriginStats::from(snapshot))?;
+            map.serialize_entry(&snapshot.origin, &JsOriginStats(snapshot))?;
         }
         map.end()
     };

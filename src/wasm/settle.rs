@@ -123,12 +123,12 @@ impl Drop for Settled {
     fn drop(&mut self) {
         SLOTS.with(|slots| {
             // Never borrowed across a wake or a JS call, so this cannot fail in practice.
-            if let Ok(mut slots) = slots.try_borrow_mut() {
-                if let Some(entry) = slots.slots.get_mut(self.slot as usize) {
-                    entry.0 = entry.0.wrapping_add(1);
-                    entry.1 = Slot::Free;
-                    slots.free.push(self.slot);
-                }
+            if let Ok(mut slots) = slots.try_borrow_mut()
+                && let Some(entry) = slots.slots.get_mut(self.slot as usize)
+            {
+                entry.0 = entry.0.wrapping_add(1);
+                entry.1 = Slot::Free;
+                slots.free.push(self.slot);
             }
         });
     }

@@ -253,9 +253,17 @@ function send(fetchFn, input, init, controller, chain, ms, deadline, limitMs, sl
     (error) => { clearTimeout(timer); settler(slot, generation, false, error); });
 }
 
-/** One fast-path attempt: the same arguments, this attempt's signal. */
-function sendDirect(fetchFn, input, init, controller, chain, ms, deadline, limitMs, slot, generation) {
-  init.signal = controller.signal;
+/**
+ * One attempt: the fast path's URL and init (its signal set to this attempt's), or, with
+ * `init` undefined, a built request with this attempt's signal and its referrer kept.
+ */
+function sendAttempt(fetchFn, input, init, controller, chain, ms, deadline, limitMs, slot, generation) {
+  if (init === undefined) {
+    init = { signal: controller.signal };
+    keepReferrer(init, input);
+  } else {
+    init.signal = controller.signal;
+  }
   send(fetchFn, input, init, controller, chain, ms, deadline, limitMs, slot, generation);
 }
 
@@ -279,13 +287,6 @@ function statusOf(response) {
 /** The fast path's init has no headers of the caller's: `name: value` becomes its only one. */
 function setOnlyHeader(init, name, value) {
   init.headers = { [name]: value };
-}
-
-/** One attempt of a built request (a clone per attempt), with this attempt's signal. */
-function sendRequest(fetchFn, request, controller, chain, ms, deadline, limitMs, slot, generation) {
-  const init = { signal: controller.signal };
-  keepReferrer(init, request);
-  send(fetchFn, request, init, controller, chain, ms, deadline, limitMs, slot, generation);
 }
 
 // ---- the caller's functions, called so that nothing they do reaches the wasm.
@@ -410,4 +411,4 @@ function copyValue(value, path, depth, ancestors, functions) {
   }
 }
 
-export { readArguments, readPolicy, callListener, hookContext, askIsFailure, askShouldRetry, discardBody, isTimeout, setSettler, sendDirect, sendRequest, sendLocal, setOnlyHeader, statusOf, isLocalError, crossOrigin, installFetch, uninstallFetch };
+export { readArguments, readPolicy, callListener, hookContext, askIsFailure, askShouldRetry, discardBody, isTimeout, setSettler, sendAttempt, sendLocal, setOnlyHeader, statusOf, isLocalError, crossOrigin, installFetch, uninstallFetch };

@@ -54,28 +54,17 @@ unsafe extern "C" {
         init: &JsValue,
         client: u32,
     ) -> Result<js_sys::Array, JsValue>;
-    /// `fetch(input, init)` with `init.signal` the controller's, through `fetch_fn`
-    /// (undefined: the platform's), limited to `ms` (then the controller is aborted and the
-    /// attempt settles with a `TimeoutError`, see [`is_timeout`]); it settles through the
-    /// settler under (`slot`, `generation`); throws what fetch throws synchronously.
-    #[wasm_bindgen(js_name = sendDirect, catch)]
-    pub fn send_direct(
+    /// One attempt: `fetch(input, init)` (the fast path's URL and init), or
+    /// `fetch(request, { signal })` when `init` is undefined (a built request, its referrer
+    /// kept), with the controller's signal, through `fetch_fn` (undefined: the platform's),
+    /// limited to `ms` (then the controller is aborted and the attempt settles with a
+    /// `TimeoutError`, see [`is_timeout`]); it settles through the settler under (`slot`,
+    /// `generation`); throws what fetch throws synchronously.
+    #[wasm_bindgen(js_name = sendAttempt, catch)]
+    pub fn send(
         fetch_fn: &JsValue,
         input: &JsValue,
         init: &JsValue,
-        controller: &web_sys::AbortController,
-        chain: &JsValue,
-        ms: u32,
-        deadline: bool,
-        limit_ms: f64,
-        slot: u32,
-        generation: u32,
-    ) -> Result<(), JsValue>;
-    /// `fetch(request, { signal })`, the request's referrer and policy kept; as `send_direct`.
-    #[wasm_bindgen(js_name = sendRequest, catch)]
-    pub fn send_request(
-        fetch_fn: &JsValue,
-        request: &web_sys::Request,
         controller: &web_sys::AbortController,
         chain: &JsValue,
         ms: u32,

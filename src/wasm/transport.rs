@@ -11,7 +11,7 @@ use web_sys::{AbortController, Request, Response};
 use super::abort::{AbortState, AbortWait};
 use super::bindings::{
     ask_is_failure, ask_should_retry, discard_body, hook_context, is_local_error, is_timeout,
-    new_request, send_direct, send_request, status_of,
+    new_request, send, status_of,
 };
 use super::env::timer_ms;
 use super::options::Hooks;
@@ -251,31 +251,27 @@ impl Transport for FetchTransport {
         self.abort.set_current(Some(controller.clone()));
         let settled = Settled::new();
         let (slot, generation) = settled.id();
-        let sent = match outgoing {
-            Outgoing::Direct(input, init) => send_direct(
-                &self.fetch,
-                input,
-                init,
-                &controller,
-                &self.chain,
-                ms,
-                deadline,
-                limit_ms,
-                slot,
-                generation,
-            ),
-            Outgoing::Request(request) => send_request(
-                &self.fetch,
-                &request,
-                &controller,
-                &self.chain,
-                ms,
-                deadline,
-                limit_ms,
-                slot,
-                generation,
-            ),
+        // The fast path sends its URL and init; a request of its own goes with no init.
+        let request;
+        let (input, init) = match outgoing {
+            Outgoing::Direct(input, init) => (input, init.as_ref()),
+            Outgoing::Request(r) => {
+                request = JsValue::from(r);
+                (&request, &JsValue::UNDEFINED)
+            }
         };
+        let sent = send(
+            &self.fetch,
+            input,
+            init,
+            &controller,
+            &self.chain,
+            ms,
+            deadline,
+            limit_ms,
+            slot,
+            generation,
+        );
         // The attempt ends when fetch settles, or when its limit runs out or the caller
         // aborts, whichever comes first: a fetch that ignores its signal (a mock, a
         // polyfill) cannot hold the call past its limit.

@@ -19,7 +19,6 @@ use super::env::{JsEnv, random_bytes};
 use super::events::emit;
 use super::options::{Hooks, decode, policy_error};
 use super::transport::{Asking, FetchTransport, Source};
-use crate::breaker::BreakerState;
 use crate::engine::{self, Call, CallResult};
 use crate::idempotency::{self, Key, KeyChoice};
 use crate::policy::Policy;
@@ -364,8 +363,10 @@ impl Ended<'_> {
             }
             CallResult::ShortCircuited { retry_after_ms } => {
                 transport.discard_previous();
+                // Refused while not open: half-open with its probes out (no clock read).
                 let half_open = self.client.registry.try_borrow().is_ok_and(|r| {
-                    r.breaker_state(self.origin, performance_now()) == BreakerState::HalfOpen
+                    r.peek(self.origin)
+                        .is_some_and(|s| !s.breaker.is_closed() && s.breaker.open_until().is_none())
                 });
                 Err(make_circuit_open_error(
                     self.origin,

@@ -14,7 +14,8 @@
 // The response keeps its identity (url, headers, instanceof Response): its prototype
 // becomes a subclass whose body getter and read methods go through the guard.
 // Keep the single `export { ... }` line last: the build turns it into
-// `module.exports` for the CommonJS copy.
+// `module.exports` for the CommonJS copy, and the import line below into a require.
+import { makeTimeoutError } from "./errors.js";
 
 /** What an aborted signal rejects with: its reason, or an AbortError where a polyfill has none. */
 function abortReason(signal) {
@@ -101,8 +102,15 @@ class Shared {
   /** The read waiting for data ran out of time: counted, and the body ends with the TimeoutError. */
   timeOut(isDeadline) {
     if (this.failed !== undefined) return this.failed;
-    return this.fail(this.expire(isDeadline, isDeadline ? this.totalMs : this.idleMs,
-      this.origin, this.onEvent));
+    const ms = isDeadline ? this.totalMs : this.idleMs;
+    let error;
+    try {
+      error = this.expire(isDeadline, ms, this.origin, this.onEvent);
+    } catch {
+      // The client is gone (freed or collected): nothing to count, the error still holds.
+      error = makeTimeoutError(isDeadline ? 1 : 2, ms);
+    }
+    return this.fail(error);
   }
 
   /** Ends the body with `reason` (once) and aborts the attempt. */
@@ -122,18 +130,25 @@ class Shared {
  */
 function guardResponse(response, controller, signal, deadline, totalMs, idleMs, expire, origin, onEvent) {
   const limited = deadline !== Infinity || idleMs > 0;
-  if ((!limited && signal === undefined) || BODY === undefined || BODY.call(response) === null) {
+  if ((!limited && signal === undefined) || BODY === undefined) return response;
+  let body;
+  try {
+    body = BODY.call(response); // throws for a Response-like object a mock fetch made
+  } catch {
     return response;
   }
+  if (body === null) return response;
   const shared = new Shared(controller, deadline, totalMs, idleMs, expire, origin, onEvent);
   if (signal !== undefined) {
     if (isAborted(signal)) {
       shared.fail(abortReason(signal));
     } else {
       // The signal holds the guard weakly; the response and its body hold it strongly.
-      const fire = linkFire(new WeakRef(shared), signal);
-      watchSignal(signal, fire);
-      UNLINK?.register(shared, { signal, fire });
+      if (typeof WeakRef === "function") {
+        const fire = linkFire(new WeakRef(shared), signal);
+        watchSignal(signal, fire);
+        UNLINK?.register(shared, { signal, fire });
+      }
     }
   }
   Object.setPrototypeOf(response, GuardedResponse.prototype);
@@ -154,6 +169,7 @@ function guardedBody(response, guard) {
   if (raw === null || guard.wrapped !== null) return guard.wrapped ?? raw;
   const { shared } = guard;
   let reader = null;
+  let cancelled = false;
   guard.wrapped = new ReadableStream({
     pull(controller) {
       guard.used = true;
@@ -169,7 +185,12 @@ function guardedBody(response, guard) {
         }, Math.max(0, due - now));
         reader.read().then(({ done, value }) => {
           clearTimeout(t);
-          if (done) controller.close(); else controller.enqueue(value);
+          // Cancelled meanwhile (the stream is closed already): nothing more to hand on.
+          if (!cancelled) {
+            try {
+              if (done) controller.close(); else controller.enqueue(value);
+            } catch { /* closed or errored meanwhile */ }
+          }
           resolve();
         }, (e) => {
           clearTimeout(t);
@@ -178,6 +199,7 @@ function guardedBody(response, guard) {
       });
     },
     cancel(reason) {
+      cancelled = true;
       return (reader ?? raw).cancel(reason);
     },
   }, { highWaterMark: 0 });
@@ -214,7 +236,12 @@ async function readAll(response) {
       timeout = timer(check, Math.max(0, Math.min(idleDue, shared.deadline) - now));
     };
     if (shared.failed !== undefined) throw shared.failed;
-    if (shared.deadline !== Infinity || shared.idleMs > 0) check();
+    // The first check comes after the first reads had their chance: data already there is
+    // read even past the deadline; only a read that waits is cut.
+    if (shared.deadline !== Infinity || shared.idleMs > 0) {
+      const idleDue = shared.idleMs > 0 ? last + shared.idleMs : Infinity;
+      timeout = timer(check, Math.max(0, Math.min(idleDue, shared.deadline) - last));
+    }
     read = () => new Promise((resolve, reject) => {
       fail = reject;
       reader.read().then((r) => { last = performance.now(); resolve(r); }, (e) => reject(shared.failed ?? e));
@@ -285,20 +312,13 @@ class GuardedResponse extends Base {
     const guard = this[GUARD];
     if (guard === undefined) return super.clone();
     if (this.bodyUsed) throw new TypeError("Response.clone: Body has already been consumed.");
-    let copy;
-    if (guard.wrapped === null) {
-      copy = super.clone();
-    } else {
-      // The guarded body was handed out already: tee it, as fetch tees a body.
-      const [mine, theirs] = guard.wrapped.tee();
-      guard.wrapped = mine;
-      copy = new Base(theirs, { status: this.status, statusText: this.statusText, headers: this.headers });
-      Object.defineProperties(copy, {
-        url: { value: this.url }, redirected: { value: this.redirected }, type: { value: this.type },
-      });
-      copy[GUARD] = { shared: guard.shared, wrapped: theirs, used: false };
-      return Object.setPrototypeOf(copy, GuardedResponse.prototype);
+    if (guard.wrapped !== null) {
+      // The guarded body was handed out but never read: as fetch, clone unless it is locked,
+      // and let each copy make its guarded body afresh over its own branch.
+      if (guard.wrapped.locked) throw new TypeError("Response.clone: Body is locked.");
+      guard.wrapped = null;
     }
+    const copy = super.clone();
     copy[GUARD] = { shared: guard.shared, wrapped: null, used: false };
     return Object.setPrototypeOf(copy, GuardedResponse.prototype);
   }

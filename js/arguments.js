@@ -91,22 +91,28 @@ function platformFetch() {
   return INSTALLED !== null && f === INSTALLED.wrapper ? INSTALLED.original : f;
 }
 
-/** Puts a wrapper sending through `client` on globalThis.fetch (replacing an earlier install). */
-function installFetch(client) {
+/** What install() wraps: the platform's fetch now (the original behind an earlier install). */
+function fetchToWrap() {
   const original = platformFetch();
   if (typeof original !== "function") throw new TypeError("install(): there is no globalThis.fetch to wrap");
+  return original;
+}
+
+/**
+ * Puts a wrapper sending through `client` on globalThis.fetch (replacing an earlier install);
+ * `client` sends through `original` (fetchToWrap()), so what wraps the wrapper later (an
+ * instrumentation library) is never called by it. The wrapper keeps working after uninstall.
+ */
+function installFetch(client, original) {
   const wrapper = function fetch(input, init) { return client.fetch(input, init); };
-  const previous = INSTALLED;
   INSTALLED = { wrapper, original, client };
   globalThis.fetch = wrapper;
-  previous?.client.free();
 }
 
 /** Puts the original fetch back if the wrapper is still there; returns whether it did. */
 function uninstallFetch() {
   if (INSTALLED === null || globalThis.fetch !== INSTALLED.wrapper) return false;
   globalThis.fetch = INSTALLED.original;
-  INSTALLED.client.free();
   INSTALLED = null;
   return true;
 }
@@ -243,14 +249,20 @@ function send(fetchFn, input, init, controller, chain, ms, deadline, limitMs, sl
   }
   const settled = result instanceof Promise ? result : Promise.resolve(result);
   const settler = SETTLER;
+  let timedOut = false;
   const timer = setTimeout(() => {
+    timedOut = true;
     const error = makeTimeoutError(deadline ? 1 : 0, limitMs);
     TIMEOUTS.add(error);
     controller.abort(error);
     settler(slot, generation, false, error);
   }, ms);
-  settled.then((value) => { clearTimeout(timer); settler(slot, generation, true, value); },
-    (error) => { clearTimeout(timer); settler(slot, generation, false, error); });
+  settled.then((value) => {
+    clearTimeout(timer);
+    // A fetch that ignored its signal answered after the limit: nobody will read this body.
+    if (timedOut) discardBody(value);
+    else settler(slot, generation, true, value);
+  }, (error) => { clearTimeout(timer); settler(slot, generation, false, error); });
 }
 
 /**
@@ -311,11 +323,15 @@ function hookContext(attempt, method, url, output, isResponse, elapsedMs, remain
   if (isResponse) {
     let copy;
     Object.defineProperty(ctx, "response", { enumerable: true, get: () => (copy ??= output.clone()) });
+    // Once the hook has answered, a clone it left unread is cancelled, so its branch of the
+    // body does not buffer the whole body (a stream, a download) for nobody.
+    ctx[RELEASE] = () => { if (copy !== undefined) discardBody(copy); };
   } else {
     ctx.error = output;
   }
   return ctx;
 }
+const RELEASE = Symbol("resilient-fetch release");
 
 /** breaker.isFailure(ctx): true, false, or undefined (the built-in rule; also when it throws). */
 function askIsFailure(hook, ctx) {
@@ -324,6 +340,8 @@ function askIsFailure(hook, ctx) {
     return answer === true ? 1 : answer === false ? 0 : -1;
   } catch {
     return -1;
+  } finally {
+    ctx[RELEASE]?.();
   }
 }
 
@@ -335,13 +353,15 @@ function askShouldRetry(hook, ctx, slot, generation) {
   const settler = SETTLER;
   new Promise((resolve) => resolve(hook(ctx))).then(
     (answer) => settler(slot, generation, true, answer === true ? 1 : answer === false ? 0 : -1),
-    (error) => settler(slot, generation, false, error));
+    (error) => settler(slot, generation, false, error)).finally(() => ctx[RELEASE]?.());
 }
 
 /** Cancels a response's body nobody will read; a failure to cancel is harmless. */
 function discardBody(response) {
-  const body = response.body;
-  if (body && !body.locked) body.cancel().catch(() => {});
+  try {
+    const body = response?.body;
+    if (body && !body.locked) body.cancel().catch(() => {});
+  } catch { /* not a Response (a mock's), or already gone */ }
 }
 
 // ---- the policy argument: read once, in JS (getters and proxy traps run here,
@@ -411,4 +431,4 @@ function copyValue(value, path, depth, ancestors, functions) {
   }
 }
 
-export { readArguments, readPolicy, callListener, hookContext, askIsFailure, askShouldRetry, discardBody, isTimeout, setSettler, sendAttempt, sendLocal, setOnlyHeader, statusOf, isLocalError, crossOrigin, installFetch, uninstallFetch };
+export { readArguments, readPolicy, callListener, hookContext, askIsFailure, askShouldRetry, discardBody, isTimeout, setSettler, sendAttempt, sendLocal, setOnlyHeader, statusOf, isLocalError, crossOrigin, fetchToWrap, installFetch, uninstallFetch };

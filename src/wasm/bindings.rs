@@ -126,9 +126,14 @@ unsafe extern "C" {
     /// Whether a request to `origin` is cross-origin under CORS (false outside browsers).
     #[wasm_bindgen(js_name = crossOrigin)]
     pub fn cross_origin(origin: &str) -> bool;
-    /// Puts a wrapper sending through `client` on `globalThis.fetch`.
-    #[wasm_bindgen(js_name = installFetch, catch)]
-    pub fn install_fetch(client: JsValue) -> Result<(), JsValue>;
+    /// The `fetch` that `install()` wraps (the original behind an earlier install); a
+    /// `TypeError` when there is none.
+    #[wasm_bindgen(js_name = fetchToWrap, catch)]
+    pub fn fetch_to_wrap() -> Result<js_sys::Function, JsValue>;
+    /// Puts a wrapper sending through `client` (which sends through `original`) on
+    /// `globalThis.fetch`.
+    #[wasm_bindgen(js_name = installFetch)]
+    pub fn install_fetch(client: JsValue, original: &js_sys::Function);
     /// Puts the original `fetch` back; false if the wrapper is no longer there.
     #[wasm_bindgen(js_name = uninstallFetch)]
     pub fn uninstall_fetch() -> bool;

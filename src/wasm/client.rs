@@ -7,7 +7,7 @@ use js_sys::{Function, Promise};
 use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
 
-use super::bindings::{install_fetch, make_timeout_error, uninstall_fetch};
+use super::bindings::{fetch_to_wrap, install_fetch, make_timeout_error, uninstall_fetch};
 use super::call::{self, origin_key};
 use super::events::{emit, stats_to_js};
 use super::options::{Hooks, decode, policy_error};
@@ -46,7 +46,8 @@ thread_local! {
 }
 
 impl ClientInner {
-    fn new(policy: &JsValue) -> Result<Rc<Self>, JsValue> {
+    /// A client of `policy`, sending through `default_fetch` where the policy names no `fetch`.
+    fn new(policy: &JsValue, default_fetch: Option<Function>) -> Result<Rc<Self>, JsValue> {
         let options = decode(policy)?;
         let validated = Policy::from_input(&options.input).map_err(|e| policy_error(&e))?;
         options
@@ -69,7 +70,7 @@ impl ClientInner {
             );
             ClientInner {
                 id,
-                fetch: options.fetch,
+                fetch: options.fetch.or(default_fetch),
                 hooks: options.hooks,
                 expire,
                 registry: RefCell::new(Registry::new(validated.max_origins)),
@@ -107,7 +108,7 @@ fn default_client() -> Result<Rc<ClientInner>, JsValue> {
         if let Some(client) = slot.as_ref() {
             return Ok(client.clone());
         }
-        let client = ClientInner::new(&JsValue::UNDEFINED)?;
+        let client = ClientInner::new(&JsValue::UNDEFINED, None)?;
         *slot = Some(client.clone());
         Ok(client)
     })
@@ -152,7 +153,7 @@ impl ResilientClient {
     /// Throws a `RangeError`/`TypeError` naming the field for an invalid policy.
     #[wasm_bindgen(constructor)]
     pub fn new(policy: Option<PolicyArg>) -> Result<ResilientClient, JsValue> {
-        let inner = ClientInner::new(&policy.map_or(JsValue::UNDEFINED, Into::into))?;
+        let inner = ClientInner::new(&policy.map_or(JsValue::UNDEFINED, Into::into), None)?;
         Ok(ResilientClient { inner })
     }
 
@@ -221,12 +222,14 @@ fn busy() -> JsValue {
 /// was there before (an earlier install is replaced); returns the client it uses.
 #[wasm_bindgen]
 pub fn install(policy: Option<PolicyArg>) -> Result<ResilientClient, JsValue> {
-    let client = ResilientClient::new(policy)?;
+    let original = fetch_to_wrap()?;
+    let policy = policy.map_or(JsValue::UNDEFINED, Into::into);
+    let inner = ClientInner::new(&policy, Some(original.clone()))?;
     let handle = ResilientClient {
-        inner: client.inner.clone(),
+        inner: inner.clone(),
     };
-    install_fetch(handle.into())?;
-    Ok(client)
+    install_fetch(handle.into(), &original);
+    Ok(ResilientClient { inner })
 }
 
 /// Puts back the `fetch` that `install()` wrapped; false (and nothing changed) if

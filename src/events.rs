@@ -169,8 +169,7 @@ pub enum GiveUpReason {
     RetryAfterTooLong,
     /// The breaker refused the retry.
     BreakerOpen,
-    /// The caller's `retry.shouldRetry` said not to retry, or its answer did not come
-    /// before the deadline.
+    /// The caller's `retry.shouldRetry` said not to retry, or threw.
     ShouldRetry,
 }
 

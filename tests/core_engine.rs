@@ -2049,8 +2049,17 @@ fn a_slow_should_retry_is_cut_off_by_the_deadline() {
         1000.0,
         "it waited for the hook until the deadline"
     );
-    assert_eq!(log.give_ups, [(GiveUpReason::ShouldRetry, 1)]);
+    assert_eq!(
+        log.give_ups,
+        [(GiveUpReason::Deadline, 1)],
+        "the built-in retry, refused by the deadline"
+    );
     assert_released(&reg, A);
+    // A success whose hook does not answer in time stays a success.
+    let mut script = Script::new(&clock, &[Step::Status(200)]).answering(&[Answer::Never]);
+    let (result, log) = call(&reg, &p, get(A), &mut script);
+    assert_eq!(result, done(1, 1));
+    assert_eq!(log.kinds.last(), Some(&"success"));
 }
 
 #[test]

@@ -318,13 +318,14 @@ pub async fn run<T: Transport, E: Env>(
                     (v, None) => verdict = v,
                 },
                 Either::Right(Either::Left(())) => return CallResult::Aborted,
-                // No answer before the deadline: the call ends with this outcome.
-                Either::Right(Either::Right(())) => {
-                    verdict = Verdict::GiveUp(GiveUpReason::ShouldRetry)
-                }
+                // No answer before the deadline: the built-in answer stands, and the
+                // deadline (now reached) refuses any retry.
+                Either::Right(Either::Right(())) => {}
             }
         }
-        let facts = ctx.facts(verdict, &outcome, &progress, end);
+        // The decision is taken now: after the hook's wait, if there was one.
+        let now = if asks { env.now_ms() } else { end };
+        let facts = ctx.facts(verdict, &outcome, &progress, now);
         let next = decide(policy, &facts, &|| env.unix_ms(), &|| env.random());
         // Apply what was decided: the budget's tokens, then the events.
         let budget = policy.retry_budget.as_ref();

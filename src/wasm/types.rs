@@ -209,7 +209,7 @@ export type RetryEvent = EventOf<{
 /** The call ends with a failure it will not retry. */
 export type GiveUpEvent = EventOf<{
   type: "giveUp";
-  /** Why ("shouldRetry": the caller's hook said not to, threw, or did not answer in time). */
+  /** Why ("shouldRetry": the caller's hook said not to, or threw). */
   reason: "maxAttempts" | "budget" | "deadline" | "notRetryable" | "unsafeMethod" | "retryAfterTooLong"
     | "breakerOpen" | "shouldRetry";
   /** Attempts made. */

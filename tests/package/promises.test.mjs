@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import {
   ORIGIN_A, ORIGIN_B, collectUntil, describeError, errorOf, serverLog as logOf, sleep, uid, waitLog, within,
 } from "./helpers.mjs";
-import { resilientFetch, ResilientClient, TimeoutError, CircuitOpenError, BulkheadFullError } from "resilient-fetch";
+import { resilientFetch, ResilientClient, TimeoutError, CircuitOpenError, BulkheadFullError, install, uninstall } from "resilient-fetch";
 
 const FAST = { baseDelayMs: 1, maxDelayMs: 5 };
 
@@ -280,5 +280,79 @@ describe("polyfill signals", () => {
     assert.deepEqual(seen.map((s) => `${s.name}: ${s.e?.message ?? s.e}`), []);
     assert.equal((await client.fetch(`${ORIGIN_A}/ok`, { signal })).status, 200);
     assert.equal((await client.fetch(`${ORIGIN_A}/ok`)).status, 200);
+  });
+});
+
+describe("the returned body and the hooks, under misuse and late events", () => {
+  const trickle = (id, extra = "") => `${ORIGIN_A}/trickle?id=${id}&chunks=20&everyMs=50${extra}`;
+
+  test("cancelling the body while a read waits throws nothing anywhere", async () => {
+    const client = new ResilientClient({ retry: false });
+    const seen = await counting(["uncaughtException", "unhandledRejection"], async () => {
+      const res = await client.fetch(trickle(uid("cancel"), "&stallAfter=1"), undefined, { bodyTimeoutMs: 5000 });
+      const reader = res.body.getReader();
+      await reader.read();
+      const pending = reader.read();
+      await sleep(30);
+      await reader.cancel("done with it");
+      assert.equal((await within(pending, 2000, "the pending read")).done, true);
+    });
+    assert.deepEqual(seen.map((s) => `${s.name}: ${s.e?.message}`), []);
+  });
+
+  test("a body read late, past the deadline, still reads what already arrived; a read that waits is cut", async () => {
+    const client = new ResilientClient({ retry: false });
+    const ok = await client.fetch(`${ORIGIN_A}/ok`, undefined, { totalTimeoutMs: 200, bodyTimeoutMs: 5000 });
+    await sleep(300);
+    assert.equal(await ok.text(), "ok");
+    const stalled = await client.fetch(`${ORIGIN_A}/stalled-body?id=${uid("late")}`, undefined,
+      { totalTimeoutMs: 200, bodyTimeoutMs: 5000 });
+    await sleep(300);
+    const err = await within(errorOf(stalled.text()), 2000, "the late read");
+    assert.ok(err instanceof TimeoutError, describeError(err));
+  });
+
+  test("clone() after the body was looked at: both copies read in full", async () => {
+    const client = new ResilientClient({ retry: false });
+    const res = await client.fetch(trickle(uid("clone"), "").replace("chunks=20", "chunks=3"));
+    assert.ok(res.body, "the body is there");
+    const copy = res.clone();
+    const [a, b] = await within(Promise.all([copy.text(), res.text()]), 3000, "both copies");
+    assert.equal(a, b);
+    assert.ok(a.length > 0);
+  });
+
+  test("a body cut after its client was freed still rejects with TimeoutError", async () => {
+    const seen = await counting(["uncaughtException", "unhandledRejection"], async () => {
+      const client = new ResilientClient({ retry: false });
+      const res = await client.fetch(trickle(uid("freed"), "&stallAfter=1"), undefined, { bodyTimeoutMs: 150 });
+      client.free();
+      const err = await within(errorOf(res.text()), 3000, "the read");
+      assert.ok(err instanceof TimeoutError, describeError(err));
+    });
+    assert.deepEqual(seen.map((s) => `${s.name}: ${s.e?.message}`), []);
+  });
+
+  test("a mock's Response-like answer with a signal settles the call", async () => {
+    const like = { status: 200, ok: true, headers: new Headers(), body: "not a stream" };
+    const client = new ResilientClient({ fetch: async () => like });
+    const ac = new AbortController();
+    const res = await within(client.fetch("http://mock.test/x", { signal: ac.signal }), 2000, "the call");
+    assert.equal(res, like);
+  });
+
+  test("install() survives a later wrapper of the global fetch, and its wrapper works after uninstall()", async () => {
+    const real = globalThis.fetch;
+    try {
+      install({ retry: false });
+      const installed = globalThis.fetch;
+      globalThis.fetch = (input, init) => installed(input, init); // instrumentation wrapping fetch
+      assert.equal((await globalThis.fetch(`${ORIGIN_A}/ok`)).status, 200);
+      globalThis.fetch = installed;
+      assert.equal(uninstall(), true);
+      assert.equal((await installed(`${ORIGIN_A}/ok`)).status, 200, "a saved wrapper stopped working");
+    } finally {
+      globalThis.fetch = real;
+    }
   });
 });

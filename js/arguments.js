@@ -241,13 +241,12 @@ function send(fetchFn, input, init, controller, chain, ms, deadline, limitMs, sl
   const signal = init.signal;
   signal[CHAIN] = chain;
   SENDING.push(typeof chain === "number" ? chain : chain[chain.length - 1]);
-  let result;
+  let settled;
   try {
-    result = (fetchFn ?? platformFetch())(input, init);
+    settled = sendLocal(fetchFn, input, init);
   } finally {
     SENDING.pop();
   }
-  const settled = result instanceof Promise ? result : Promise.resolve(result);
   const settler = SETTLER;
   let timedOut = false;
   const timer = setTimeout(() => {
@@ -281,8 +280,8 @@ function sendAttempt(fetchFn, input, init, controller, chain, ms, deadline, limi
 
 /** A URL that is no server's (data:, blob:): sent as fetch would, once, with the caller's arguments. */
 function sendLocal(fetchFn, input, init) {
-  const result = (fetchFn ?? platformFetch())(input, init);
-  return result instanceof Promise ? result : Promise.resolve(result);
+  // A mock may return a Response, undefined or a thenable: a promise of it, whatever it is.
+  return Promise.resolve((fetchFn ?? platformFetch())(input, init));
 }
 
 /**

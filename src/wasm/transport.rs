@@ -119,7 +119,7 @@ impl FetchTransport {
     /// Cancels the body of the last response, when the call ends without it.
     pub fn discard_previous(&mut self) {
         if let Some((previous, _)) = self.previous.take() {
-            discard(previous);
+            discard_body(&previous);
         }
     }
 
@@ -175,11 +175,6 @@ impl FetchTransport {
             self.asking.key.clone(),
         )
     }
-}
-
-/// Cancels a response body nobody will read; a failure to cancel is harmless.
-fn discard(response: Response) {
-    discard_body(&response);
 }
 
 impl Transport for FetchTransport {

@@ -4,7 +4,7 @@ use crate::events::{GiveUpReason, OutcomeKind, RetryReason};
 use crate::policy::RetryPolicy;
 
 /// How one attempt ended, as the transport reports it.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum AttemptOutcome {
     /// A response arrived.
     Response {
@@ -12,6 +12,8 @@ pub enum AttemptOutcome {
         status: u16,
         /// Its `Retry-After` header, if any.
         retry_after: Option<String>,
+        /// What its rate-limit headers say of the origin's quota, if anything.
+        quota: Option<crate::rate_limit::Quota>,
     },
     /// The request failed without a response.
     NetworkError,
@@ -148,6 +150,7 @@ mod tests {
         AttemptOutcome::Response {
             status,
             retry_after: None,
+            quota: None,
         }
     }
 

@@ -1,6 +1,7 @@
 //! Events: what the engine reports while a call runs (the shell hands them to `onEvent`).
 
 use crate::breaker::BreakerState;
+pub use crate::pacing::Why;
 
 /// One thing that happened during a call. Borrowed strings: the shell converts at once.
 #[derive(Clone, Debug, PartialEq)]
@@ -62,6 +63,33 @@ pub enum Event<'a> {
         /// Normalised origin.
         origin: &'a str,
     },
+    /// A call waits for its origin before sending: its quota is spent until the window
+    /// resets, or a `Retry-After` on a 429 or 503 holds it.
+    RateLimitWait {
+        /// Normalised origin.
+        origin: &'a str,
+        /// The wait, in ms.
+        wait_ms: f64,
+        /// Why.
+        reason: Why,
+    },
+    /// A call is rejected without sending: its origin's wait is longer than
+    /// `rateLimit.maxWaitMs` or than the call's deadline allows.
+    RateLimitRejected {
+        /// Normalised origin.
+        origin: &'a str,
+        /// When the origin may be sent to again, in ms from now.
+        retry_after_ms: f64,
+        /// Why it must wait.
+        reason: Why,
+    },
+    /// Adaptive throttling refused an attempt locally.
+    Throttled {
+        /// Normalised origin.
+        origin: &'a str,
+        /// The probability of refusal it was drawn against.
+        probability: f64,
+    },
     /// The body of the response a call resolved with was cut off: no chunk for
     /// `bodyTimeoutMs`, or the call's deadline came while a read waited for one.
     BodyTimeout {
@@ -79,7 +107,8 @@ pub enum Event<'a> {
 
 impl Event<'_> {
     /// The event's JS name: `attemptStart`, `attemptEnd`, `retry`, `giveUp`,
-    /// `breakerTransition`, `shortCircuit`, `bulkheadRejected`, `bodyTimeout` or `success`.
+    /// `breakerTransition`, `shortCircuit`, `bulkheadRejected`, `rateLimitWait`,
+    /// `rateLimitRejected`, `throttled`, `bodyTimeout` or `success`.
     pub fn kind(&self) -> &'static str {
         match self {
             Event::AttemptStart { .. } => "attemptStart",
@@ -89,6 +118,9 @@ impl Event<'_> {
             Event::BreakerTransition { .. } => "breakerTransition",
             Event::ShortCircuit { .. } => "shortCircuit",
             Event::BulkheadRejected { .. } => "bulkheadRejected",
+            Event::RateLimitWait { .. } => "rateLimitWait",
+            Event::RateLimitRejected { .. } => "rateLimitRejected",
+            Event::Throttled { .. } => "throttled",
             Event::BodyTimeout { .. } => "bodyTimeout",
             Event::Success { .. } => "success",
         }
@@ -171,11 +203,15 @@ pub enum GiveUpReason {
     BreakerOpen,
     /// The caller's `retry.shouldRetry` said not to retry, or threw.
     ShouldRetry,
+    /// The origin's rate-limit wait is longer than `rateLimit.maxWaitMs` or the deadline.
+    RateLimit,
+    /// Adaptive throttling refused the retry.
+    Throttled,
 }
 
 impl GiveUpReason {
     /// JS name: `maxAttempts`, `budget`, `deadline`, `notRetryable`, `unsafeMethod`,
-    /// `retryAfterTooLong` or `breakerOpen`.
+    /// `retryAfterTooLong`, `breakerOpen`, `shouldRetry`, `rateLimit` or `throttled`.
     pub fn as_str(self) -> &'static str {
         match self {
             GiveUpReason::MaxAttempts => "maxAttempts",
@@ -186,6 +222,8 @@ impl GiveUpReason {
             GiveUpReason::RetryAfterTooLong => "retryAfterTooLong",
             GiveUpReason::BreakerOpen => "breakerOpen",
             GiveUpReason::ShouldRetry => "shouldRetry",
+            GiveUpReason::RateLimit => "rateLimit",
+            GiveUpReason::Throttled => "throttled",
         }
     }
 }
@@ -245,6 +283,29 @@ mod tests {
                 "shortCircuit",
             ),
             (Event::BulkheadRejected { origin: "o" }, "bulkheadRejected"),
+            (
+                Event::RateLimitWait {
+                    origin: "o",
+                    wait_ms: 1.0,
+                    reason: Why::Quota,
+                },
+                "rateLimitWait",
+            ),
+            (
+                Event::RateLimitRejected {
+                    origin: "o",
+                    retry_after_ms: 1.0,
+                    reason: Why::RetryAfter,
+                },
+                "rateLimitRejected",
+            ),
+            (
+                Event::Throttled {
+                    origin: "o",
+                    probability: 0.5,
+                },
+                "throttled",
+            ),
             (Event::Success { attempts: 1 }, "success"),
         ];
         for (event, kind) in all {
@@ -263,6 +324,8 @@ mod tests {
             (GiveUpReason::RetryAfterTooLong, "retryAfterTooLong"),
             (GiveUpReason::BreakerOpen, "breakerOpen"),
             (GiveUpReason::ShouldRetry, "shouldRetry"),
+            (GiveUpReason::RateLimit, "rateLimit"),
+            (GiveUpReason::Throttled, "throttled"),
         ];
         for (reason, name) in give_ups {
             assert_eq!(reason.as_str(), name);

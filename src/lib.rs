@@ -14,6 +14,9 @@
 //! | outcome classification, method safety | [`classify`] |
 //! | backoff windows and jitter | [`backoff`] |
 //! | `Retry-After` parsing (seconds, HTTP dates) | [`retry_after`] |
+//! | rate-limit headers (`RateLimit`, `RateLimit-Policy`, `X-RateLimit-*`) parsing | [`rate_limit`] |
+//! | per-origin pacing: quota left, origin-wide waits | [`pacing`] |
+//! | adaptive client-side throttling (SRE book) | [`throttle`] |
 //! | circuit breaker state machine | [`breaker`] |
 //! | retry budget (token bucket) | [`budget`] |
 //! | bulkhead (concurrency limit, FIFO queue) | [`bulkhead`] |
@@ -36,9 +39,12 @@ pub mod engine;
 pub mod entropy;
 pub mod events;
 pub mod idempotency;
+pub mod pacing;
 pub mod policy;
+pub mod rate_limit;
 pub mod registry;
 pub mod retry_after;
+pub mod throttle;
 
 #[cfg(target_arch = "wasm32")]
 mod wasm;

@@ -17,6 +17,8 @@
 use crate::breaker::{Breaker, BreakerState};
 use crate::budget::RetryBudget;
 use crate::bulkhead::Bulkhead;
+use crate::pacing::Pacer;
+use crate::throttle::Throttle;
 
 /// Counters of one origin.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -36,6 +38,10 @@ pub struct OriginStats {
     pub timeouts: u64,
     /// Attempts on the wire now.
     pub in_flight: u32,
+    /// Calls rejected without sending because the origin's rate-limit wait was too long.
+    pub rate_limited: u64,
+    /// Attempts adaptive throttling refused locally.
+    pub throttled: u64,
 }
 
 /// Everything kept for one origin.
@@ -49,6 +55,10 @@ pub struct OriginState {
     pub bulkhead: Bulkhead,
     /// Its counters.
     pub stats: OriginStats,
+    /// When it may be sent to (rate-limit quota, `Retry-After` holds).
+    pub pacer: Pacer,
+    /// Its adaptive throttle's counts.
+    pub throttle: Throttle,
     /// Calls waiting to retry on this origin (a backoff wait): they use it as much as an
     /// attempt in flight does, so their breaker history is not evicted under them.
     pub waiting: u32,
@@ -85,6 +95,10 @@ pub struct OriginSnapshot {
     pub bulkhead_active: u32,
     /// Calls waiting for a bulkhead slot.
     pub bulkhead_queued: usize,
+    /// How long a call must wait before sending to it now, in ms (0: none).
+    pub wait_ms: f64,
+    /// Requests left in its rate-limit window, when its headers said.
+    pub quota_remaining: Option<u32>,
 }
 
 #[derive(Debug)]
@@ -175,6 +189,8 @@ impl Registry {
             let state = &mut entry.state;
             state.breaker.reset();
             state.budget = RetryBudget::new();
+            state.pacer.reset();
+            state.throttle = Throttle::default();
             state.stats = OriginStats {
                 in_flight: state.stats.in_flight,
                 ..OriginStats::default()
@@ -203,6 +219,8 @@ impl Registry {
                 budget_tokens: e.state.budget.tokens_now(),
                 bulkhead_active: e.state.bulkhead.active(),
                 bulkhead_queued: e.state.bulkhead.queued(),
+                wait_ms: e.state.pacer.wait(now_ms).map_or(0.0, |(ms, _)| ms),
+                quota_remaining: e.state.pacer.remaining(now_ms),
             })
             .collect()
     }

@@ -18,7 +18,9 @@ use resilient_fetch::engine::{
     self, AttemptLimit, AttemptOutcome, Call, CallResult, Ended, Env, HookAnswer, Transport,
 };
 use resilient_fetch::events::{Event, GiveUpReason, OutcomeKind, RetryReason};
+use resilient_fetch::pacing::Why;
 use resilient_fetch::policy::{Policy, PolicyInput, TripRule};
+use resilient_fetch::rate_limit::Quota;
 use resilient_fetch::registry::{OriginSnapshot, Registry};
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
@@ -158,6 +160,9 @@ enum Step {
     Abort,
     /// The caller aborts just as this status arrives.
     AbortWith(u16),
+    /// A status whose rate-limit headers say this many requests are left until a reset
+    /// this many ms away.
+    Quota(u16, u32, f64),
 }
 
 /// Answers attempts from a script; each answer takes `took_ms` of virtual time. The output
@@ -232,6 +237,7 @@ impl Transport for Script<'_> {
                     AttemptOutcome::Response {
                         status,
                         retry_after: None,
+                        quota: None,
                     }
                 }
                 Step::Network => {
@@ -243,6 +249,20 @@ impl Transport for Script<'_> {
                     AttemptOutcome::Response {
                         status,
                         retry_after: None,
+                        quota: None,
+                    }
+                }
+                Step::Quota(status, remaining, reset_ms) => {
+                    clock.advance(took);
+                    AttemptOutcome::Response {
+                        status,
+                        retry_after: None,
+                        quota: Some(Quota {
+                            remaining,
+                            reset_ms,
+                            limit: None,
+                            window_ms: None,
+                        }),
                     }
                 }
                 Step::RetryAfter(status, value) => {
@@ -250,6 +270,7 @@ impl Transport for Script<'_> {
                     AttemptOutcome::Response {
                         status,
                         retry_after: Some(value),
+                        quota: None,
                     }
                 }
             };
@@ -858,7 +879,9 @@ fn retry_after_too_long_hands_back_that_response() {
     assert_eq!(result, done(1, 1));
     assert_eq!(log.give_ups, [(GiveUpReason::RetryAfterTooLong, 1)]);
     assert_eq!(clock.now_ms(), 10.0);
-    // Within maxRetryAfterMs but past the deadline: also too long.
+    // Within maxRetryAfterMs but past the deadline: also too long. (A fresh client: this
+    // one holds the whole origin for the 120 s it was told.)
+    let reg = registry();
     let p = policy(serde_json::json!({"totalTimeoutMs": 5000}));
     let mut script = Script::new(&clock, &[Step::RetryAfter(503, "6".into())]);
     let (result, log) = call(&reg, &p, get(A), &mut script);
@@ -1465,6 +1488,7 @@ impl Transport for Hand<'_> {
                         AttemptOutcome::Response {
                             status,
                             retry_after: None,
+                            quota: None,
                         },
                         attempt,
                     ))
@@ -1936,6 +1960,10 @@ proptest! {
                     other => prop_assert!(false, "aborted after {:?}", other),
                 }
             }
+            // Neither the rate limit (no quota headers here) nor the throttle (off) refuses.
+            CallResult::RateLimited { .. } | CallResult::Throttled => {
+                prop_assert!(false, "refused by pacing or throttling: {:?}", log.kinds);
+            }
         }
         // Budget: only retries that were sent are paid for; a success refunds the retry
         // that led to it, or 1 after a first-attempt success.
@@ -2095,4 +2123,247 @@ fn is_failure_keeps_an_endpoints_500s_off_the_breaker_and_can_count_a_200() {
         snapshot(&reg, A, clock.now_ms()).breaker,
         BreakerState::Open
     );
+}
+
+// ---------------------------------------------------------------- pacing and throttling
+
+/// An event's kind, the wait (or probability) it states, and why it waits.
+type Paced = (String, f64, Option<Why>);
+
+/// Events of one kind with the origin wait they state.
+fn pacing_events(events: &[Paced], kind: &str) -> Vec<(f64, Why)> {
+    events
+        .iter()
+        .filter(|(k, ..)| k == kind)
+        .filter_map(|(_, ms, why)| why.map(|w| (*ms, w)))
+        .collect()
+}
+
+/// Runs a GET to A under `p`, keeping the pacing events.
+fn paced_get(
+    reg: &RefCell<Registry>,
+    p: &Policy,
+    clock: &Clock,
+    steps: &[Step],
+) -> (CallResult<u32>, Vec<Paced>, usize) {
+    let mut script = Script::new(clock, steps);
+    let mut events = Vec::new();
+    let result = block_on(engine::run(reg, p, get(A), &mut script, clock, &mut |e| {
+        let (ms, why) = match *e {
+            Event::RateLimitWait {
+                wait_ms, reason, ..
+            } => (wait_ms, Some(reason)),
+            Event::RateLimitRejected {
+                retry_after_ms,
+                reason,
+                ..
+            } => (retry_after_ms, Some(reason)),
+            Event::Throttled { probability, .. } => (probability, None),
+            _ => (0.0, None),
+        };
+        events.push((e.kind().to_owned(), ms, why));
+    }));
+    (result, events, script.limits.len())
+}
+
+#[test]
+fn a_spent_quota_makes_the_next_call_wait_for_the_reset() {
+    let (reg, clock) = (registry(), Clock::auto());
+    let p = Policy::default();
+    // The answer (at t = 10) says nothing is left until t = 510.
+    let (first, _, _) = paced_get(&reg, &p, &clock, &[Step::Quota(200, 0, 500.0)]);
+    assert_eq!(first, done(1, 1));
+    assert_eq!(snapshot(&reg, A, 10.0).quota_remaining, Some(0));
+    assert_eq!(snapshot(&reg, A, 10.0).wait_ms, 500.0);
+    let (second, events, sent) = paced_get(&reg, &p, &clock, &[Step::Status(200)]);
+    assert_eq!((second, sent), (done(1, 1), 1));
+    assert_eq!(
+        pacing_events(&events, "rateLimitWait"),
+        [(500.0, Why::Quota)]
+    );
+    assert_eq!(
+        events[0].0, "rateLimitWait",
+        "it waited before its attempt started"
+    );
+    // Sent at the reset (510), answered 10 ms later.
+    assert_eq!(clock.now_ms(), 520.0);
+}
+
+#[test]
+fn a_wait_longer_than_max_wait_or_the_deadline_rejects_at_once_without_sending() {
+    for (p, why) in [
+        (
+            policy(serde_json::json!({"rateLimit": {"maxWaitMs": 100}})),
+            "maxWaitMs",
+        ),
+        (
+            policy(serde_json::json!({"totalTimeoutMs": 300})),
+            "deadline",
+        ),
+    ] {
+        let (reg, clock) = (registry(), Clock::auto());
+        paced_get(&reg, &p, &clock, &[Step::Quota(200, 0, 500.0)]);
+        let (result, events, sent) = paced_get(&reg, &p, &clock, &[]);
+        assert_eq!(sent, 0, "{why}: nothing sent");
+        assert_eq!(
+            result,
+            CallResult::RateLimited {
+                retry_after_ms: 500.0,
+                reason: Why::Quota
+            },
+            "{why}"
+        );
+        assert_eq!(
+            pacing_events(&events, "rateLimitRejected"),
+            [(500.0, Why::Quota)]
+        );
+        assert_eq!(clock.now_ms(), 10.0, "{why}: rejected without waiting");
+        assert_eq!(snapshot(&reg, A, 10.0).stats.rate_limited, 1);
+    }
+}
+
+#[test]
+fn sends_take_the_quota_left_then_wait() {
+    let (reg, clock) = (registry(), Clock::manual());
+    let p = Policy::default();
+    let mut script = Script::new(&clock, &[Step::Quota(200, 2, 1_000.0)]);
+    script.took_ms = 0.0;
+    let mut log = Log::default();
+    // Manual clock, answers take no time: the first call learns "2 left until t = 1000".
+    let first = block_on(engine::run(
+        &reg,
+        &p,
+        get(A),
+        &mut script,
+        &clock,
+        &mut |e| log.record(e),
+    ));
+    assert_eq!(first, done(1, 1));
+    for expected_wait in [None, None, Some(1_000.0)] {
+        let state = reg.borrow_mut().with(A, |_, s| s.pacer.wait(0.0));
+        assert_eq!(state.map(|(ms, _)| ms), expected_wait);
+        if expected_wait.is_none() {
+            reg.borrow_mut().with(A, |_, s| s.pacer.take(0.0));
+        }
+    }
+}
+
+#[test]
+fn retry_after_on_a_429_holds_the_whole_origin() {
+    let (reg, clock) = (registry(), Clock::auto());
+    let p = policy(serde_json::json!({"retry": false}));
+    let (first, ..) = paced_get(&reg, &p, &clock, &[Step::RetryAfter(429, "2".into())]);
+    assert_eq!(first, done(1, 1));
+    // Another call of the client (another caller) waits the hold out before sending.
+    let (second, events, sent) = paced_get(&reg, &p, &clock, &[Step::Status(200)]);
+    assert_eq!((second, sent), (done(1, 1), 1));
+    assert_eq!(
+        pacing_events(&events, "rateLimitWait"),
+        [(2_000.0, Why::RetryAfter)]
+    );
+    // B is not held.
+    let mut script = Script::new(&clock, &[Step::Status(200)]);
+    let mut log = Log::default();
+    let before = clock.now_ms();
+    block_on(engine::run(
+        &reg,
+        &p,
+        get(B),
+        &mut script,
+        &clock,
+        &mut |e| log.record(e),
+    ));
+    assert_eq!(clock.now_ms() - before, 10.0);
+    assert!(!log.kinds.contains(&"rateLimitWait"));
+}
+
+#[test]
+fn a_retry_after_on_a_500_or_200_holds_nothing() {
+    for status in [500, 200] {
+        let (reg, clock) = (registry(), Clock::auto());
+        let p = policy(serde_json::json!({"retry": false}));
+        paced_get(&reg, &p, &clock, &[Step::RetryAfter(status, "2".into())]);
+        assert_eq!(snapshot(&reg, A, clock.now_ms()).wait_ms, 0.0, "{status}");
+    }
+}
+
+#[test]
+fn rate_limit_false_neither_learns_nor_waits() {
+    let (reg, clock) = (registry(), Clock::auto());
+    let p = policy(serde_json::json!({"rateLimit": false}));
+    paced_get(&reg, &p, &clock, &[Step::Quota(200, 0, 500.0)]);
+    paced_get(&reg, &p, &clock, &[Step::RetryAfter(503, "5".into())]);
+    let (result, events, sent) = paced_get(&reg, &p, &clock, &[Step::Status(200)]);
+    assert_eq!((result, sent), (done(1, 1), 1));
+    assert!(events.iter().all(|(k, ..)| !k.starts_with("rateLimit")));
+}
+
+#[test]
+fn a_retry_that_must_wait_too_long_gives_up_with_the_last_answer() {
+    let (reg, clock) = (registry(), Clock::auto());
+    let p = policy(serde_json::json!({"rateLimit": {"maxWaitMs": 1000}}));
+    // A 503 whose quota headers say "none left for 5 s": the retry cannot wait that long.
+    let (result, events, sent) = paced_get(&reg, &p, &clock, &[Step::Quota(503, 0, 5_000.0)]);
+    assert_eq!((result, sent), (done(1, 1), 1));
+    let kinds: Vec<&str> = events.iter().map(|(k, ..)| k.as_str()).collect();
+    assert_eq!(
+        kinds,
+        [
+            "attemptStart",
+            "attemptEnd",
+            "retry",
+            "rateLimitRejected",
+            "giveUp"
+        ]
+    );
+    assert_released(&reg, A);
+}
+
+#[test]
+fn an_abort_during_a_rate_limit_wait_ends_the_call_without_sending() {
+    let (reg, clock) = (registry(), Clock::auto());
+    let p = Policy::default();
+    paced_get(&reg, &p, &clock, &[Step::Quota(200, 0, 5_000.0)]);
+    clock.abort_at.set(Some(1_000.0));
+    let (result, _, sent) = paced_get(&reg, &p, &clock, &[]);
+    assert_eq!((result, sent), (CallResult::Aborted, 0));
+    assert_released(&reg, A);
+}
+
+#[test]
+fn throttling_refuses_locally_once_the_origin_rejects_most() {
+    let (reg, clock) = (registry(), Clock::auto());
+    let p = policy(serde_json::json!({
+        "retry": false, "breaker": false, "throttle": {"k": 2, "windowMs": 60000}
+    }));
+    let (mut sent, mut refused, mut accepted) = (0, 0, 0);
+    for i in 0..400 {
+        // The origin accepts one request in ten (a 503 otherwise).
+        let status = if i % 10 == 0 { 200 } else { 503 };
+        let (result, events, n) = paced_get(&reg, &p, &clock, &[Step::Status(status)]);
+        sent += n;
+        match result {
+            CallResult::Throttled => {
+                refused += 1;
+                assert_eq!(n, 0);
+                let (_, probability, _) = &events[0];
+                assert!(*probability > 0.0 && *probability < 1.0);
+            }
+            _ if status == 200 => accepted += 1,
+            _ => {}
+        }
+    }
+    assert!(refused > 100, "refused {refused} of 400");
+    assert_eq!(snapshot(&reg, A, clock.now_ms()).stats.throttled, refused);
+    assert!(sent > 0 && accepted > 0, "{sent} sent, {accepted} accepted");
+}
+
+#[test]
+fn throttling_is_off_by_default() {
+    let (reg, clock) = (registry(), Clock::auto());
+    let p = policy(serde_json::json!({"retry": false, "breaker": false}));
+    for _ in 0..100 {
+        let (_, _, n) = paced_get(&reg, &p, &clock, &[Step::Status(503)]);
+        assert_eq!(n, 1);
+    }
 }

@@ -139,6 +139,20 @@ fn typescript_defaults_match_the_core() {
             d::MAX_CONCURRENT.to_string(),
         ),
         ("BulkheadPolicy.maxQueue", d::MAX_QUEUE.to_string()),
+        (
+            "Policy.rateLimit",
+            if d::RATE_LIMIT_ENABLED { "{}" } else { "false" }.into(),
+        ),
+        (
+            "Policy.throttle",
+            if d::THROTTLE_ENABLED { "{}" } else { "false" }.into(),
+        ),
+        (
+            "RateLimitPolicy.maxWaitMs",
+            d::RATE_LIMIT_MAX_WAIT_MS.to_string(),
+        ),
+        ("ThrottlePolicy.k", d::THROTTLE_K.to_string()),
+        ("ThrottlePolicy.windowMs", d::THROTTLE_WINDOW_MS.to_string()),
     ];
     let declared = declared_defaults();
     for (field, value) in &expected {
@@ -177,6 +191,8 @@ fn the_readme_table_shows_every_declared_default() {
             "BreakerPolicy" => format!("breaker.{field}"),
             "RetryBudgetPolicy" => format!("retryBudget.{field}"),
             "BulkheadPolicy" => format!("bulkhead.{field}"),
+            "RateLimitPolicy" => format!("rateLimit.{field}"),
+            "ThrottlePolicy" => format!("throttle.{field}"),
             other => panic!("unknown interface {other}"),
         };
         let shown = rows
@@ -209,6 +225,8 @@ fn declared_docs() -> BTreeMap<String, String> {
                 "BreakerPolicy" => Some("breaker."),
                 "RetryBudgetPolicy" => Some("retryBudget."),
                 "BulkheadPolicy" => Some("bulkhead."),
+                "RateLimitPolicy" => Some("rateLimit."),
+                "ThrottlePolicy" => Some("throttle."),
                 _ => None,
             };
             doc.clear();

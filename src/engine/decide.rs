@@ -8,15 +8,16 @@ use crate::budget::RetryBudget;
 use crate::classify::{AttemptOutcome, Verdict};
 use crate::events::{GiveUpReason, RetryReason};
 use crate::policy::Policy;
-use crate::retry_after;
 
 /// What the decision needs to know, read by the loop just before.
 #[derive(Clone, Copy, Debug)]
 pub struct Facts<'o> {
     /// What the attempt's outcome means for retrying ([`crate::classify::classify`]).
     pub verdict: Verdict,
-    /// The attempt's outcome (its `Retry-After`, if any).
+    /// The attempt's outcome.
     pub outcome: &'o AttemptOutcome,
+    /// Its `Retry-After`, parsed, in ms from when it ended (`None`: none, or unreadable).
+    pub retry_after_ms: Option<f64>,
     /// The attempt's number, from 1.
     pub attempt: u32,
     /// The last backoff wait (for decorrelated jitter; `baseDelayMs` before the first).
@@ -59,17 +60,11 @@ pub enum Next {
     },
 }
 
-/// Decides what follows an attempt. `unix_ms` (for an HTTP-date `Retry-After`) and
-/// `random` (for the jitter) are asked only when needed. A retry needs a safe request,
+/// Decides what follows an attempt. `random` (for the jitter) is asked only when needed. A retry needs a safe request,
 /// attempts left, an acceptable `Retry-After`, a wait that ends at least
 /// [`MIN_ATTEMPT_MS`] before the deadline, a breaker that will not still be open when the
 /// wait ends, and budget tokens, in that order.
-pub fn decide(
-    policy: &Policy,
-    facts: &Facts,
-    unix_ms: &dyn Fn() -> f64,
-    random: &dyn Fn() -> f64,
-) -> Next {
+pub fn decide(policy: &Policy, facts: &Facts, random: &dyn Fn() -> f64) -> Next {
     let budget = policy.retry_budget.as_ref();
     let (reason, retry) = match (facts.verdict, policy.retry.as_ref()) {
         (Verdict::Aborted, _) => return Next::Stop,
@@ -85,13 +80,7 @@ pub fn decide(
     if facts.attempt >= retry.max_attempts {
         return Next::GiveUp(GiveUpReason::MaxAttempts);
     }
-    let header = match facts.outcome {
-        AttemptOutcome::Response {
-            retry_after: Some(value),
-            ..
-        } => retry_after::parse(value, unix_ms()),
-        _ => None,
-    };
+    let header = facts.retry_after_ms;
     // Whether an attempt could still start after waiting `wait` ms.
     let in_time = |wait: f64| facts.deadline - (facts.now + wait) >= MIN_ATTEMPT_MS;
     let delay_ms = match header {
@@ -151,6 +140,7 @@ mod tests {
         Facts {
             verdict,
             outcome,
+            retry_after_ms: None,
             attempt: 1,
             last_delay_ms: 100.0,
             spent: None,
@@ -164,6 +154,7 @@ mod tests {
     const RESPONSE_503: AttemptOutcome = AttemptOutcome::Response {
         status: 503,
         retry_after: None,
+        quota: None,
     };
     fn never() -> f64 {
         panic!("not needed for this decision")
@@ -175,23 +166,18 @@ mod tests {
         let ok = AttemptOutcome::Response {
             status: 200,
             retry_after: None,
+            quota: None,
         };
         let f = facts(Verdict::Success, &ok);
-        assert_eq!(
-            decide(&p, &f, &never, &never),
-            Next::Success { refund: Some(1) }
-        );
+        assert_eq!(decide(&p, &f, &never), Next::Success { refund: Some(1) });
         let f = Facts {
             spent: Some(10),
             ..f
         };
-        assert_eq!(
-            decide(&p, &f, &never, &never),
-            Next::Success { refund: Some(10) }
-        );
+        assert_eq!(decide(&p, &f, &never), Next::Success { refund: Some(10) });
         let no_budget = policy(serde_json::json!({"retryBudget": false}));
         assert_eq!(
-            decide(&no_budget, &f, &never, &never),
+            decide(&no_budget, &f, &never),
             Next::Success { refund: None }
         );
     }
@@ -201,7 +187,7 @@ mod tests {
         let p = policy(serde_json::json!({"retry": {"jitter": "none"}}));
         let f = facts(Verdict::Retry(RetryReason::Status), &RESPONSE_503);
         assert_eq!(
-            decide(&p, &f, &never, &|| 0.5),
+            decide(&p, &f, &|| 0.5),
             Next::Retry {
                 delay_ms: 100.0,
                 reason: RetryReason::Status,
@@ -212,12 +198,12 @@ mod tests {
         let timeout = AttemptOutcome::Timeout;
         let f = facts(Verdict::Retry(RetryReason::Timeout), &timeout);
         assert!(matches!(
-            decide(&p, &f, &never, &|| 0.5),
+            decide(&p, &f, &|| 0.5),
             Next::Retry { cost: Some(10), .. }
         ));
         let poor = Facts { tokens: 9, ..f };
         assert_eq!(
-            decide(&p, &poor, &never, &|| 0.5),
+            decide(&p, &poor, &|| 0.5),
             Next::GiveUp(GiveUpReason::Budget)
         );
     }
@@ -230,17 +216,14 @@ mod tests {
             ..facts(Verdict::Retry(RetryReason::Status), &RESPONSE_503)
         };
         assert_eq!(
-            decide(&p, &f, &never, &|| 0.5),
+            decide(&p, &f, &|| 0.5),
             Next::GiveUp(GiveUpReason::BreakerOpen)
         );
         let f = Facts {
             open_until: Some(100.0),
             ..f
         };
-        assert!(matches!(
-            decide(&p, &f, &never, &|| 0.5),
-            Next::Retry { .. }
-        ));
+        assert!(matches!(decide(&p, &f, &|| 0.5), Next::Retry { .. }));
     }
 
     #[test]
@@ -249,10 +232,14 @@ mod tests {
         let later = AttemptOutcome::Response {
             status: 503,
             retry_after: Some("2".into()),
+            quota: None,
         };
-        let f = facts(Verdict::Retry(RetryReason::Status), &later);
+        let f = Facts {
+            retry_after_ms: Some(2000.0),
+            ..facts(Verdict::Retry(RetryReason::Status), &later)
+        };
         assert_eq!(
-            decide(&p, &f, &|| 0.0, &never),
+            decide(&p, &f, &never),
             Next::Retry {
                 delay_ms: 2000.0,
                 reason: RetryReason::Status,
@@ -265,7 +252,7 @@ mod tests {
             ..f
         };
         assert_eq!(
-            decide(&p, &near, &|| 0.0, &never),
+            decide(&p, &near, &never),
             Next::GiveUp(GiveUpReason::RetryAfterTooLong)
         );
     }

@@ -8,7 +8,8 @@ use super::{Blocked, Ctx, report};
 use crate::breaker::{Permit, Transition};
 use crate::classify::Judgement;
 use crate::events::Event;
-use crate::policy::BreakerPolicy;
+use crate::policy::{BreakerPolicy, Policy};
+use crate::rate_limit::Quota;
 use crate::registry::{EntryId, Registry};
 use std::cell::RefCell;
 
@@ -91,6 +92,7 @@ impl Drop for WaitHold<'_> {
 /// it releases both as a caller abort.
 pub(super) struct AttemptGuard<'a> {
     registry: &'a RefCell<Registry>,
+    policy: &'a Policy,
     origin: &'a str,
     id: EntryId,
     breaker: Option<(&'a BreakerPolicy, Permit)>,
@@ -99,23 +101,40 @@ pub(super) struct AttemptGuard<'a> {
 }
 
 impl<'a> AttemptGuard<'a> {
-    /// Asks the breaker and counts the attempt.
+    /// Asks the origin's pacing (a wait it needs, without taking anything), its adaptive
+    /// throttle (`random` in `[0, 1)`, drawn only when the throttle is on) and its breaker,
+    /// then counts the attempt and takes one request of its quota.
     pub(super) fn begin(
         ctx: &Ctx<'a>,
         now: f64,
         attempt: u32,
+        random: &dyn Fn() -> f64,
         on_event: &mut dyn FnMut(&Event<'_>),
     ) -> Result<Self, Blocked> {
         let policy = ctx.policy.breaker.as_ref();
+        let paced = ctx.policy.rate_limit.is_some();
         let (began, transition) = ctx.registry.borrow_mut().with(ctx.origin, |id, s| {
+            if let Some((ms, why)) = s.pacer.wait(now).filter(|_| paced) {
+                return (Err(Blocked::Pace(ms, why)), None);
+            }
+            if let Some(t) = &ctx.policy.throttle {
+                let probability = s.throttle.reject_probability(now, t);
+                if probability > 0.0 && s.throttle.refuse(now, random(), t) {
+                    s.stats.throttled += 1;
+                    return (Err(Blocked::Throttled(probability)), None);
+                }
+            }
             let permit = match policy.map(|p| s.breaker.try_acquire(now, p)) {
                 Some(Err(rejected)) => {
                     s.stats.short_circuits += 1;
-                    return (Err(rejected.retry_after_ms), None);
+                    return (Err(Blocked::Breaker(rejected.retry_after_ms)), None);
                 }
                 Some(Ok(permit)) => Some(permit),
                 None => None,
             };
+            if paced {
+                s.pacer.take(now);
+            }
             s.stats.attempts += 1;
             s.stats.retries += u64::from(attempt > 1);
             s.stats.in_flight += 1;
@@ -124,12 +143,19 @@ impl<'a> AttemptGuard<'a> {
         });
         report(transition, ctx.origin, on_event);
         match began {
-            Err(retry_after_ms) => {
-                on_event(&Event::ShortCircuit {
-                    origin: ctx.origin,
-                    retry_after_ms,
-                });
-                Err(Blocked::Breaker(retry_after_ms))
+            Err(blocked) => {
+                match blocked {
+                    Blocked::Breaker(retry_after_ms) => on_event(&Event::ShortCircuit {
+                        origin: ctx.origin,
+                        retry_after_ms,
+                    }),
+                    Blocked::Throttled(probability) => on_event(&Event::Throttled {
+                        origin: ctx.origin,
+                        probability,
+                    }),
+                    _ => {}
+                }
+                Err(blocked)
             }
             Ok((id, permit)) => {
                 on_event(&Event::AttemptStart {
@@ -138,6 +164,7 @@ impl<'a> AttemptGuard<'a> {
                 });
                 Ok(AttemptGuard {
                     registry: ctx.registry,
+                    policy: ctx.policy,
                     origin: ctx.origin,
                     id,
                     breaker: policy.zip(permit),
@@ -157,9 +184,10 @@ impl<'a> AttemptGuard<'a> {
         timed_out: bool,
         now: f64,
         hold: bool,
+        learned: Learned<'_>,
     ) -> (Option<Transition>, Option<WaitHold<'a>>) {
         self.finished = true;
-        match self.release(judgement, timed_out, now, hold) {
+        match self.release(judgement, timed_out, now, hold, learned) {
             Released::Recorded(transition) => {
                 let hold = hold.then_some(WaitHold {
                     registry: self.registry,
@@ -174,7 +202,14 @@ impl<'a> AttemptGuard<'a> {
 
     /// Gives the attempt's hold back and records its result. With `hold`, the origin's
     /// `waiting` count is taken for the call.
-    fn release(&mut self, judgement: Judgement, timed_out: bool, now: f64, hold: bool) -> Released {
+    fn release(
+        &mut self,
+        judgement: Judgement,
+        timed_out: bool,
+        now: f64,
+        hold: bool,
+        learned: Learned<'_>,
+    ) -> Released {
         let Ok(mut registry) = self.registry.try_borrow_mut() else {
             return Released::Gone;
         };
@@ -191,12 +226,36 @@ impl<'a> AttemptGuard<'a> {
             Judgement::Unjudged => {}
         }
         stats.timeouts += u64::from(timed_out);
+        if let Some(t) = &self.policy.throttle
+            && judgement != Judgement::Unjudged
+        {
+            state
+                .throttle
+                .record(now, judgement == Judgement::Success, t);
+        }
+        if self.policy.rate_limit.is_some() {
+            if let Some(quota) = learned.quota {
+                state.pacer.learn(quota, now);
+            }
+            if let Some(until) = learned.hold_until {
+                state.pacer.hold(until);
+            }
+        }
         let transition = self
             .breaker
             .take()
             .and_then(|(policy, permit)| state.breaker.record(permit, judgement, now, policy));
         Released::Recorded(transition)
     }
+}
+
+/// What an attempt's answer said of its origin's limits.
+#[derive(Clone, Copy, Default)]
+pub(super) struct Learned<'q> {
+    /// Its rate-limit headers.
+    pub(super) quota: Option<&'q Quota>,
+    /// Until when a `Retry-After` on a 429 or 503 holds the origin (monotonic ms).
+    pub(super) hold_until: Option<f64>,
 }
 
 /// What giving an attempt's hold back did.
@@ -211,7 +270,13 @@ enum Released {
 impl Drop for AttemptGuard<'_> {
     fn drop(&mut self) {
         if !self.finished {
-            let _ = self.release(Judgement::Unjudged, false, self.started_ms, false);
+            let _ = self.release(
+                Judgement::Unjudged,
+                false,
+                self.started_ms,
+                false,
+                Learned::default(),
+            );
         }
     }
 }

@@ -34,9 +34,11 @@ use crate::breaker::Transition;
 use crate::bulkhead::{Admission, BulkheadPermit};
 use crate::classify::{Judgement, Verdict, classify, is_idempotent_method, judge};
 use crate::events::{Event, GiveUpReason, RetryReason};
+use crate::pacing::Why;
 use crate::policy::Policy;
 use crate::registry::Registry;
-use guards::{AttemptGuard, Reservation, WaitHold};
+use crate::retry_after;
+use guards::{AttemptGuard, Learned, Reservation, WaitHold};
 use std::cell::RefCell;
 use std::future::{Future, poll_fn};
 use std::pin::pin;
@@ -181,6 +183,15 @@ pub enum CallResult<O> {
     Aborted,
     /// The total deadline ran out before any attempt could start.
     DeadlineExceeded,
+    /// The origin's rate-limit wait was too long for the call: nothing was sent.
+    RateLimited {
+        /// When the origin may be sent to, in ms from now.
+        retry_after_ms: f64,
+        /// Why it waits.
+        reason: Why,
+    },
+    /// Adaptive throttling refused the call locally: nothing was sent.
+    Throttled,
 }
 
 /// Runs one call: bulkhead, attempts, retries, bookkeeping and events.
@@ -224,20 +235,37 @@ pub async fn run<T: Transport, E: Env>(
     let mut reserved: Option<Reservation<'_>> = None;
     // The origin marked in use while the call waits to retry (until the next attempt counts).
     let mut waiting: Option<WaitHold<'_>> = None;
+    // A wait before the next attempt: a retry's backoff, or what the origin's rate limit
+    // asks for (one place to wait, so the call's future has one waiting state).
+    let mut wait: Option<f64> = None;
     loop {
+        if let Some(ms) = wait.take()
+            && let Either::Left(()) = race(env.abort_wait(), env.sleep(ms)).await
+        {
+            drop(reserved.take());
+            return CallResult::Aborted;
+        }
         if env.aborted() {
             drop(reserved.take());
             return CallResult::Aborted;
         }
-        progress.attempt += 1;
-        let attempt = progress.attempt;
+        let attempt = progress.attempt + 1;
         let start = first_start.take().unwrap_or_else(|| env.now_ms());
         let remaining = ctx.deadline - start;
-        let began = if remaining >= MIN_ATTEMPT_MS {
-            AttemptGuard::begin(&ctx, start, attempt, on_event)
+        let mut began = if remaining >= MIN_ATTEMPT_MS {
+            AttemptGuard::begin(&ctx, start, attempt, &|| env.random(), on_event)
         } else {
             Err(Blocked::Deadline)
         };
+        if let Err(Blocked::Pace(wait_ms, reason)) = began {
+            // The attempt starts once its origin lets it, then asks again.
+            if may_wait(&ctx, wait_ms, reason, remaining, on_event) {
+                wait = Some(wait_ms);
+                continue;
+            }
+            began = Err(Blocked::RateLimit(wait_ms, reason));
+        }
+        progress.attempt = attempt;
         // From here the attempt (or the end of the call) keeps the origin in use.
         drop(waiting.take());
         if began.is_err() {
@@ -253,10 +281,26 @@ pub async fn run<T: Transport, E: Env>(
             (Err(Blocked::Breaker(retry_after_ms)), None) => {
                 return CallResult::ShortCircuited { retry_after_ms };
             }
+            // (A wait the call may take is taken above.)
+            (
+                Err(
+                    Blocked::RateLimit(retry_after_ms, reason)
+                    | Blocked::Pace(retry_after_ms, reason),
+                ),
+                None,
+            ) => {
+                return CallResult::RateLimited {
+                    retry_after_ms,
+                    reason,
+                };
+            }
+            (Err(Blocked::Throttled(_)), None) => return CallResult::Throttled,
             (Err(blocked), Some(output)) => {
                 let reason = match blocked {
-                    Blocked::Deadline => GiveUpReason::Deadline,
                     Blocked::Breaker(_) => GiveUpReason::BreakerOpen,
+                    Blocked::RateLimit(..) | Blocked::Pace(..) => GiveUpReason::RateLimit,
+                    Blocked::Throttled(_) => GiveUpReason::Throttled,
+                    Blocked::Deadline => GiveUpReason::Deadline,
                 };
                 return give_up(reason, output, attempt - 1, on_event);
             }
@@ -296,7 +340,16 @@ pub async fn run<T: Transport, E: Env>(
         // (handed over in the same registry access), through the events and the wait.
         let may_retry = matches!(verdict, Verdict::Retry(_)) || asks;
         let timed_out = outcome == AttemptOutcome::Timeout;
-        let (transition, hold) = guard.finish(judgement, timed_out, end, may_retry);
+        // Read only from error statuses (the shell reads the header only then).
+        let retry_after_ms = match &outcome {
+            AttemptOutcome::Response {
+                retry_after: Some(value),
+                ..
+            } => retry_after::parse(value, env.unix_ms()),
+            _ => None,
+        };
+        let learned = learn(&outcome, end, retry_after_ms);
+        let (transition, hold) = guard.finish(judgement, timed_out, end, may_retry, learned);
         waiting = hold;
         on_event(&Event::AttemptEnd {
             attempt,
@@ -325,8 +378,8 @@ pub async fn run<T: Transport, E: Env>(
         }
         // The decision is taken now: after the hook's wait, if there was one.
         let now = if asks { env.now_ms() } else { end };
-        let facts = ctx.facts(verdict, &outcome, &progress, now);
-        let next = decide(policy, &facts, &|| env.unix_ms(), &|| env.random());
+        let facts = ctx.facts(verdict, &outcome, retry_after_ms, &progress, now);
+        let next = decide(policy, &facts, &|| env.random());
         // Apply what was decided: the budget's tokens, then the events.
         let budget = policy.retry_budget.as_ref();
         let next = match (next, budget) {
@@ -377,13 +430,11 @@ pub async fn run<T: Transport, E: Env>(
                     reason,
                     retry_after,
                 });
-                if let Either::Left(()) = race(env.abort_wait(), env.sleep(delay_ms)).await {
-                    drop(tokens);
-                    return CallResult::Aborted;
-                }
                 progress.last_delay_ms = delay_ms;
+                // Its tokens are given back if the call is aborted during the wait.
                 reserved = tokens;
                 previous = Some(output);
+                wait = Some(delay_ms);
             }
         }
     }
@@ -430,6 +481,7 @@ impl Ctx<'_> {
         &self,
         verdict: Verdict,
         outcome: &'o AttemptOutcome,
+        retry_after_ms: Option<f64>,
         progress: &Progress,
         now: f64,
     ) -> Facts<'o> {
@@ -439,6 +491,7 @@ impl Ctx<'_> {
         Facts {
             verdict,
             outcome,
+            retry_after_ms,
             attempt: progress.attempt,
             last_delay_ms: progress.last_delay_ms,
             spent: progress.spent,
@@ -468,6 +521,59 @@ enum Blocked {
     Deadline,
     /// The breaker refused; it may let a call through in this many ms.
     Breaker(f64),
+    /// The origin asks to wait this many ms first (a wait the call may take).
+    Pace(f64, Why),
+    /// The origin's wait is too long for the call: rejected without sending.
+    RateLimit(f64, Why),
+    /// Adaptive throttling refused it (at this probability).
+    Throttled(f64),
+}
+
+/// Whether a call with `remaining` ms to its deadline may wait `wait_ms` for its origin
+/// (within `rateLimit.maxWaitMs`), with the event that says so; else the origin counts it
+/// as rate-limited. Apart from the loop: no await here.
+#[inline(never)]
+fn may_wait(
+    ctx: &Ctx<'_>,
+    wait_ms: f64,
+    reason: Why,
+    remaining: f64,
+    on_event: &mut dyn FnMut(&Event<'_>),
+) -> bool {
+    let cap = ctx.policy.rate_limit.as_ref().map_or(0, |r| r.max_wait_ms);
+    let origin = ctx.origin;
+    if wait_ms <= f64::from(cap) && wait_ms + MIN_ATTEMPT_MS <= remaining {
+        on_event(&Event::RateLimitWait {
+            origin,
+            wait_ms,
+            reason,
+        });
+        return true;
+    }
+    ctx.registry
+        .borrow_mut()
+        .with(origin, |_, s| s.stats.rate_limited += 1);
+    on_event(&Event::RateLimitRejected {
+        origin,
+        retry_after_ms: wait_ms,
+        reason,
+    });
+    false
+}
+
+/// What an attempt's answer says of its origin's limits: its rate-limit headers, and the
+/// hold its `Retry-After` (`retry_after_ms`) puts on the whole origin after a 429 or 503
+/// (from `end`, monotonic).
+fn learn(outcome: &AttemptOutcome, end: f64, retry_after_ms: Option<f64>) -> Learned<'_> {
+    match outcome {
+        AttemptOutcome::Response { status, quota, .. } => Learned {
+            quota: quota.as_ref(),
+            hold_until: retry_after_ms
+                .filter(|_| matches!(status, 429 | 503))
+                .map(|ms| end + ms),
+        },
+        _ => Learned::default(),
+    }
 }
 
 fn give_up<O>(

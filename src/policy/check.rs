@@ -5,7 +5,8 @@ use super::input::Map;
 use super::messages::{int_range, push_number, push_quoted, type_name};
 use super::schema::{self, Kind};
 use super::sections::{
-    budget_policy, bulkhead_policy, idempotency_header, idempotency_key, retry_policy,
+    budget_policy, bulkhead_policy, idempotency_header, idempotency_key, rate_limit_policy,
+    retry_policy, throttle_policy,
 };
 use super::*;
 
@@ -42,6 +43,12 @@ impl Policy {
         let bulkhead = c
             .feature(&o, "bulkhead")
             .map(|m| bulkhead_policy(&mut c, m));
+        let rate_limit = c
+            .feature(&o, "rateLimit")
+            .map(|m| rate_limit_policy(&mut c, m));
+        let throttle = c
+            .feature(&o, "throttle")
+            .map(|m| throttle_policy(&mut c, m));
         let policy = Policy {
             timeout_ms,
             total_timeout_ms,
@@ -50,6 +57,8 @@ impl Policy {
             breaker,
             retry_budget,
             bulkhead,
+            rate_limit,
+            throttle,
             idempotency_key: idempotency_key(&mut c, &o),
             idempotency_header: idempotency_header(&mut c, &o),
             max_origins: c.int(&o, "maxOrigins"),
@@ -274,6 +283,8 @@ mod tests {
                         "windowType": "time", "windowSize": 1000, "windowMs": 1},
             "retryBudget": {"capacity": 7, "retryCost": 7, "timeoutRetryCost": 0, "noRetryIncrement": 3},
             "bulkhead": {"maxConcurrent": 100000, "maxQueue": 100000},
+            "rateLimit": {"maxWaitMs": 0},
+            "throttle": {"k": 1.5, "windowMs": 1000},
             "idempotencyKey": "k-1", "idempotencyHeader": "X-Key", "maxOrigins": 1000000,
             "onEvent": "ignored by the core"
         }))
@@ -308,6 +319,11 @@ mod tests {
             bulkhead: Some(BulkheadPolicy {
                 max_concurrent: 100_000,
                 max_queue: 100_000,
+            }),
+            rate_limit: Some(RateLimitPolicy { max_wait_ms: 0 }),
+            throttle: Some(ThrottlePolicy {
+                k: 1.5,
+                window_ms: 1000,
             }),
             idempotency_key: IdempotencyKey::Fixed("k-1".into()),
             idempotency_header: "X-Key".into(),

@@ -42,6 +42,8 @@ pub enum Kind {
     Choice(&'static [&'static str]),
     /// A number in (0, 1].
     Rate,
+    /// A number in 1..=100, fractions allowed.
+    Factor,
     /// A list of statuses in 400..=599.
     Statuses,
     /// `idempotencyKey`: `true`, `false` or a key string.
@@ -198,6 +200,21 @@ pub const FIELDS: &[Field] = &[
     ),
     int("bulkhead.maxConcurrent", 1, 100_000, d::MAX_CONCURRENT),
     int("bulkhead.maxQueue", 0, 100_000, d::MAX_QUEUE),
+    field(
+        "rateLimit",
+        Kind::Feature {
+            on: d::RATE_LIMIT_ENABLED,
+        },
+    ),
+    int("rateLimit.maxWaitMs", 0, MAX_MS, d::RATE_LIMIT_MAX_WAIT_MS),
+    field(
+        "throttle",
+        Kind::Feature {
+            on: d::THROTTLE_ENABLED,
+        },
+    ),
+    bounded("throttle.k", Kind::Factor, "1..=100"),
+    int("throttle.windowMs", 1_000, MAX_MS, d::THROTTLE_WINDOW_MS),
     Field {
         path: "idempotencyKey",
         kind: Kind::Key,

@@ -70,6 +70,19 @@ pub mod defaults {
     /// Calls waiting for a slot per origin (JS `bulkhead.maxQueue`).
     pub const MAX_QUEUE: u32 = 0;
 
+    /// Rate-limit headers and origin-wide waits are honoured unless the policy says `rateLimit: false`.
+    pub const RATE_LIMIT_ENABLED: bool = true;
+    /// Longest a call waits for an origin's quota or `Retry-After` hold before it sends, in ms;
+    /// a longer wait rejects the call at once (JS `rateLimit.maxWaitMs`).
+    pub const RATE_LIMIT_MAX_WAIT_MS: u32 = 30_000;
+
+    /// Adaptive client-side throttling is off unless the policy sets `throttle`.
+    pub const THROTTLE_ENABLED: bool = false;
+    /// How many requests per accepted one are sent before refusing locally (JS `throttle.k`).
+    pub const THROTTLE_K: f64 = 2.0;
+    /// The trailing window the throttle counts over, in ms (JS `throttle.windowMs`).
+    pub const THROTTLE_WINDOW_MS: u32 = 120_000;
+
     /// Automatic keys for POST and PATCH, to the page's own origin only in browsers (JS `idempotencyKey`).
     pub const IDEMPOTENCY_KEY: IdempotencyKey = IdempotencyKey::Auto;
     /// Header that carries the key (JS `idempotencyHeader`).
@@ -96,6 +109,10 @@ pub struct Policy {
     pub retry_budget: Option<BudgetPolicy>,
     /// Bulkhead settings; `None` turns the bulkhead off.
     pub bulkhead: Option<BulkheadPolicy>,
+    /// Pacing by rate-limit headers and origin-wide `Retry-After`; `None` turns it off.
+    pub rate_limit: Option<RateLimitPolicy>,
+    /// Adaptive client-side throttling; `None` (the default) turns it off.
+    pub throttle: Option<ThrottlePolicy>,
     /// Which idempotency key to send.
     pub idempotency_key: IdempotencyKey,
     /// Name of the idempotency key header.
@@ -235,6 +252,22 @@ pub struct BulkheadPolicy {
     pub max_queue: u32,
 }
 
+/// Pacing settings.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RateLimitPolicy {
+    /// Longest a call waits for its origin before sending, in ms.
+    pub max_wait_ms: u32,
+}
+
+/// Adaptive throttling settings.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ThrottlePolicy {
+    /// Requests sent per accepted one before the client refuses locally (at least 1).
+    pub k: f64,
+    /// The trailing window counted over, in ms.
+    pub window_ms: u32,
+}
+
 /// Which idempotency key a call sends.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum IdempotencyKey {
@@ -259,6 +292,13 @@ impl Default for Policy {
             breaker: defaults::BREAKER_ENABLED.then(BreakerPolicy::default),
             retry_budget: defaults::RETRY_BUDGET_ENABLED.then(BudgetPolicy::default),
             bulkhead: defaults::BULKHEAD_ENABLED.then(BulkheadPolicy::default),
+            rate_limit: defaults::RATE_LIMIT_ENABLED.then_some(RateLimitPolicy {
+                max_wait_ms: defaults::RATE_LIMIT_MAX_WAIT_MS,
+            }),
+            throttle: defaults::THROTTLE_ENABLED.then_some(ThrottlePolicy {
+                k: defaults::THROTTLE_K,
+                window_ms: defaults::THROTTLE_WINDOW_MS,
+            }),
             idempotency_key: defaults::IDEMPOTENCY_KEY,
             idempotency_header: defaults::IDEMPOTENCY_HEADER.to_owned(),
             max_origins: defaults::MAX_ORIGINS,

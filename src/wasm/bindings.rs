@@ -39,6 +39,13 @@ unsafe extern "C" {
     /// A `BulkheadFullError` for `origin`.
     #[wasm_bindgen(js_name = makeBulkheadFullError)]
     pub fn make_bulkhead_full_error(origin: &str) -> JsValue;
+    /// A `RateLimitError` for `origin`: it may be sent to in `retry_after_ms`; `reason` is
+    /// "quota" or "retryAfter".
+    #[wasm_bindgen(js_name = makeRateLimitError)]
+    pub fn make_rate_limit_error(origin: &str, retry_after_ms: f64, reason: &str) -> JsValue;
+    /// A `ThrottledError` for `origin`.
+    #[wasm_bindgen(js_name = makeThrottledError)]
+    pub fn make_throttled_error(origin: &str) -> JsValue;
 }
 
 // The caller's arguments, each read once (input and init, the signal, the policy),
@@ -94,6 +101,11 @@ unsafe extern "C" {
     /// `Response` (a mock or polyfill may resolve with anything).
     #[wasm_bindgen(js_name = statusOf, catch)]
     pub fn status_of(response: &JsValue) -> Result<u16, JsValue>;
+    /// What a response says of its origin's limits: undefined, or `[Retry-After (only when
+    /// `error`), RateLimit, RateLimit-Policy, remaining, reset, limit]` (strings or undefined;
+    /// the rate-limit ones only when `rates`).
+    #[wasm_bindgen(js_name = limitsOf)]
+    pub fn limits_of(response: &JsValue, error: bool, rates: bool) -> JsValue;
     /// Calls `listener(event)`; what it throws, or the promise it returns rejects with, is dropped.
     #[wasm_bindgen(js_name = callListener)]
     pub fn call_listener(listener: &js_sys::Function, event: &JsValue);

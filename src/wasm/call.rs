@@ -11,8 +11,8 @@ use web_sys::Request;
 use super::abort::AbortGuard;
 use super::bindings::{
     abort_reason, cross_origin, guard_response, is_aborted, make_bulkhead_full_error,
-    make_circuit_open_error, make_timeout_error, new_request, performance_now, read_arguments,
-    send_local, set_only_header,
+    make_circuit_open_error, make_rate_limit_error, make_throttled_error, make_timeout_error,
+    new_request, performance_now, read_arguments, send_local, set_only_header,
 };
 use super::client::ClientInner;
 use super::env::{JsEnv, random_bytes};
@@ -385,6 +385,21 @@ impl Ended<'_> {
             CallResult::DeadlineExceeded => {
                 transport.discard_previous();
                 Err(make_timeout_error(1, f64::from(policy.total_timeout_ms)))
+            }
+            CallResult::RateLimited {
+                retry_after_ms,
+                reason,
+            } => {
+                transport.discard_previous();
+                Err(make_rate_limit_error(
+                    self.origin,
+                    retry_after_ms,
+                    reason.as_str(),
+                ))
+            }
+            CallResult::Throttled => {
+                transport.discard_previous();
+                Err(make_throttled_error(self.origin))
             }
         }
     }

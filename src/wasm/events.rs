@@ -31,6 +31,7 @@ struct JsEvent<'a> {
     from: Option<&'static str>,
     to: Option<&'static str>,
     timeout_ms: Option<f64>,
+    probability: Option<f64>,
 }
 
 /// Adds `key: value` to `map` when there is a value.
@@ -64,6 +65,7 @@ impl Serialize for JsEvent<'_> {
         entry(&mut map, "from", self.from)?;
         entry(&mut map, "to", self.to)?;
         entry(&mut map, "timeoutMs", self.timeout_ms)?;
+        entry(&mut map, "probability", self.probability)?;
         map.end()
     }
 }
@@ -113,6 +115,20 @@ fn to_js(origin: &str, key: Option<&str>, event: &Event) -> JsValue {
         }
         Event::ShortCircuit { retry_after_ms, .. } => e.delay_ms = Some(retry_after_ms),
         Event::BulkheadRejected { .. } => {}
+        Event::RateLimitWait {
+            wait_ms: ms,
+            reason,
+            ..
+        }
+        | Event::RateLimitRejected {
+            retry_after_ms: ms,
+            reason,
+            ..
+        } => {
+            e.delay_ms = Some(ms);
+            e.reason = Some(reason.as_str());
+        }
+        Event::Throttled { probability, .. } => e.probability = Some(probability),
         Event::BodyTimeout {
             timeout_ms,
             deadline,
@@ -137,7 +153,7 @@ struct JsOriginStats<'a>(&'a OriginSnapshot);
 impl Serialize for JsOriginStats<'_> {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let (snapshot, s) = (self.0, &self.0.stats);
-        let mut map = serializer.serialize_map(Some(9))?;
+        let mut map = serializer.serialize_map(Some(13))?;
         map.serialize_entry("attempts", &(s.attempts as f64))?;
         map.serialize_entry("successes", &(s.successes as f64))?;
         map.serialize_entry("failures", &(s.failures as f64))?;
@@ -147,6 +163,10 @@ impl Serialize for JsOriginStats<'_> {
         map.serialize_entry("inFlight", &f64::from(s.in_flight))?;
         map.serialize_entry("breakerState", snapshot.breaker.as_str())?;
         map.serialize_entry("budgetTokens", &f64::from(snapshot.budget_tokens))?;
+        map.serialize_entry("rateLimited", &(s.rate_limited as f64))?;
+        map.serialize_entry("throttled", &(s.throttled as f64))?;
+        map.serialize_entry("waitMs", &snapshot.wait_ms)?;
+        entry(&mut map, "quotaRemaining", snapshot.quota_remaining)?;
         map.end()
     }
 }

@@ -11,13 +11,34 @@ use web_sys::{AbortController, Request, Response};
 use super::abort::{AbortState, AbortWait};
 use super::bindings::{
     ask_is_failure, ask_should_retry, discard_body, hook_context, is_local_error, is_timeout,
-    new_request, send, status_of,
+    limits_of, new_request, send, status_of,
 };
 use super::env::timer_ms;
 use super::options::Hooks;
 use super::settle::Settled;
 use crate::engine::{AttemptLimit, AttemptOutcome, Either, Ended, HookAnswer, Transport, race};
 use crate::policy::Policy;
+use crate::rate_limit::{self, Headers, Quota};
+
+/// A response's `Retry-After` (read when `error`) and what its rate-limit headers say of
+/// the quota (read when `rates`): one crossing to JS, none of the parsing there.
+fn limits(response: &JsValue, error: bool, rates: bool) -> (Option<String>, Option<Quota>) {
+    let read = limits_of(response, error, rates);
+    let Some(values) = read.dyn_ref::<js_sys::Array>() else {
+        return (None, None);
+    };
+    let [retry_after, ratelimit, policy, remaining, reset, limit] =
+        std::array::from_fn(|i| values.get(i as u32).as_string());
+    let headers = Headers {
+        ratelimit: ratelimit.as_deref(),
+        policy: policy.as_deref(),
+        remaining: remaining.as_deref(),
+        reset: reset.as_deref(),
+        limit: limit.as_deref(),
+    };
+    let quota = rate_limit::parse(&headers, js_sys::Date::now());
+    (retry_after, quota)
+}
 
 /// Where each attempt's `Request` comes from.
 pub enum Source {
@@ -64,6 +85,8 @@ pub struct FetchTransport {
     total_timeout_ms: f64,
     /// The caller's own decisions, and what they are told of the call.
     asking: Asking,
+    /// Whether the rate-limit headers are read (policy `rateLimit`).
+    paced: bool,
     /// The previous attempt's response and controller; the body is cancelled
     /// once the core moves on to another attempt (so its connection is freed).
     previous: Option<(Response, AbortController)>,
@@ -89,6 +112,7 @@ impl FetchTransport {
             timeout_ms: f64::from(policy.timeout_ms),
             total_timeout_ms: f64::from(policy.total_timeout_ms),
             asking,
+            paced: policy.rate_limit.is_some(),
             previous: None,
         }
     }
@@ -291,18 +315,15 @@ impl Transport for FetchTransport {
                     Ok(status) => status,
                     Err(e) => return (AttemptOutcome::InvalidResponse, Err(e)),
                 };
-                let response: Response = value.clone().unchecked_into();
-                // Only statuses retryOn may list can be retried: only then is it read.
-                let retry_after = if u32::from(status) >= crate::policy::RETRY_ON_MIN {
-                    response.headers().get("retry-after").ok().flatten()
-                } else {
-                    None
-                };
-                self.previous = Some((response, controller));
+                // Only statuses retryOn may list can be retried: only then is Retry-After read.
+                let error = u32::from(status) >= crate::policy::RETRY_ON_MIN;
+                let (retry_after, quota) = limits(&value, error, self.paced);
+                self.previous = Some((value.clone().unchecked_into(), controller));
                 (
                     AttemptOutcome::Response {
                         status,
                         retry_after,
+                        quota,
                     },
                     Ok(value),
                 )

@@ -32,6 +32,20 @@ export interface Policy {
   /** The per-origin concurrency limit. @default false (off) */
   bulkhead?: boolean | BulkheadPolicy;
   /**
+   * Pacing by what origins say of their limits: the rate-limit headers (`RateLimit` and
+   * `RateLimit-Policy` of the IETF draft, `RateLimit-Remaining`/`-Reset`, `X-RateLimit-*`) and a
+   * `Retry-After` on a 429 or 503 hold the whole origin for every call of the client; a call waits
+   * (within its deadline and maxWaitMs) or rejects at once with a RateLimitError without sending.
+   * `false` turns it off. @default {} (on)
+   */
+  rateLimit?: boolean | RateLimitPolicy;
+  /**
+   * Adaptive client-side throttling (Google SRE book, "Handling Overload"): per origin, refuse a
+   * request locally (ThrottledError, nothing sent) with probability
+   * max(0, (requests - k * accepts) / (requests + 1)) over the last windowMs. @default false (off)
+   */
+  throttle?: boolean | ThrottlePolicy;
+  /**
    * Unset: an automatic UUID v4 key for POST and PATCH (same key on every retry), in browsers only
    * to the page's own origin (a cross-origin server may refuse the header's preflight);
    * `true`: the same, cross-origin too; a string (1..=255 visible ASCII characters): this key,
@@ -140,6 +154,18 @@ export interface BulkheadPolicy {
   maxQueue?: number;
 }
 
+export interface RateLimitPolicy {
+  /** Longest a call waits for its origin's quota or Retry-After hold before sending, in ms; a longer wait rejects at once (0..=2147483647). @default 30000 */
+  maxWaitMs?: number;
+}
+
+export interface ThrottlePolicy {
+  /** Requests sent per accepted one before refusing locally; lower sheds more (1..=100, fractions allowed). @default 2 */
+  k?: number;
+  /** The trailing window counted over, in ms (1000..=2147483647). @default 120000 */
+  windowMs?: number;
+}
+
 /**
  * One event of a call, as given to `onEvent`: a union discriminated by `type`, so
  * `if (e.type === "retry") e.delayMs` is a number. Fields an event type does not have read
@@ -147,7 +173,8 @@ export interface BulkheadPolicy {
  */
 export type ResilienceEvent =
   | AttemptStartEvent | AttemptEndEvent | RetryEvent | GiveUpEvent | BreakerTransitionEvent
-  | ShortCircuitEvent | BulkheadRejectedEvent | BodyTimeoutEvent | SuccessEvent;
+  | ShortCircuitEvent | BulkheadRejectedEvent | RateLimitWaitEvent | RateLimitRejectedEvent
+  | ThrottledEvent | BodyTimeoutEvent | SuccessEvent;
 
 /** The fields of every event type; each type sets its own. */
 interface EventFields {
@@ -165,6 +192,7 @@ interface EventFields {
   retryAfter?: undefined;
   from?: undefined;
   to?: undefined;
+  probability?: undefined;
 }
 type EventOf<T> = Omit<EventFields, keyof T> & T;
 
@@ -211,7 +239,7 @@ export type GiveUpEvent = EventOf<{
   type: "giveUp";
   /** Why ("shouldRetry": the caller's hook said not to, or threw). */
   reason: "maxAttempts" | "budget" | "deadline" | "notRetryable" | "unsafeMethod" | "retryAfterTooLong"
-    | "breakerOpen" | "shouldRetry";
+    | "breakerOpen" | "shouldRetry" | "rateLimit" | "throttled";
   /** Attempts made. */
   attempts: number;
 }>;
@@ -234,6 +262,31 @@ export type ShortCircuitEvent = EventOf<{
 
 /** The bulkhead and its queue were full: nothing was sent. */
 export type BulkheadRejectedEvent = EventOf<{ type: "bulkheadRejected" }>;
+
+/** A call waits for its origin before sending: its quota is spent, or a Retry-After holds it. */
+export type RateLimitWaitEvent = EventOf<{
+  type: "rateLimitWait";
+  /** The wait, in ms. */
+  delayMs: number;
+  /** "quota" (rate-limit headers said none left until the reset) or "retryAfter" (a 429 or 503 said when). */
+  reason: "quota" | "retryAfter";
+}>;
+
+/** A call is rejected without sending: its origin's wait is longer than rateLimit.maxWaitMs or its deadline. */
+export type RateLimitRejectedEvent = EventOf<{
+  type: "rateLimitRejected";
+  /** Ms until the origin may be sent to. */
+  delayMs: number;
+  /** Why the origin waits. */
+  reason: "quota" | "retryAfter";
+}>;
+
+/** Adaptive throttling refused an attempt locally: nothing was sent. */
+export type ThrottledEvent = EventOf<{
+  type: "throttled";
+  /** The refusal probability it was drawn against, in (0, 1). */
+  probability: number;
+}>;
 
 /** The body of the response a call resolved with was cut off. */
 export type BodyTimeoutEvent = EventOf<{
@@ -262,6 +315,14 @@ export interface OriginStats {
   inFlight: number;
   breakerState: BreakerState;
   budgetTokens: number;
+  /** Calls rejected without sending because the origin's rate-limit wait was too long for them. */
+  rateLimited: number;
+  /** Attempts adaptive throttling refused locally. */
+  throttled: number;
+  /** Ms a call must wait before sending to this origin now (0: none). */
+  waitMs: number;
+  /** Requests left in the origin's rate-limit window, when its headers said (else absent). */
+  quotaRemaining?: number;
 }
 
 /** Stats per origin ("scheme://host[:port]"). */

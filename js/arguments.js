@@ -295,6 +295,31 @@ function statusOf(response) {
   return status;
 }
 
+/**
+ * What a response says of its origin's limits, read in one crossing: undefined when it says
+ * nothing, else [Retry-After (read only when `error`), RateLimit, RateLimit-Policy, remaining,
+ * reset, limit], the last three from RateLimit-* or else X-RateLimit-* (src/rate_limit.rs parses
+ * them; `rates`: whether to read those at all). A mock's odd headers say nothing.
+ */
+function limitsOf(response, error, rates) {
+  try {
+    const h = response.headers;
+    const retryAfter = error ? h.get("retry-after") : null;
+    let draft = null, remaining = null, x = "ratelimit-";
+    if (rates) {
+      draft = h.get("ratelimit");
+      remaining = h.get(x + "remaining");
+      if (remaining === null) remaining = h.get((x = "x-ratelimit-") + "remaining");
+    }
+    if (retryAfter === null && draft === null && remaining === null) return undefined;
+    const split = (name) => (remaining === null ? undefined : h.get(x + name) ?? undefined);
+    return [retryAfter ?? undefined, draft ?? undefined, draft === null ? undefined : h.get("ratelimit-policy") ?? undefined,
+      remaining ?? undefined, split("reset"), split("limit")];
+  } catch {
+    return undefined;
+  }
+}
+
 /** The fast path's init has no headers of the caller's: `name: value` becomes its only one. */
 function setOnlyHeader(init, name, value) {
   init.headers = { [name]: value };
@@ -430,4 +455,4 @@ function copyValue(value, path, depth, ancestors, functions) {
   }
 }
 
-export { readArguments, readPolicy, callListener, hookContext, askIsFailure, askShouldRetry, discardBody, isTimeout, setSettler, sendAttempt, sendLocal, setOnlyHeader, statusOf, isLocalError, crossOrigin, fetchToWrap, installFetch, uninstallFetch };
+export { readArguments, readPolicy, callListener, hookContext, askIsFailure, askShouldRetry, discardBody, isTimeout, setSettler, sendAttempt, sendLocal, setOnlyHeader, statusOf, limitsOf, isLocalError, crossOrigin, fetchToWrap, installFetch, uninstallFetch };

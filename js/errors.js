@@ -36,6 +36,33 @@ class BulkheadFullError extends Error {
   }
 }
 
+/**
+ * The origin asked to wait (its rate-limit headers say its quota is spent, or a Retry-After on
+ * a 429 or 503 holds it) longer than the call may: nothing was sent. `name === "RateLimitError"`.
+ */
+class RateLimitError extends Error {
+  constructor(message, origin, retryAfterMs, reason) {
+    super(message);
+    this.name = "RateLimitError";
+    /** The origin that asked to wait. */
+    this.origin = origin;
+    /** Milliseconds until the origin may be sent to. */
+    this.retryAfterMs = retryAfterMs;
+    /** "quota" (rate-limit headers) or "retryAfter" (a 429 or 503's Retry-After). */
+    this.reason = reason;
+  }
+}
+
+/** Adaptive throttling refused the call locally (the origin rejects most of what it gets): nothing was sent. `name === "ThrottledError"`. */
+class ThrottledError extends Error {
+  constructor(message, origin) {
+    super(message);
+    this.name = "ThrottledError";
+    /** The origin the call was for. */
+    this.origin = origin;
+  }
+}
+
 // The shell's constructors: the messages are written here, once. The errors
 // are made without stack frames: the only frames there would be are the
 // wasm's own (a rejected call's stack never reaches the caller's code anyway),
@@ -78,4 +105,13 @@ function makeBulkheadFullError(origin) {
   return bare(() => new BulkheadFullError(`resilientFetch: the bulkhead for ${origin} is full; nothing was sent`, origin));
 }
 
-export { TimeoutError, CircuitOpenError, BulkheadFullError, makeTimeoutError, makeCircuitOpenError, makeBulkheadFullError };
+function makeRateLimitError(origin, retryAfterMs, reason) {
+  return bare(() => new RateLimitError(`resilientFetch: ${origin} asked to wait ${Math.ceil(retryAfterMs)} ms (${
+    reason === "quota" ? "its rate limit is spent" : "Retry-After"}), longer than this call may; nothing was sent`,
+  origin, retryAfterMs, reason));
+}
+function makeThrottledError(origin) {
+  return bare(() => new ThrottledError(`resilientFetch: ${origin} rejects most requests; throttled locally, nothing was sent`, origin));
+}
+
+export { TimeoutError, CircuitOpenError, BulkheadFullError, RateLimitError, ThrottledError, makeTimeoutError, makeCircuitOpenError, makeBulkheadFullError, makeRateLimitError, makeThrottledError };

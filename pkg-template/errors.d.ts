@@ -25,3 +25,23 @@ export class BulkheadFullError extends Error {
   /** The origin whose bulkhead is full. */
   readonly origin: string;
 }
+
+/** The origin asked to wait (rate-limit quota spent, or Retry-After on a 429/503) longer than the call may: nothing was sent. */
+export class RateLimitError extends Error {
+  constructor(message: string, origin: string, retryAfterMs: number, reason: "quota" | "retryAfter");
+  readonly name: "RateLimitError";
+  /** The origin that asked to wait. */
+  readonly origin: string;
+  /** Milliseconds until the origin may be sent to. */
+  readonly retryAfterMs: number;
+  /** "quota" (its rate-limit headers) or "retryAfter" (a 429 or 503's Retry-After). */
+  readonly reason: "quota" | "retryAfter";
+}
+
+/** Adaptive throttling (policy `throttle`) refused the call locally: nothing was sent. */
+export class ThrottledError extends Error {
+  constructor(message: string, origin: string);
+  readonly name: "ThrottledError";
+  /** The origin the call was for. */
+  readonly origin: string;
+}

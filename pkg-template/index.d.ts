@@ -4,7 +4,7 @@ export type {
   AttemptContext, BreakerState, BreakerPolicy, BulkheadPolicy, ClientStats, OriginStats, Policy, ResilienceEvent,
   RetryBudgetPolicy, RetryPolicy,
 } from "./web/resilient_fetch.js";
-export { TimeoutError, CircuitOpenError, BulkheadFullError } from "./errors.js";
+export { TimeoutError, CircuitOpenError, BulkheadFullError, RateLimitError, ThrottledError } from "./errors.js";
 
 /** Resolves once the module is ready; every entry point is ready when its import resolves. */
 export default function ready(): Promise<void>;

@@ -26,6 +26,14 @@
 //                                        (a preflight's entry has `requestHeaders`, what it asked to send)
 //   /retry-after?id=X&value=V&code=503   first request: code + Retry-After: V (V "date:2" =
 //                                        an HTTP-date 2 s ahead, "date:-60" a minute ago), then 200
+//   /quota?id=X&limit=N&windowMs=W&form=draft|x|both
+//                                        a fixed-window quota per id (windows aligned to multiples of W
+//                                        since the epoch): N requests per window get 200 "ok", the rest
+//                                        429 with Retry-After (whole seconds to the window's end). Every
+//                                        answer advertises the quota: form draft = RateLimit-Policy
+//                                        "q";q=N;w=W/1000 and RateLimit "q";r=R;t=T (T whole seconds,
+//                                        rounded up); x = X-RateLimit-Limit/-Remaining/-Reset (epoch
+//                                        seconds of the window's end); both (the default) = all of them
 //   /effect?id=X&drop=N&dropRate=P (POST) applies the effect once per Idempotency-Key, then drops the
 //                                        connection on the first N attempts of X (and on a random
 //                                        fraction P of all) instead of answering
@@ -46,6 +54,7 @@ function createOrigin(name) {
   // The demo's controls for /api: errorRate in [0, 1], failStatus 503 | 500 | 429 (with Retry-After).
   const chaos = { errorRate: 0, latencyMs: 0, hang: false, failStatus: 503, retryAfter: "1", outage: false };
   let apiSeq = 0;
+  const quotaUsed = new Map(); // "id windowStart" -> requests in that window (/quota)
 
   const record = (id, entry) => {
     if (!id) return entry;
@@ -98,7 +107,8 @@ function createOrigin(name) {
     res.setHeader("access-control-allow-origin", "*");
     res.setHeader("access-control-allow-headers", "*");
     res.setHeader("access-control-allow-methods", "GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS");
-    res.setHeader("access-control-expose-headers", "retry-after, x-attempt, x-effects");
+    res.setHeader("access-control-expose-headers",
+      "retry-after, x-attempt, x-effects, ratelimit, ratelimit-policy, x-ratelimit-limit, x-ratelimit-remaining, x-ratelimit-reset");
     if (req.method === "OPTIONS") { res.writeHead(204); res.end(); return; }
 
     const url = new URL(req.url, "http://127.0.0.1");
@@ -168,6 +178,30 @@ function createOrigin(name) {
         if (m) value = new Date(Date.now() + Number(m[1]) * 1000).toUTCString();
         entry.status = Number(q.get("code") || 503);
         send(res, entry.status, "later", { "retry-after": value }); return;
+      }
+      case "/quota": {
+        record(id, entry);
+        const limit = Number(q.get("limit") || 10), windowMs = Number(q.get("windowMs") || 1000);
+        const form = q.get("form") || "both";
+        const now = Date.now(), start = Math.floor(now / windowMs) * windowMs, end = start + windowMs;
+        const key = `${id} ${start}`;
+        const used = (quotaUsed.get(key) || 0) + 1;
+        quotaUsed.set(key, used);
+        if (quotaUsed.size > 10000) quotaUsed.clear();
+        const ok = used <= limit, remaining = Math.max(0, limit - used), seconds = Math.ceil((end - now) / 1000);
+        const headers = {};
+        if (form !== "x") {
+          headers["ratelimit-policy"] = `"q";q=${limit};w=${Math.max(1, Math.round(windowMs / 1000))}`;
+          headers.ratelimit = `"q";r=${remaining};t=${seconds}`;
+        }
+        if (form !== "draft") {
+          headers["x-ratelimit-limit"] = String(limit);
+          headers["x-ratelimit-remaining"] = String(remaining);
+          headers["x-ratelimit-reset"] = String(end / 1000);
+        }
+        if (!ok) headers["retry-after"] = String(seconds);
+        entry.status = ok ? 200 : 429;
+        send(res, entry.status, ok ? "ok" : "over quota", headers); return;
       }
       case "/effect": {
         const n = seen(id); record(id, entry);

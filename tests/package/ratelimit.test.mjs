@@ -1,0 +1,150 @@
+// Listening before the 429: rate-limit headers, origin-wide Retry-After holds and adaptive
+// throttling, through the package used by name against the fault server on 127.0.0.1.
+import test from "node:test";
+import assert from "node:assert/strict";
+import { ORIGIN_A, ORIGIN_B, errorOf, serverLog, uid } from "./helpers.mjs";
+import { ResilientClient, RateLimitError, ThrottledError } from "resilient-fetch";
+
+/** A client whose events are kept: { client, events }. */
+function recorded(policy = {}) {
+  const events = [];
+  const client = new ResilientClient({ ...policy, onEvent: (e) => events.push(e) });
+  return { client, events };
+}
+
+/** Statuses the server answered for id, in order. */
+const statuses = async (id) => (await serverLog(ORIGIN_A, id)).map((e) => e.status);
+
+for (const form of ["draft", "x"]) {
+  test(`a server that advertises its quota (${form} headers) never has to answer 429`, async () => {
+    const id = uid(`quota-${form}`);
+    const { client, events } = recorded();
+    const url = `${ORIGIN_A}/quota?id=${id}&limit=4&windowMs=1000&form=${form}`;
+    // One call learns the quota; then a burst three times what is left arrives at once.
+    assert.equal((await client.fetch(url)).status, 200);
+    const responses = await Promise.all(Array.from({ length: 9 }, () => client.fetch(url)));
+    assert.deepEqual(responses.map((r) => r.status), Array(9).fill(200));
+    await Promise.all(responses.map((r) => r.text()));
+    const seen = await statuses(id);
+    assert.equal(seen.length, 10, "every call was sent once");
+    assert.ok(!seen.includes(429), `the server answered ${seen}`);
+    const waits = events.filter((e) => e.type === "rateLimitWait");
+    assert.ok(waits.length >= 5, `calls waited for the reset (${waits.length} waits)`);
+    assert.ok(waits.every((e) => e.reason === "quota" && e.delayMs > 0 && e.delayMs <= 1000));
+  });
+}
+
+test("without pacing (rateLimit: false) the same burst gets 429s: the test can fail", async () => {
+  const id = uid("quota-off");
+  const client = new ResilientClient({ rateLimit: false, retry: false });
+  const url = `${ORIGIN_A}/quota?id=${id}&limit=4&windowMs=1000`;
+  await (await client.fetch(url)).text();
+  const responses = await Promise.all(Array.from({ length: 9 }, () => client.fetch(url)));
+  await Promise.all(responses.map((r) => r.text()));
+  assert.ok((await statuses(id)).includes(429));
+});
+
+test("a wait longer than maxWaitMs rejects at once with a RateLimitError, nothing sent", async () => {
+  const id = uid("quota-reject");
+  const { client, events } = recorded({ rateLimit: { maxWaitMs: 20 } });
+  const url = `${ORIGIN_A}/quota?id=${id}&limit=1&windowMs=60000`;
+  assert.equal((await client.fetch(url)).status, 200);
+  const started = performance.now();
+  const error = await errorOf(client.fetch(url));
+  assert.ok(performance.now() - started < 200, "rejected without waiting");
+  assert.ok(error instanceof RateLimitError, String(error));
+  assert.equal(error.name, "RateLimitError");
+  assert.equal(error.origin, ORIGIN_A);
+  assert.equal(error.reason, "quota");
+  assert.ok(error.retryAfterMs > 20 && error.retryAfterMs <= 60000, String(error.retryAfterMs));
+  assert.match(error.message, /asked to wait .* nothing was sent/);
+  assert.deepEqual(await statuses(id), [200], "the second call was not sent");
+  assert.ok(events.some((e) => e.type === "rateLimitRejected" && e.reason === "quota"));
+  const stats = client.stats()[ORIGIN_A];
+  assert.equal(stats.rateLimited, 1);
+  assert.equal(stats.quotaRemaining, 0);
+  assert.ok(stats.waitMs > 0);
+});
+
+test("a call whose deadline comes before the reset rejects at once too", async () => {
+  const id = uid("quota-deadline");
+  const client = new ResilientClient();
+  const url = `${ORIGIN_A}/quota?id=${id}&limit=1&windowMs=60000`;
+  await (await client.fetch(url)).text();
+  const error = await errorOf(client.fetch(url, undefined, { totalTimeoutMs: 100 }));
+  assert.ok(error instanceof RateLimitError, String(error));
+  assert.deepEqual(await statuses(id), [200]);
+});
+
+test("a Retry-After on a 429 holds every call of the client to that origin, not to others", async () => {
+  const id = uid("hold");
+  const { client, events } = recorded({ retry: false });
+  const told = await client.fetch(`${ORIGIN_A}/retry-after?id=${id}&value=1&code=429`);
+  assert.equal(told.status, 429);
+  const heldFrom = performance.now();
+  // Another caller, another path of the same origin: it waits the hold out before sending.
+  const other = uid("held");
+  const [held, free] = await Promise.all([
+    client.fetch(`${ORIGIN_A}/ok?id=${other}`).then((r) => [r.status, performance.now() - heldFrom]),
+    client.fetch(`${ORIGIN_B}/ok`).then((r) => [r.status, performance.now() - heldFrom]),
+  ]);
+  assert.equal(held[0], 200);
+  assert.ok(held[1] >= 900, `waited ${held[1]} ms for the hold`);
+  assert.ok(free[1] < 500, `origin B was not held (${free[1]} ms)`);
+  const [entry] = await serverLog(ORIGIN_A, other);
+  assert.ok(entry.t - Date.now() + performance.now() - heldFrom >= 850, "sent only after the hold");
+  const wait = events.find((e) => e.type === "rateLimitWait");
+  assert.equal(wait.reason, "retryAfter");
+  assert.equal(wait.origin, ORIGIN_A);
+});
+
+test("rateLimit.maxWaitMs shorter than a Retry-After hold: the next call rejects, reason retryAfter", async () => {
+  const id = uid("hold-long");
+  const client = new ResilientClient({ retry: false, rateLimit: { maxWaitMs: 100 } });
+  assert.equal((await client.fetch(`${ORIGIN_A}/retry-after?id=${id}&value=30&code=503`)).status, 503);
+  const error = await errorOf(client.fetch(`${ORIGIN_A}/ok`));
+  assert.ok(error instanceof RateLimitError);
+  assert.equal(error.reason, "retryAfter");
+  assert.ok(error.retryAfterMs > 29000);
+  client.reset(ORIGIN_A);
+  assert.equal((await client.fetch(`${ORIGIN_A}/ok`)).status, 200, "reset() forgets the hold");
+});
+
+test("throttle: an origin rejecting most requests is throttled locally with ThrottledError", async () => {
+  const id = uid("throttle");
+  const { client, events } = recorded({ retry: false, breaker: false, throttle: { k: 1.5, windowMs: 60000 } });
+  const results = [];
+  for (let i = 0; i < 60; i++) {
+    results.push(await client.fetch(`${ORIGIN_A}/status?code=503&id=${id}`).then((r) => r.status, (e) => e));
+  }
+  const throttled = results.filter((r) => r instanceof ThrottledError);
+  assert.ok(throttled.length >= 20, `${throttled.length} of 60 throttled`);
+  assert.equal(throttled[0].origin, ORIGIN_A);
+  assert.equal(throttled[0].name, "ThrottledError");
+  assert.equal((await serverLog(ORIGIN_A, id)).length, 60 - throttled.length, "a throttled call is not sent");
+  const event = events.find((e) => e.type === "throttled");
+  assert.ok(event.probability > 0 && event.probability < 1);
+  assert.equal(client.stats()[ORIGIN_A].throttled, throttled.length);
+});
+
+test("throttle is off by default: every call is sent", async () => {
+  const id = uid("no-throttle");
+  const client = new ResilientClient({ retry: false, breaker: false });
+  for (let i = 0; i < 30; i++) await (await client.fetch(`${ORIGIN_A}/status?code=503&id=${id}`)).text();
+  assert.equal((await serverLog(ORIGIN_A, id)).length, 30);
+});
+
+test("policy errors name the field and the range", async () => {
+  const message = (policy) => {
+    try {
+      new ResilientClient(policy);
+      return null;
+    } catch (e) {
+      return e.message;
+    }
+  };
+  assert.match(message({ throttle: { k: 0.5 } }), /throttle\.k must be a number in 1\.\.=100 \(got 0\.5\)/);
+  assert.match(message({ throttle: { windowMs: 10 } }), /throttle\.windowMs must be .*1000/);
+  assert.match(message({ rateLimit: { maxWaitMs: -1 } }), /rateLimit\.maxWaitMs/);
+  assert.match(message({ rateLimit: "yes" }), /rateLimit must be true, false or an object/);
+});

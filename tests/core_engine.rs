@@ -2278,6 +2278,22 @@ fn retry_after_on_a_429_holds_the_whole_origin() {
 }
 
 #[test]
+fn a_hold_lasts_at_most_max_retry_after_ms() {
+    let clock = Clock::auto();
+    for (p, held) in [
+        (
+            policy(serde_json::json!({"retry": {"maxRetryAfterMs": 5000}})),
+            5_000.0,
+        ),
+        (policy(serde_json::json!({"retry": false})), 30_000.0),
+    ] {
+        let reg = registry();
+        paced_get(&reg, &p, &clock, &[Step::RetryAfter(503, "3600".into())]);
+        assert_eq!(snapshot(&reg, A, clock.now_ms()).wait_ms, held);
+    }
+}
+
+#[test]
 fn a_retry_after_on_a_500_or_200_holds_nothing() {
     for status in [500, 200] {
         let (reg, clock) = (registry(), Clock::auto());

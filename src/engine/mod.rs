@@ -348,7 +348,7 @@ pub async fn run<T: Transport, E: Env>(
             } => retry_after::parse(value, env.unix_ms()),
             _ => None,
         };
-        let learned = learn(&outcome, end, retry_after_ms);
+        let learned = learn(&outcome, end, retry_after_ms, policy);
         let (transition, hold) = guard.finish(judgement, timed_out, end, may_retry, learned);
         waiting = hold;
         on_event(&Event::AttemptEnd {
@@ -563,14 +563,27 @@ fn may_wait(
 
 /// What an attempt's answer says of its origin's limits: its rate-limit headers, and the
 /// hold its `Retry-After` (`retry_after_ms`) puts on the whole origin after a 429 or 503
-/// (from `end`, monotonic).
-fn learn(outcome: &AttemptOutcome, end: f64, retry_after_ms: Option<f64>) -> Learned<'_> {
+/// (from `end`, monotonic). The hold lasts at most `retry.maxRetryAfterMs` (its default
+/// without retries), the longest `Retry-After` the client honours: a proxy's "come back in
+/// an hour" then costs the origin one request per that span, not an hour's lockout.
+fn learn<'o>(
+    outcome: &'o AttemptOutcome,
+    end: f64,
+    retry_after_ms: Option<f64>,
+    policy: &Policy,
+) -> Learned<'o> {
+    let cap = policy
+        .retry
+        .as_ref()
+        .map_or(crate::policy::defaults::MAX_RETRY_AFTER_MS, |r| {
+            r.max_retry_after_ms
+        });
     match outcome {
         AttemptOutcome::Response { status, quota, .. } => Learned {
             quota: quota.as_ref(),
             hold_until: retry_after_ms
                 .filter(|_| matches!(status, 429 | 503))
-                .map(|ms| end + ms),
+                .map(|ms| end + ms.min(f64::from(cap))),
         },
         _ => Learned::default(),
     }

@@ -34,7 +34,7 @@ export interface Policy {
   /**
    * Pacing by what origins say of their limits: the rate-limit headers (`RateLimit` and
    * `RateLimit-Policy` of the IETF draft, `RateLimit-Remaining`/`-Reset`, `X-RateLimit-*`) and a
-   * `Retry-After` on a 429 or 503 hold the whole origin for every call of the client; a call waits
+   * `Retry-After` on a 429 or 503 (at most retry.maxRetryAfterMs) hold the whole origin for every call of the client; a call waits
    * (within its deadline and maxWaitMs) or rejects at once with a RateLimitError without sending.
    * `false` turns it off. @default {} (on)
    */

@@ -44,6 +44,7 @@ async function buildOriginControls(box) {
     el("option", { value: "503" }, "503"), el("option", { value: "500" }, "500"),
     el("option", { value: "429" }, "429 + Retry-After: 1"));
   status.value = String(chaos.failStatus);
+  const limit = el("input", { type: "number", min: "0", max: "1000", step: "1", value: String(chaos.rateLimit), name: "rateLimit" });
   const hang = el("input", { type: "checkbox", name: "hang" });
   const outage = el("input", { type: "checkbox", name: "outage" });
   hang.checked = chaos.hang;
@@ -54,14 +55,16 @@ async function buildOriginControls(box) {
     return putChaos(origin, {
       errorRate: Number(rate.value) / 100, latencyMs: Number(latency.value) || 0,
       failStatus: Number(status.value), hang: hang.checked, outage: outage.checked,
+      rateLimit: Number(limit.value) || 0,
     });
   };
-  for (const input of [rate, latency, status, hang, outage]) input.addEventListener("input", apply);
+  for (const input of [rate, latency, status, limit, hang, outage]) input.addEventListener("input", apply);
   box.append(
     el("h3", {}, NAMES[origin], " ", el("code", {}, ORIGINS[origin])),
     el("label", {}, "error rate ", rate, rateOut),
     el("label", {}, "fail with ", status),
     el("label", {}, "added latency (ms) ", latency),
+    el("label", {}, "rate limit (requests/s, 0 = none) ", limit),
     el("label", { class: "check" }, hang, " hang (never answer)"),
     el("label", { class: "check" }, outage, " full outage"),
   );
@@ -94,6 +97,54 @@ function showPolicy() {
     error.hidden = false;
     error.textContent = `${e.name}: ${e.message}`;
     return null;
+  }
+}
+
+// ---------------------------------------------------------------- rate limits
+/** Waits for the start of the next whole second (the backend's rate-limit window). */
+const nextWindow = () => sleep(1000 - (Date.now() % 1000) + 20);
+
+/**
+ * The same burst of GETs to an origin with a rate limit, without pacing and with it: the
+ * backend's 429s are counted from the answers. With pacing, the first answer tells the
+ * quota and the rest of the burst waits for the next window instead of being refused.
+ */
+async function paceBurst() {
+  const button = $("#pace-button");
+  const out = $("#pace-summary");
+  button.disabled = true;
+  const origin = $("#pace-origin").value;
+  const n = 30;
+  const url = `${ORIGINS[origin]}/api?id=${GROUP}-pace`;
+  const before = await (await fetch(`${ORIGINS[origin]}/chaos`)).json();
+  const limit = before.rateLimit || 10;
+  await putChaos(origin, { rateLimit: limit });
+  const count = (results) => ({
+    ok: results.filter((r) => r === 200).length, refused: results.filter((r) => r === 429).length,
+  });
+  const burst = (c, k) => Promise.all(Array.from({ length: k }, () => c.fetch(url).then(async (r) => {
+    await r.arrayBuffer();
+    return r.status;
+  }, (e) => e.name)));
+  try {
+    out.textContent = "without pacing…";
+    await nextWindow();
+    const plain = count(await burst(new ResilientClient({ rateLimit: false, retry: false, breaker: false }), n));
+    out.textContent = "with pacing…";
+    await nextWindow();
+    let waits = 0;
+    const paced = new ResilientClient({ retry: false, breaker: false, onEvent: (e) => { if (e.type === "rateLimitWait") waits++; } });
+    const t = performance.now();
+    const first = await burst(paced, 1);
+    const rest = count([...first, ...(await burst(paced, n - 1))]);
+    const took = ((performance.now() - t) / 1000).toFixed(1);
+    out.textContent = `${n} GETs at once, the backend taking ${limit}/s. Without pacing: ${plain.ok} × 200, `
+      + `${plain.refused} × 429. With pacing: ${rest.ok} × 200, ${rest.refused} × 429; ${waits} waits for the `
+      + `next window (all answered within ${took} s).`;
+    Object.assign(out.dataset, { unpaced429: String(plain.refused), paced429: String(rest.refused), paced200: String(rest.ok) });
+  } finally {
+    await putChaos(origin, { rateLimit: before.rateLimit });
+    button.disabled = false;
   }
 }
 
@@ -345,6 +396,7 @@ $("#reset-button").addEventListener("click", () => {
   renderLights();
 });
 $("#storm-button").addEventListener("click", storm);
+$("#pace-button").addEventListener("click", paceBurst);
 showPolicy();
 renderLights();
 renderTimeline();

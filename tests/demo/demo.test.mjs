@@ -101,3 +101,17 @@ test("the retry-storm chart: resilientFetch sends far fewer requests than a naiv
   assert.ok(perCall.resilientFetch < 0.5, summary);
   assert.ok(await page.locator("#storm-chart rect").count() > 10, "no bars drawn");
 });
+
+test("rate limits: the paced burst gets no 429 where the unpaced one does", async () => {
+  await page.selectOption("#pace-origin", "b");
+  await page.locator('.origin[data-origin="b"] input[name=errorRate]').fill("0");
+  await page.click("#pace-button");
+  await page.waitForFunction(() => document.querySelector("#pace-summary").dataset.paced429 !== undefined, null,
+    { timeout: 30000 });
+  const data = await page.locator("#pace-summary").evaluate((p) => ({ ...p.dataset }));
+  assert.equal(data.paced429, "0", JSON.stringify(data));
+  assert.equal(data.paced200, "30", JSON.stringify(data));
+  assert.ok(Number(data.unpaced429) > 0, JSON.stringify(data));
+  assert.match(await page.locator("#pace-summary").textContent(), /With pacing: 30 × 200, 0 × 429/);
+});
+

@@ -35,7 +35,7 @@ function compile(name, source, file = "main.ts", options = {}, extraFiles = []) 
 
 test("a strict TypeScript program using the whole API compiles", () => {
   const r = compile("ok", `
-import { resilientFetch, ResilientClient, TimeoutError, CircuitOpenError, BulkheadFullError,
+import { resilientFetch, ResilientClient, TimeoutError, CircuitOpenError, BulkheadFullError, RateLimitError, ThrottledError,
   type Policy, type ResilienceEvent, type ClientStats, type BreakerState } from "resilient-fetch";
 
 const policy: Policy = {
@@ -44,6 +44,7 @@ const policy: Policy = {
   breaker: { mode: "failure-rate", failureRateThreshold: 0.5, minimumCalls: 10, windowType: "time", windowMs: 10000, cooldownMs: 5000, halfOpenMaxCalls: 2 },
   retryBudget: { capacity: 100, retryCost: 5, timeoutRetryCost: 10, noRetryIncrement: 1 },
   bulkhead: { maxConcurrent: 4, maxQueue: 8 },
+  rateLimit: { maxWaitMs: 5000 }, throttle: { k: 1.5, windowMs: 60000 },
   idempotencyKey: true, idempotencyHeader: "Idempotency-Key", maxOrigins: 100,
   onEvent: (e: ResilienceEvent) => { const t: string = e.type; void t; },
 };
@@ -59,8 +60,12 @@ async function main(): Promise<number> {
     if (e instanceof CircuitOpenError) { const ms: number = e.retryAfterMs; const o: string = e.origin; void ms; void o; }
     if (e instanceof TimeoutError) { const ms: number = e.timeoutMs; void ms; }
     if (e instanceof BulkheadFullError) { const o: string = e.origin; void o; }
+    if (e instanceof RateLimitError) { const ms: number = e.retryAfterMs; const why: "quota" | "retryAfter" = e.reason; void ms; void why; }
+    if (e instanceof ThrottledError) { const o: string = e.origin; void o; }
   }
-  return res.status + r2.status + n + state.length;
+  const s = stats["http://127.0.0.1"];
+  const pace: number = (s?.waitMs ?? 0) + (s?.quotaRemaining ?? 0) + (s?.rateLimited ?? 0) + (s?.throttled ?? 0);
+  return res.status + r2.status + n + state.length + pace;
 }
 void main;
 `);
@@ -110,6 +115,8 @@ const onEvent = (e: ResilienceEvent) => {
   if (e.type === "retry") { const ms: number = e.delayMs; const why: "status" | "network" | "timeout" | "shouldRetry" = e.reason; void ms; void why; }
   if (e.type === "breakerTransition") { const to: string = e.to; void to; }
   if (e.type === "giveUp") { const n: number = e.attempts; void n; }
+  if (e.type === "rateLimitWait") { const ms: number = e.delayMs; const why: "quota" | "retryAfter" = e.reason; void ms; void why; }
+  if (e.type === "throttled") { const p: number = e.probability; void p; }
 };
 const client = new ResilientClient({
   onEvent,

@@ -40,7 +40,8 @@
 //   /log?id=X                            JSON: every request of X {method, key, t, closedEarly, status,
 //                                        headers (the names the client sent), referer}
 //   /effects?id=X                        JSON: {effects, keys} applied for X
-//   /chaos (GET/PUT JSON)                the origin's chaos settings for /api (the demo's controls)
+//   /chaos (GET/PUT JSON)                the origin's chaos settings for /api (the demo's controls;
+//                                        rateLimit N: /api takes N requests a second, advertises it, 429s beyond)
 //   /api?id=G                            answers according to /chaos; a POST applies its effect once
 //                                        per Idempotency-Key (see /effects?id=G), even when it then fails
 // Every response but /strict-cors's allows CORS and exposes Retry-After.
@@ -52,7 +53,11 @@ function createOrigin(name) {
   const logs = new Map(); // id -> [{...}]
   const effects = new Map(); // id -> Set of idempotency keys applied
   // The demo's controls for /api: errorRate in [0, 1], failStatus 503 | 500 | 429 (with Retry-After).
-  const chaos = { errorRate: 0, latencyMs: 0, hang: false, failStatus: 503, retryAfter: "1", outage: false };
+  // rateLimit: requests per second /api takes (0: no limit); it then advertises its quota
+  // (RateLimit/RateLimit-Policy and X-RateLimit-*) and answers 429 beyond it.
+  const CALM = { errorRate: 0, latencyMs: 0, hang: false, failStatus: 503, retryAfter: "1", outage: false, rateLimit: 0 };
+  const chaos = { ...CALM };
+  const apiWindow = { start: 0, used: 0 };
   let apiSeq = 0;
   const quotaUsed = new Map(); // "id windowStart" -> requests in that window (/quota)
 
@@ -248,6 +253,22 @@ function createOrigin(name) {
           // a full outage or a hang: nothing is applied
           if (chaos.outage) return fail(req, res, "503", entry);
           if (chaos.hang) return fail(req, res, "hang", entry);
+          const limits = {};
+          if (chaos.rateLimit > 0) {
+            const now = Date.now(), start = Math.floor(now / 1000) * 1000;
+            if (apiWindow.start !== start) Object.assign(apiWindow, { start, used: 0 });
+            apiWindow.used++;
+            const left = Math.max(0, chaos.rateLimit - apiWindow.used), seconds = Math.ceil((start + 1000 - now) / 1000);
+            Object.assign(limits, {
+              "ratelimit-policy": `"api";q=${chaos.rateLimit};w=1`, ratelimit: `"api";r=${left};t=${seconds}`,
+              "x-ratelimit-limit": String(chaos.rateLimit), "x-ratelimit-remaining": String(left),
+              "x-ratelimit-reset": String((start + 1000) / 1000),
+            });
+            if (apiWindow.used > chaos.rateLimit) {
+              entry.status = 429;
+              return send(res, 429, "over the rate limit", { ...limits, "retry-after": String(seconds) });
+            }
+          }
           if (req.method === "POST") {
             // the effect is applied once per idempotency key (a request without one is
             // an effect of its own), even when the answer then fails: "3 attempts, 1 charge"
@@ -255,19 +276,19 @@ function createOrigin(name) {
             effects.get(group).add(entry.key || `no-key-${++apiSeq}`);
           }
           if (Math.random() < chaos.errorRate) {
-            const headers = chaos.failStatus === 429 ? { "retry-after": String(chaos.retryAfter) } : {};
+            const headers = { ...limits, ...(chaos.failStatus === 429 ? { "retry-after": String(chaos.retryAfter) } : {}) };
             entry.status = chaos.failStatus;
             return send(res, chaos.failStatus, "chaos", headers);
           }
           entry.status = 200;
-          json(res, 200, { origin: name, seq: ++apiSeq });
+          send(res, 200, JSON.stringify({ origin: name, seq: ++apiSeq }), { "content-type": "application/json", ...limits });
         };
         if (chaos.latencyMs > 0) setTimeout(go, chaos.latencyMs); else go();
         return;
       }
       case "/reset":
         logs.clear(); effects.clear();
-        Object.assign(chaos, { errorRate: 0, latencyMs: 0, hang: false, failStatus: 503, retryAfter: "1", outage: false });
+        Object.assign(chaos, CALM);
         json(res, 200, { ok: true }); return;
       default:
         send(res, 404, "not found");

@@ -122,6 +122,9 @@ node --no-warnings startup.mjs | emit
 step "outage amplification (503 server on 127.0.0.1)"
 node --no-warnings outage.mjs | emit
 
+step "rate limits: pacing against a quota, adaptive throttling (servers on 127.0.0.1)"
+node --no-warnings ratelimit.mjs | emit
+
 step "retry storm (native Rust, cargo run --release --example retry_storm)"
 (cd "$ROOT" && cargo build --release --example retry_storm --quiet)
 (cd "$ROOT" && cargo run --release --example retry_storm --quiet) | emit

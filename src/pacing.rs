@@ -28,6 +28,15 @@ struct Window {
     reset_at: f64,
     limit: Option<u32>,
     window_ms: Option<f64>,
+    /// Sends booked into the windows after this one, in the order the calls came.
+    booked: u32,
+}
+
+impl Window {
+    /// The length of the next windows: as stated, else a second until a response says.
+    fn span(&self) -> f64 {
+        self.window_ms.unwrap_or(SAME_WINDOW_MS).max(1.0)
+    }
 }
 
 /// Why a call must wait before sending.
@@ -49,6 +58,21 @@ impl Why {
     }
 }
 
+/// What the origin says to a call about to send.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Admit {
+    /// Send now ([`Pacer::take`] counts it once the attempt really starts).
+    Go,
+    /// Wait this long, then ask again (a hold, or a quota whose limit is unknown).
+    Wait(f64, Why),
+    /// A send in a later window is booked for the call: wait this long, then send without
+    /// asking again. Calls that find the quota spent are booked in the order they came, so
+    /// the first to wait is the first to go.
+    Booked(f64),
+    /// The wait would be longer than the call may wait: nothing was booked.
+    TooLong(f64, Why),
+}
+
 /// One origin's pacing state.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Pacer {
@@ -57,8 +81,11 @@ pub struct Pacer {
     quota: Option<Window>,
 }
 
+/// Windows rolled over at most in one step; past that the quota starts afresh at `now`.
+const MAX_ROLLS: u32 = 64;
+
 impl Pacer {
-    /// How long a send must wait at `now`, and why; `None` when it may go.
+    /// How long a send must wait at `now`, and why; `None` when it may go (`stats()`).
     pub fn wait(&self, now: f64) -> Option<(f64, Why)> {
         if self.not_before > now {
             return Some((self.not_before - now, Why::RetryAfter));
@@ -69,33 +96,68 @@ impl Pacer {
         }
     }
 
-    /// Takes one request of the quota for a send at `now` (call after [`Pacer::wait`]
-    /// said it may go). Rolls the window over when its reset has come.
-    pub fn take(&mut self, now: f64) {
+    /// Brings the quota to `now`: each window that ended hands its successor's requests
+    /// first to the sends booked into it. Without a known limit the quota is forgotten.
+    fn roll(&mut self, now: f64) {
         let Some(w) = &mut self.quota else {
             return;
         };
-        if w.reset_at <= now {
-            match w.limit {
-                Some(limit) => {
-                    // Without a known length the next reset is taken as a second away,
-                    // until a response says when it is.
-                    let span = w.window_ms.unwrap_or(SAME_WINDOW_MS);
-                    // Windows missed entirely are skipped: the new one starts now at the latest.
-                    w.reset_at = if w.reset_at + span > now {
-                        w.reset_at + span
-                    } else {
-                        now + span
-                    };
-                    w.remaining = limit;
-                }
-                None => {
-                    self.quota = None;
-                    return;
-                }
-            }
+        let mut rolls = 0;
+        while w.reset_at <= now {
+            let Some(limit) = w.limit.filter(|l| *l > 0) else {
+                self.quota = None;
+                return;
+            };
+            let used = w.booked.min(limit);
+            w.booked -= used;
+            w.remaining = limit - used;
+            rolls += 1;
+            w.reset_at = if (w.booked == 0 && w.reset_at + w.span() <= now) || rolls > MAX_ROLLS {
+                // Windows missed entirely: a fresh one starts now at the latest.
+                w.booked = 0;
+                w.remaining = limit;
+                now + w.span()
+            } else {
+                w.reset_at + w.span()
+            };
         }
-        w.remaining = w.remaining.saturating_sub(1);
+    }
+
+    /// What the origin says to a call about to send at `now` that may wait at most
+    /// `max_wait` ms. Books a later send when the quota is spent and its limit known.
+    pub fn admit(&mut self, now: f64, max_wait: f64) -> Admit {
+        let (wait, why) = if self.not_before > now {
+            (self.not_before - now, Why::RetryAfter)
+        } else {
+            self.roll(now);
+            match &mut self.quota {
+                Some(w) if w.remaining == 0 => match w.limit.filter(|l| *l > 0) {
+                    Some(limit) => {
+                        let wait = w.reset_at + f64::from(w.booked / limit) * w.span() - now;
+                        if wait > max_wait {
+                            return Admit::TooLong(wait, Why::Quota);
+                        }
+                        w.booked += 1;
+                        return Admit::Booked(wait);
+                    }
+                    None => (w.reset_at - now, Why::Quota),
+                },
+                _ => return Admit::Go,
+            }
+        };
+        if wait > max_wait {
+            Admit::TooLong(wait, why)
+        } else {
+            Admit::Wait(wait, why)
+        }
+    }
+
+    /// Takes one request of the quota for a send at `now` that [`Pacer::admit`] let go.
+    pub fn take(&mut self, now: f64) {
+        self.roll(now);
+        if let Some(w) = &mut self.quota {
+            w.remaining = w.remaining.saturating_sub(1);
+        }
     }
 
     /// Learns what a response at `now` said of the quota.
@@ -104,14 +166,16 @@ impl Pacer {
         if reset_at <= now {
             return; // stale: that window is over
         }
+        self.roll(now);
         let fresh = Window {
             remaining: quota.remaining,
             reset_at,
             limit: quota.limit,
             window_ms: quota.window_ms,
+            booked: 0,
         };
         self.quota = Some(match self.quota {
-            Some(w) if w.reset_at > now => {
+            Some(w) => {
                 let tolerance = fresh
                     .window_ms
                     .or(w.window_ms)
@@ -122,15 +186,21 @@ impl Pacer {
                         reset_at: w.reset_at.min(reset_at),
                         limit: fresh.limit.or(w.limit),
                         window_ms: fresh.window_ms.or(w.window_ms),
+                        booked: w.booked,
                     }
                 } else if reset_at > w.reset_at {
-                    fresh
+                    // A later window than ours: its requests go to the sends booked first.
+                    Window {
+                        remaining: fresh.remaining.saturating_sub(w.booked),
+                        booked: w.booked.saturating_sub(fresh.remaining),
+                        ..fresh
+                    }
                 } else {
                     // An earlier reset than the window we know: an older report. Keep ours.
                     w
                 }
             }
-            _ => fresh,
+            None => fresh,
         });
     }
 
@@ -158,6 +228,8 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
+    const ANY: f64 = f64::INFINITY;
+
     fn quota(remaining: u32, reset_ms: f64) -> Quota {
         Quota {
             remaining,
@@ -167,10 +239,19 @@ mod tests {
         }
     }
 
+    fn limited(remaining: u32, reset_ms: f64, limit: u32, window_ms: f64) -> Quota {
+        Quota {
+            remaining,
+            reset_ms,
+            limit: Some(limit),
+            window_ms: Some(window_ms),
+        }
+    }
+
     #[test]
     fn a_fresh_origin_never_waits() {
         let mut p = Pacer::default();
-        assert_eq!(p.wait(0.0), None);
+        assert_eq!(p.admit(0.0, 0.0), Admit::Go);
         p.take(0.0);
         assert_eq!(p.remaining(0.0), None);
     }
@@ -179,12 +260,15 @@ mod tests {
     fn each_send_takes_one_and_none_left_waits_for_the_reset() {
         let mut p = Pacer::default();
         p.learn(&quota(2, 1_000.0), 0.0);
-        assert_eq!(p.wait(10.0), None);
+        assert_eq!(p.admit(10.0, ANY), Admit::Go);
         p.take(10.0);
         assert_eq!(p.remaining(10.0), Some(1));
         p.take(20.0);
+        // The limit is unknown: wait for the reset, then ask again.
+        assert_eq!(p.admit(30.0, ANY), Admit::Wait(970.0, Why::Quota));
         assert_eq!(p.wait(30.0), Some((970.0, Why::Quota)));
-        assert_eq!(p.wait(1_000.0), None);
+        assert_eq!(p.admit(30.0, 900.0), Admit::TooLong(970.0, Why::Quota));
+        assert_eq!(p.admit(1_000.0, ANY), Admit::Go);
     }
 
     #[test]
@@ -194,33 +278,28 @@ mod tests {
         assert!(p.wait(100.0).is_some());
         p.take(600.0);
         assert_eq!(p.remaining(600.0), None);
-        assert_eq!(p.wait(600.0), None);
+        assert_eq!(p.admit(600.0, 0.0), Admit::Go);
     }
 
     #[test]
-    fn with_a_limit_and_window_the_next_window_is_assumed() {
+    fn calls_that_find_the_quota_spent_are_booked_in_order_into_the_next_windows() {
         let mut p = Pacer::default();
-        p.learn(
-            &Quota {
-                remaining: 0,
-                reset_ms: 1_000.0,
-                limit: Some(3),
-                window_ms: Some(1_000.0),
-            },
-            0.0,
-        );
-        assert_eq!(p.wait(0.0), Some((1_000.0, Why::Quota)));
-        for t in [1_000.0, 1_001.0, 1_002.0] {
-            assert_eq!(p.wait(t), None);
-            p.take(t);
+        p.learn(&limited(0, 1_000.0, 3, 1_000.0), 0.0);
+        // Three sends fit the next window, the fourth the one after.
+        for _ in 0..3 {
+            assert_eq!(p.admit(0.0, ANY), Admit::Booked(1_000.0));
         }
-        assert_eq!(p.wait(1_003.0), Some((997.0, Why::Quota)));
-        // Far later: the new window starts at the send, not at a window long gone.
-        p.take(10_000.0);
-        assert_eq!(p.remaining(10_000.0), Some(2));
-        p.take(10_001.0);
-        p.take(10_002.0);
-        assert_eq!(p.wait(10_003.0), Some((997.0, Why::Quota)));
+        assert_eq!(p.admit(0.0, ANY), Admit::Booked(2_000.0));
+        // Too long for this call: nothing booked for it.
+        assert_eq!(p.admit(0.0, 1_500.0), Admit::TooLong(2_000.0, Why::Quota));
+        // At the reset the booked sends own the new window: a newcomer is booked behind them.
+        assert_eq!(p.admit(1_000.0, ANY), Admit::Booked(1_000.0));
+        assert_eq!(p.admit(1_000.0, ANY), Admit::Booked(1_000.0));
+        assert_eq!(p.admit(1_000.0, ANY), Admit::Booked(2_000.0));
+        // Far later: nothing booked is left, the new window starts at the send.
+        assert_eq!(p.admit(50_000.0, ANY), Admit::Go);
+        p.take(50_000.0);
+        assert_eq!(p.remaining(50_000.0), Some(2));
     }
 
     #[test]
@@ -237,6 +316,15 @@ mod tests {
         );
         p.take(300.0);
         assert_eq!(p.wait(300.0), Some((SAME_WINDOW_MS, Why::Quota)));
+        assert_eq!(p.admit(300.0, ANY), Admit::Booked(SAME_WINDOW_MS));
+    }
+
+    #[test]
+    fn a_limit_of_zero_never_books() {
+        let mut p = Pacer::default();
+        p.learn(&limited(0, 1_000.0, 0, 1_000.0), 0.0);
+        assert_eq!(p.admit(0.0, ANY), Admit::Wait(1_000.0, Why::Quota));
+        assert_eq!(p.admit(1_000.0, ANY), Admit::Go, "forgotten at the reset");
     }
 
     #[test]
@@ -262,12 +350,28 @@ mod tests {
     }
 
     #[test]
+    fn a_later_window_goes_first_to_the_sends_booked() {
+        let mut p = Pacer::default();
+        p.learn(&limited(0, 1_000.0, 10, 1_000.0), 0.0);
+        for _ in 0..4 {
+            p.admit(0.0, ANY);
+        }
+        // A report of a window later than ours (the server's windows are longer).
+        p.learn(&limited(6, 3_000.0, 10, 1_000.0), 500.0);
+        assert_eq!(p.remaining(500.0), Some(2));
+    }
+
+    #[test]
     fn a_hold_delays_every_send_until_it_ends() {
         let mut p = Pacer::default();
         p.hold(2_000.0);
         p.hold(1_000.0); // a shorter hold does not shorten it
-        assert_eq!(p.wait(500.0), Some((1_500.0, Why::RetryAfter)));
-        assert_eq!(p.wait(2_000.0), None);
+        assert_eq!(p.admit(500.0, ANY), Admit::Wait(1_500.0, Why::RetryAfter));
+        assert_eq!(
+            p.admit(500.0, 1_000.0),
+            Admit::TooLong(1_500.0, Why::RetryAfter)
+        );
+        assert_eq!(p.admit(2_000.0, 0.0), Admit::Go);
         p.reset();
         assert_eq!(p, Pacer::default());
     }
@@ -290,7 +394,7 @@ mod tests {
                 if now >= reset {
                     break;
                 }
-                if p.wait(now).is_none() {
+                if p.admit(now, f64::INFINITY) == Admit::Go {
                     p.take(now);
                     sent += 1;
                 }
@@ -298,6 +402,39 @@ mod tests {
                 prop_assert!(p.wait(now).is_none_or(|(ms, _)| ms.is_finite() && ms > 0.0));
             }
             prop_assert!(sent <= left);
+        }
+
+        /// With a known limit and window, booked and immediate sends together never put
+        /// more than the limit into any window, and every booking lands on a window start.
+        #[test]
+        fn bookings_never_overfill_a_window(
+            arrivals in proptest::collection::vec(0u32..300, 1..120),
+            limit in 1u32..6,
+        ) {
+            let span = 1_000.0;
+            let mut p = Pacer::default();
+            p.learn(&limited(0, span, limit, span), 0.0);
+            let mut per_window = std::collections::BTreeMap::<i64, u32>::new();
+            let mut now = 0.0;
+            for dt in arrivals {
+                now += f64::from(dt);
+                let at = match p.admit(now, f64::INFINITY) {
+                    Admit::Go => {
+                        p.take(now);
+                        now
+                    }
+                    Admit::Booked(wait) => {
+                        let at = now + wait;
+                        prop_assert!((at / span).fract() == 0.0, "booked at {}", at);
+                        at
+                    }
+                    other => return Err(TestCaseError::fail(format!("{other:?}"))),
+                };
+                *per_window.entry((at / span).floor() as i64).or_default() += 1;
+            }
+            for (window, n) in per_window {
+                prop_assert!(n <= limit, "window {} got {} sends", window, n);
+            }
         }
     }
 }

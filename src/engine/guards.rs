@@ -8,6 +8,7 @@ use super::{Blocked, Ctx, report};
 use crate::breaker::{Permit, Transition};
 use crate::classify::Judgement;
 use crate::events::Event;
+use crate::pacing::{Admit, Why};
 use crate::policy::{BreakerPolicy, Policy};
 use crate::rate_limit::Quota;
 use crate::registry::{EntryId, Registry};
@@ -101,21 +102,34 @@ pub(super) struct AttemptGuard<'a> {
 }
 
 impl<'a> AttemptGuard<'a> {
-    /// Asks the origin's pacing (a wait it needs, without taking anything), its adaptive
-    /// throttle (`random` in `[0, 1)`, drawn only when the throttle is on) and its breaker,
-    /// then counts the attempt and takes one request of its quota.
+    /// Asks the origin's pacing (unless the call already holds a send `booked` for now;
+    /// it may wait at most `max_wait` ms), its adaptive throttle (`random` in `[0, 1)`,
+    /// drawn only when the throttle is on) and its breaker, then counts the attempt and
+    /// takes one request of its quota.
     pub(super) fn begin(
         ctx: &Ctx<'a>,
         now: f64,
         attempt: u32,
+        (booked, max_wait): (bool, f64),
         random: &dyn Fn() -> f64,
         on_event: &mut dyn FnMut(&Event<'_>),
     ) -> Result<Self, Blocked> {
         let policy = ctx.policy.breaker.as_ref();
-        let paced = ctx.policy.rate_limit.is_some();
+        let paced = ctx.policy.rate_limit.is_some() && !booked;
         let (began, transition) = ctx.registry.borrow_mut().with(ctx.origin, |id, s| {
-            if let Some((ms, why)) = s.pacer.wait(now).filter(|_| paced) {
-                return (Err(Blocked::Pace(ms, why)), None);
+            if paced {
+                let blocked = match s.pacer.admit(now, max_wait) {
+                    Admit::Go => None,
+                    Admit::Wait(ms, why) => Some(Blocked::Pace(ms, why, false)),
+                    Admit::Booked(ms) => Some(Blocked::Pace(ms, Why::Quota, true)),
+                    Admit::TooLong(ms, why) => {
+                        s.stats.rate_limited += 1;
+                        Some(Blocked::RateLimit(ms, why))
+                    }
+                };
+                if let Some(blocked) = blocked {
+                    return (Err(blocked), None);
+                }
             }
             if let Some(t) = &ctx.policy.throttle {
                 let probability = s.throttle.reject_probability(now, t);
@@ -153,6 +167,18 @@ impl<'a> AttemptGuard<'a> {
                         origin: ctx.origin,
                         probability,
                     }),
+                    Blocked::Pace(wait_ms, reason, _) => on_event(&Event::RateLimitWait {
+                        origin: ctx.origin,
+                        wait_ms,
+                        reason,
+                    }),
+                    Blocked::RateLimit(retry_after_ms, reason) => {
+                        on_event(&Event::RateLimitRejected {
+                            origin: ctx.origin,
+                            retry_after_ms,
+                            reason,
+                        });
+                    }
                     _ => {}
                 }
                 Err(blocked)

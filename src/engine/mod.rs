@@ -238,6 +238,8 @@ pub async fn run<T: Transport, E: Env>(
     // A wait before the next attempt: a retry's backoff, or what the origin's rate limit
     // asks for (one place to wait, so the call's future has one waiting state).
     let mut wait: Option<f64> = None;
+    // Whether the call holds a send its origin's pacing booked for when that wait ends.
+    let mut booked = false;
     loop {
         if let Some(ms) = wait.take()
             && let Either::Left(()) = race(env.abort_wait(), env.sleep(ms)).await
@@ -252,18 +254,20 @@ pub async fn run<T: Transport, E: Env>(
         let attempt = progress.attempt + 1;
         let start = first_start.take().unwrap_or_else(|| env.now_ms());
         let remaining = ctx.deadline - start;
-        let mut began = if remaining >= MIN_ATTEMPT_MS {
-            AttemptGuard::begin(&ctx, start, attempt, &|| env.random(), on_event)
+        let began = if remaining >= MIN_ATTEMPT_MS {
+            // The longest the origin may make this call wait before its attempt.
+            let cap = policy.rate_limit.as_ref().map_or(0, |r| r.max_wait_ms);
+            let max_wait = f64::from(cap).min(remaining - MIN_ATTEMPT_MS);
+            let pacing = (std::mem::take(&mut booked), max_wait);
+            AttemptGuard::begin(&ctx, start, attempt, pacing, &|| env.random(), on_event)
         } else {
             Err(Blocked::Deadline)
         };
-        if let Err(Blocked::Pace(wait_ms, reason)) = began {
-            // The attempt starts once its origin lets it, then asks again.
-            if may_wait(&ctx, wait_ms, reason, remaining, on_event) {
-                wait = Some(wait_ms);
-                continue;
-            }
-            began = Err(Blocked::RateLimit(wait_ms, reason));
+        if let Err(Blocked::Pace(wait_ms, _, with_booking)) = began {
+            // The attempt starts once its origin lets it (a booked send goes unasked).
+            booked = with_booking;
+            wait = Some(wait_ms);
+            continue;
         }
         progress.attempt = attempt;
         // From here the attempt (or the end of the call) keeps the origin in use.
@@ -285,7 +289,7 @@ pub async fn run<T: Transport, E: Env>(
             (
                 Err(
                     Blocked::RateLimit(retry_after_ms, reason)
-                    | Blocked::Pace(retry_after_ms, reason),
+                    | Blocked::Pace(retry_after_ms, reason, _),
                 ),
                 None,
             ) => {
@@ -521,44 +525,13 @@ enum Blocked {
     Deadline,
     /// The breaker refused; it may let a call through in this many ms.
     Breaker(f64),
-    /// The origin asks to wait this many ms first (a wait the call may take).
-    Pace(f64, Why),
+    /// The origin asks to wait this many ms first (a wait the call may take); with `true`,
+    /// a send is booked for the call when the wait ends.
+    Pace(f64, Why, bool),
     /// The origin's wait is too long for the call: rejected without sending.
     RateLimit(f64, Why),
     /// Adaptive throttling refused it (at this probability).
     Throttled(f64),
-}
-
-/// Whether a call with `remaining` ms to its deadline may wait `wait_ms` for its origin
-/// (within `rateLimit.maxWaitMs`), with the event that says so; else the origin counts it
-/// as rate-limited. Apart from the loop: no await here.
-#[inline(never)]
-fn may_wait(
-    ctx: &Ctx<'_>,
-    wait_ms: f64,
-    reason: Why,
-    remaining: f64,
-    on_event: &mut dyn FnMut(&Event<'_>),
-) -> bool {
-    let cap = ctx.policy.rate_limit.as_ref().map_or(0, |r| r.max_wait_ms);
-    let origin = ctx.origin;
-    if wait_ms <= f64::from(cap) && wait_ms + MIN_ATTEMPT_MS <= remaining {
-        on_event(&Event::RateLimitWait {
-            origin,
-            wait_ms,
-            reason,
-        });
-        return true;
-    }
-    ctx.registry
-        .borrow_mut()
-        .with(origin, |_, s| s.stats.rate_limited += 1);
-    on_event(&Event::RateLimitRejected {
-        origin,
-        retry_after_ms: wait_ms,
-        reason,
-    });
-    false
 }
 
 /// What an attempt's answer says of its origin's limits: its rate-limit headers, and the

@@ -8,7 +8,7 @@ import { ResilientClient, RateLimitError, ThrottledError } from "resilient-fetch
 /** A client whose events are kept: { client, events }. */
 function recorded(policy = {}) {
   const events = [];
-  const client = new ResilientClient({ ...policy, onEvent: (e) => events.push(e) });
+  const client = new ResilientClient({ ...policy, onEvent: (e) => events.push({ ...e, at: performance.now() }) });
   return { client, events };
 }
 
@@ -25,12 +25,20 @@ for (const form of ["draft", "x"]) {
     const responses = await Promise.all(Array.from({ length: 9 }, () => client.fetch(url)));
     assert.deepEqual(responses.map((r) => r.status), Array(9).fill(200));
     await Promise.all(responses.map((r) => r.text()));
-    const seen = await statuses(id);
+    const log = await serverLog(ORIGIN_A, id);
+    const seen = log.map((e) => e.status);
     assert.equal(seen.length, 10, "every call was sent once");
     assert.ok(!seen.includes(429), `the server answered ${seen}`);
+    // Never more than the limit in one of the server's windows.
+    const perWindow = new Map();
+    for (const e of log) perWindow.set(Math.floor(e.t / 1000), (perWindow.get(Math.floor(e.t / 1000)) ?? 0) + 1);
+    assert.ok([...perWindow.values()].every((n) => n <= 4), JSON.stringify([...perWindow]));
+    // Those beyond the quota were booked into the next windows, in the order they came.
     const waits = events.filter((e) => e.type === "rateLimitWait");
     assert.ok(waits.length >= 5, `calls waited for the reset (${waits.length} waits)`);
-    assert.ok(waits.every((e) => e.reason === "quota" && e.delayMs > 0 && e.delayMs <= 1000));
+    assert.ok(waits.every((e) => e.reason === "quota" && e.delayMs > 0 && e.delayMs <= 2000), JSON.stringify(waits));
+    const slots = waits.map((e) => e.at + e.delayMs); // when each was booked to send
+    assert.ok(slots.every((t, i) => i === 0 || t >= slots[i - 1] - 1), `booked first, sent first: ${slots}`);
   });
 }
 

@@ -17,13 +17,14 @@ const STANDARD_METHODS = ["DELETE", "GET", "HEAD", "OPTIONS", "POST", "PUT"];
 /**
  * Reads `input` and `init` as fetch would, now, for a call of client `client` (its id).
  * Returns [init copy without its signal, the caller's signal or undefined,
- *  fast-path origin or null, fast-path method or null, body is a stream,
- *  the call's chain (see CHAIN)].
+ *  origin ("" for a URL that is no server's: data:, blob:), method, body is a stream,
+ *  the call's chain (see CHAIN), and off the fast path: the request built once,
+ *  its header `keyHeader` (or null)]. Throws fetch's TypeError for a bad URL or init.
  * The copy keeps own enumerable properties (runtime extensions such as
  * Workers' `cf` or undici's `dispatcher`) and every standard member, inherited
  * or a getter; whatever a getter throws rejects the call, as with fetch.
  */
-function readArguments(input, init, client) {
+function readArguments(input, init, client, keyHeader) {
   const copy = {};
   if (init !== undefined && init !== null) {
     if (typeof init !== "object" && typeof init !== "function") throw new TypeError("init must be an object");
@@ -44,7 +45,55 @@ function readArguments(input, init, client) {
   if (isRequest) keepReferrer(copy, input);
   const stream = isA(copy.body, "ReadableStream");
   const fast = fastTarget(input, copy);
-  return [copy, signal, fast && fast[0], fast && fast[1], stream, chainOf(signal, client)];
+  const chain = chainOf(signal, client);
+  if (fast !== null) return [copy, signal, fast[0], fast[1], stream, chain];
+  // The general path: the request built once, as fetch builds it.
+  const request = new Request(input, copy);
+  return [copy, signal, targetOf(request.url), request.method, stream, chain, request, request.headers.get(keyHeader)];
+}
+
+/** The origin of an absolute URL, "" for a URL that is no server's (data:, blob:); a TypeError for any other scheme. */
+function targetOf(url) {
+  const parsed = new URL(url);
+  const scheme = parsed.protocol;
+  if (scheme === "http:" || scheme === "https:") return parsed.origin;
+  if (scheme === "data:" || scheme === "blob:") return "";
+  throw new TypeError(`resilientFetch: ${scheme} URLs cannot be fetched (only http:, https:, data: and blob:)`);
+}
+
+/** The registry key `value` names (an origin, or a URL of one), for breakerState() and reset(). */
+function originKey(value) {
+  const what = "an origin is scheme://host[:port] of an http: or https: URL, e.g. https://api.example.com";
+  if (typeof value !== "string") throw new TypeError(`resilientFetch: origin must be a string (${what})`);
+  let origin = "";
+  try {
+    origin = targetOf(value);
+  } catch { /* said below */ }
+  if (origin === "") throw new TypeError(`resilientFetch: "${value}" is not an origin or URL of one (${what})`);
+  return origin;
+}
+
+/**
+ * Sets the call's key header `header: key`: on its request (false when the request's
+ * mode keeps it from being set: "no-cors"), or, on the fast path, as the init's only header.
+ */
+function setKey(request, init, header, key) {
+  if (request === undefined) {
+    init.headers = { [header]: key };
+    return true;
+  }
+  request.headers.set(header, key);
+  return request.headers.get(header) !== null;
+}
+
+/** The error new Request(input, init) throws, or undefined: were the arguments fetch refused bad? */
+function requestError(input, init) {
+  try {
+    new Request(input, init);
+    return undefined;
+  } catch (error) {
+    return error;
+  }
 }
 
 // ---- calls that send through themselves. An attempt's signal is ours; a call
@@ -266,10 +315,13 @@ function send(fetchFn, input, init, controller, chain, ms, deadline, limitMs, sl
 
 /**
  * One attempt: the fast path's URL and init (its signal set to this attempt's), or, with
- * `init` undefined, a built request with this attempt's signal and its referrer kept.
+ * `init` undefined, a built request with this attempt's signal and its referrer kept,
+ * cloned first when `replay` and it has a body (the clone tees it, so every attempt sends
+ * what the first sent; a request without a body is sent as it is: fetch does not use it up).
  */
-function sendAttempt(fetchFn, input, init, controller, chain, ms, deadline, limitMs, slot, generation) {
+function sendAttempt(fetchFn, input, init, replay, controller, chain, ms, deadline, limitMs, slot, generation) {
   if (init === undefined) {
+    if (replay && input.body !== null) input = input.clone();
     init = { signal: controller.signal };
     keepReferrer(init, input);
   } else {
@@ -320,10 +372,6 @@ function limitsOf(response, error, rates) {
   }
 }
 
-/** The fast path's init has no headers of the caller's: `name: value` becomes its only one. */
-function setOnlyHeader(init, name, value) {
-  init.headers = { [name]: value };
-}
 
 // ---- the caller's functions, called so that nothing they do reaches the wasm.
 
@@ -341,8 +389,8 @@ function callListener(listener, event) {
  * What retry.shouldRetry and breaker.isFailure see of an attempt that ended. The response
  * is a clone made when first read, so the body the caller gets stays whole.
  */
-function hookContext(attempt, method, url, output, isResponse, elapsedMs, remainingMs, key) {
-  const ctx = { attempt, method, url, elapsedMs, remainingMs };
+function hookContext(attempt, method, input, output, isResponse, elapsedMs, remainingMs, key) {
+  const ctx = { attempt, method, url: typeof input === "string" ? input : input.url, elapsedMs, remainingMs };
   if (key !== undefined) ctx.idempotencyKey = key;
   if (isResponse) {
     let copy;
@@ -455,4 +503,4 @@ function copyValue(value, path, depth, ancestors, functions) {
   }
 }
 
-export { readArguments, readPolicy, callListener, hookContext, askIsFailure, askShouldRetry, discardBody, isTimeout, setSettler, sendAttempt, sendLocal, setOnlyHeader, statusOf, limitsOf, isLocalError, crossOrigin, fetchToWrap, installFetch, uninstallFetch };
+export { readArguments, readPolicy, callListener, hookContext, askIsFailure, askShouldRetry, discardBody, isTimeout, setSettler, sendAttempt, sendLocal, setKey, requestError, originKey, statusOf, limitsOf, isLocalError, crossOrigin, fetchToWrap, installFetch, uninstallFetch };

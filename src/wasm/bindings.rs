@@ -1,29 +1,17 @@
 //! JS globals bound directly, never through `window`, so one build runs in
 //! browsers, web workers, Cloudflare Workers, Deno and Node: the glue calls
-//! plain `performance.now()`, `new Request(...)`, and the snippets in `js/`
-//! call plain `fetch(...)`.
+//! plain `performance.now()`, and the snippets in `js/` call plain `fetch(...)`
+//! and `new Request(...)`. What is done to JS objects (requests, headers, URLs) is
+//! done in the snippets, one call each; the wasm keeps the decisions.
 
 use js_sys::Promise;
 use wasm_bindgen::prelude::*;
 
 #[wasm_bindgen]
 unsafe extern "C" {
-    /// The platform's `Request` class.
-    #[wasm_bindgen(js_name = Request, thread_local_v2)]
-    static REQUEST_CLASS: js_sys::Function;
-
     /// Monotonic milliseconds (`performance.now()`).
     #[wasm_bindgen(js_namespace = performance, js_name = now)]
     pub fn performance_now() -> f64;
-}
-
-/// `new Request(input, init)`: parses the URL and normalises the call exactly
-/// as `fetch` would (a bad URL throws the platform's `TypeError`).
-pub fn new_request(input: &JsValue, init: &JsValue) -> Result<web_sys::Request, JsValue> {
-    let args = js_sys::Array::of2(input, init);
-    REQUEST_CLASS
-        .with(|class| js_sys::Reflect::construct(class, &args))
-        .map(JsCast::unchecked_into)
 }
 
 // The package's error classes (js/errors.js), so `instanceof` works for users.
@@ -52,18 +40,37 @@ unsafe extern "C" {
 // each attempt's send, install() (js/arguments.js).
 #[wasm_bindgen(module = "/js/arguments.js")]
 unsafe extern "C" {
-    /// `[init copy without signal, caller's signal, fast origin | null, fast method | null,
-    /// body is a stream, the call's chain]` for a call of client `client`. Throws what
-    /// reading the init throws, and a `TypeError` for a call that sends through itself.
+    /// `[init copy without signal, caller's signal, origin ("" for data: and blob:),
+    /// method, body is a stream, the call's chain, and off the fast path: the request built
+    /// once, its header `key_header` or null]` for a call of client `client`. Throws what
+    /// reading the init or building the request throws (fetch's `TypeError`), a `TypeError`
+    /// for a scheme fetch does not send, and one for a call that sends through itself.
     #[wasm_bindgen(js_name = readArguments, catch)]
     pub fn read_arguments(
         input: &JsValue,
         init: &JsValue,
         client: u32,
+        key_header: &str,
     ) -> Result<js_sys::Array, JsValue>;
+    /// The registry key an origin (or a URL of one) names; a `TypeError` saying what an
+    /// origin is for anything else.
+    #[wasm_bindgen(js_name = originKey, catch)]
+    pub fn origin_key(value: &JsValue) -> Result<String, JsValue>;
+    /// Sets the call's key header: on `request` (false when its mode keeps it from being
+    /// set), or with `request` undefined as the fast path's init's only header.
+    #[wasm_bindgen(js_name = setKey, catch)]
+    pub fn set_key(
+        request: &JsValue,
+        init: &js_sys::Object,
+        header: &str,
+        key: &str,
+    ) -> Result<bool, JsValue>;
+    /// The error `new Request(input, init)` throws, or undefined.
+    #[wasm_bindgen(js_name = requestError)]
+    pub fn request_error(input: &JsValue, init: &JsValue) -> JsValue;
     /// One attempt: `fetch(input, init)` (the fast path's URL and init), or
     /// `fetch(request, { signal })` when `init` is undefined (a built request, its referrer
-    /// kept), with the controller's signal, through `fetch_fn` (undefined: the platform's),
+    /// kept, cloned first when `replay` and it has a body), with the controller's signal, through `fetch_fn` (undefined: the platform's),
     /// limited to `ms` (then the controller is aborted and the attempt settles with a
     /// `TimeoutError`, see [`is_timeout`]); it settles through the settler under (`slot`,
     /// `generation`); throws what fetch throws synchronously.
@@ -72,6 +79,7 @@ unsafe extern "C" {
         fetch_fn: &JsValue,
         input: &JsValue,
         init: &JsValue,
+        replay: bool,
         controller: &web_sys::AbortController,
         chain: &JsValue,
         ms: u32,
@@ -93,10 +101,6 @@ unsafe extern "C" {
         input: &JsValue,
         init: &JsValue,
     ) -> Result<Promise, JsValue>;
-    /// Gives the fast path's init (which has no headers of the caller's) the one
-    /// header `name: value`.
-    #[wasm_bindgen(js_name = setOnlyHeader)]
-    pub fn set_only_header(init: &js_sys::Object, name: &str, value: &str);
     /// The status of what `fetch` resolved with; a `TypeError` if it is not a
     /// `Response` (a mock or polyfill may resolve with anything).
     #[wasm_bindgen(js_name = statusOf, catch)]
@@ -114,7 +118,7 @@ unsafe extern "C" {
     pub fn hook_context(
         attempt: u32,
         method: &str,
-        url: &str,
+        input: &JsValue,
         output: &JsValue,
         is_response: bool,
         elapsed_ms: f64,
@@ -131,7 +135,7 @@ unsafe extern "C" {
     /// Cancels a response's body nobody will read (unless it is locked); a failure to
     /// cancel is harmless and dropped.
     #[wasm_bindgen(js_name = discardBody)]
-    pub fn discard_body(response: &web_sys::Response);
+    pub fn discard_body(response: &JsValue);
     /// Whether a send failed for a reason of the caller's setup (a call sending through itself).
     #[wasm_bindgen(js_name = isLocalError)]
     pub fn is_local_error(error: &JsValue) -> bool;

@@ -6,13 +6,12 @@ use std::rc::Rc;
 
 use js_sys::{Function, Object, Promise};
 use wasm_bindgen::prelude::*;
-use web_sys::Request;
 
 use super::abort::AbortGuard;
 use super::bindings::{
     abort_reason, cross_origin, guard_response, is_aborted, make_bulkhead_full_error,
     make_circuit_open_error, make_rate_limit_error, make_throttled_error, make_timeout_error,
-    new_request, performance_now, read_arguments, send_local, set_only_header,
+    performance_now, read_arguments, send_local, set_key,
 };
 use super::client::ClientInner;
 use super::env::{JsEnv, random_bytes};
@@ -23,58 +22,8 @@ use crate::engine::{self, Call, CallResult};
 use crate::idempotency::{self, Key, KeyChoice};
 use crate::policy::Policy;
 
-/// Where a URL goes.
-pub enum Target {
-    /// A server: its origin as the platform's URL parser serialises it (lower-case
-    /// host, default port dropped, IDNA applied), the registry key.
-    Server(String),
-    /// A URL that is no server's (`data:`, `blob:`): fetched as with `fetch`, with no
-    /// breaker, budget, bulkhead or retry.
-    Local,
-}
-
 fn type_error(message: &str) -> JsValue {
     js_sys::TypeError::new(message).into()
-}
-
-/// Where `url` goes; a `TypeError` for schemes `fetch` does not send (ftp:, file:, ws:, ...).
-pub fn target_of(url: &str) -> Result<Target, JsValue> {
-    let url = web_sys::Url::new(url)?;
-    let scheme = url.protocol();
-    match scheme.as_str() {
-        "http:" | "https:" => Ok(Target::Server(url.origin())),
-        "data:" | "blob:" => Ok(Target::Local),
-        _ => {
-            let mut message = String::from("resilientFetch: ");
-            message.push_str(&scheme);
-            message.push_str(" URLs cannot be fetched (only http:, https:, data: and blob:)");
-            Err(type_error(&message))
-        }
-    }
-}
-
-/// The registry key named by `origin` (an origin or a URL of it), for `breakerState`
-/// and `reset`; a `TypeError` saying what an origin is for anything else.
-pub fn origin_key(origin: &JsValue) -> Result<String, JsValue> {
-    const WHAT: &str =
-        "an origin is scheme://host[:port] of an http: or https: URL, e.g. https://api.example.com";
-    let Some(text) = origin.as_string() else {
-        let mut message = String::from("resilientFetch: origin must be a string (");
-        message.push_str(WHAT);
-        message.push(')');
-        return Err(type_error(&message));
-    };
-    match target_of(&text) {
-        Ok(Target::Server(key)) => Ok(key),
-        _ => {
-            let mut message = String::from("resilientFetch: \"");
-            message.push_str(&text);
-            message.push_str("\" is not an origin or URL of one (");
-            message.push_str(WHAT);
-            message.push(')');
-            Err(type_error(&message))
-        }
-    }
 }
 
 /// The policy a call runs under: its client's, or the call's laid over it.
@@ -165,37 +114,37 @@ fn prepare(
     policy: JsValue,
 ) -> Result<Prepared, JsValue> {
     let resolved = resolve_policy(&client, &policy)?;
-    // [init copy without signal, caller's signal, fast origin, fast method, stream body, chain]
-    let args = read_arguments(&input, &init, client.id)?;
+    let header = resolved.policy.idempotency_header.as_str();
+    // [init copy without signal, signal, origin ("": no server's), method, stream body,
+    //  chain, and off the fast path: the request, its key header]
+    let args = read_arguments(&input, &init, client.id, header)?;
     let copy: Object = args.get(0).unchecked_into();
     // A signal of any realm, or a polyfill's: readArguments checked its shape.
     let signal = Some(args.get(1)).filter(|s| !s.is_undefined());
     if let Some(signal) = signal.as_ref().filter(|s| is_aborted(s)) {
         return Err(abort_reason(signal));
     }
+    // The origin as a JS string too, for what the response keeps of the call (js/body.js).
+    let origin_js = args.get(2);
+    let origin = origin_js.as_string().unwrap_or_default();
+    if origin.is_empty() {
+        return send_local(&resolved.fetch, &input, &init).map(Prepared::Local);
+    }
+    let method = args.get(3).as_string().unwrap_or_default();
     let replayable = !args.get(4).is_truthy();
     let chain = args.get(5);
-    // On the fast path the request is never built by us (fetch builds it), so
-    // a call an open breaker rejects never pays for it.
-    let fast = args.get(2).as_string().zip(args.get(3).as_string());
-    // The origin as a JS string too, for what the response keeps of the call (js/body.js).
-    let mut origin_js = args.get(2);
-    let (request, origin, method) = match fast {
-        Some((origin, method)) => (None, origin, method),
-        None => {
-            let request = new_request(&input, &copy)?;
-            let origin = match target_of(&request.url())? {
-                Target::Server(origin) => origin,
-                Target::Local => {
-                    return send_local(&resolved.fetch, &input, &init).map(Prepared::Local);
-                }
-            };
-            let method = request.method();
-            origin_js = JsValue::from_str(&origin);
-            (Some(request), origin, method)
-        }
-    };
-    let key = attach_key(&resolved.policy, &origin, &method, request.as_ref(), &copy)?;
+    // On the fast path the request is never built by us (fetch builds it), so a call an
+    // open breaker rejects never pays for it.
+    let request = Some(args.get(6)).filter(|r| !r.is_undefined());
+    let existing = args.get(7).as_string();
+    let key = attach_key(
+        &resolved.policy,
+        &origin,
+        &method,
+        existing,
+        request.as_ref(),
+        &copy,
+    )?;
     let source = match request {
         Some(request) => Source::Template(request),
         None => Source::Direct { input, init: copy },
@@ -227,17 +176,17 @@ fn prepare(
     }))
 }
 
-/// The idempotency key the call carries, if any (the caller's header, a given string, or
-/// a fresh UUID), set on the request (or the fast path's init) where it is ours to add.
+/// The idempotency key the call carries, if any (the caller's header `existing`, a given
+/// string, or a fresh UUID), set on the request (or the fast path's init) where it is ours
+/// to add.
 fn attach_key(
     policy: &Policy,
     origin: &str,
     method: &str,
-    request: Option<&Request>,
+    existing: Option<String>,
+    request: Option<&JsValue>,
     fast_init: &Object,
 ) -> Result<Option<String>, JsValue> {
-    let header = policy.idempotency_header.as_str();
-    let existing = request.and_then(|r| r.headers().get(header).ok().flatten());
     let unsafe_method = method.eq_ignore_ascii_case("POST") || method.eq_ignore_ascii_case("PATCH");
     // Asked only where it matters: an automatic key for an unsafe request.
     let cross = existing.is_none() && unsafe_method && cross_origin(origin);
@@ -258,16 +207,12 @@ fn attach_key(
             idempotency::uuid_v4(bytes)
         }
     };
-    if add_header {
-        match request {
-            Some(request) => request.headers().set(header, &key)?,
-            // The fast path's init has no headers of the caller's: ours is the only one.
-            None => set_only_header(fast_init, header, &key),
-        }
-    }
     // Under mode "no-cors" the header cannot be set: then there is no key, and the call
-    // is not retried as if it had one (the fast path is never no-cors).
-    let present = request.is_none_or(|r| r.headers().get(header).ok().flatten().is_some());
+    // is not retried as if it had one (the fast path is never no-cors). A header the
+    // caller set is there already.
+    let none = JsValue::UNDEFINED;
+    let request = request.unwrap_or(&none);
+    let present = !add_header || set_key(request, fast_init, &policy.idempotency_header, &key)?;
     Ok(present.then_some(key))
 }
 

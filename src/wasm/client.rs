@@ -7,8 +7,9 @@ use js_sys::{Function, Promise};
 use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
 
+use super::bindings::origin_key;
 use super::bindings::{fetch_to_wrap, install_fetch, make_timeout_error, uninstall_fetch};
-use super::call::{self, origin_key};
+use super::call;
 use super::events::{emit, stats_to_js};
 use super::options::{Hooks, decode, policy_error};
 use super::types::{FetchInit, FetchInput, PolicyArg};

@@ -6,12 +6,12 @@ use std::rc::Rc;
 
 use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
-use web_sys::{AbortController, Request, Response};
+use web_sys::AbortController;
 
 use super::abort::{AbortState, AbortWait};
 use super::bindings::{
     ask_is_failure, ask_should_retry, discard_body, hook_context, is_local_error, is_timeout,
-    limits_of, new_request, send, status_of,
+    limits_of, request_error, send, status_of,
 };
 use super::env::timer_ms;
 use super::options::Hooks;
@@ -52,19 +52,11 @@ pub enum Source {
         /// each attempt sets its own signal on it.
         init: js_sys::Object,
     },
-    /// The general path: the request built once from the caller's arguments
-    /// (or the caller's own `Request`), cloned per attempt so that every retry
-    /// sends exactly what the first attempt sent (its body teed); without a
-    /// body it is sent as it is (`fetch` does not consume it).
-    Template(Request),
-}
-
-/// What one attempt sends.
-enum Outgoing<'a> {
-    /// The fast path's URL and init.
-    Direct(&'a JsValue, &'a js_sys::Object),
-    /// A request of its own.
-    Request(Request),
+    /// The general path: the request built once from the caller's arguments (or the
+    /// caller's own `Request`), cloned per attempt so that every retry sends exactly what
+    /// the first attempt sent (its body teed); without a body it is sent as it is (`fetch`
+    /// does not consume it). The cloning is `sendAttempt`'s (js/arguments.js).
+    Template(JsValue),
 }
 
 /// Sends the call's request, afresh for every attempt.
@@ -89,7 +81,7 @@ pub struct FetchTransport {
     paced: bool,
     /// The previous attempt's response and controller; the body is cancelled
     /// once the core moves on to another attempt (so its connection is freed).
-    previous: Option<(Response, AbortController)>,
+    previous: Option<(JsValue, AbortController)>,
 }
 
 impl FetchTransport {
@@ -117,25 +109,14 @@ impl FetchTransport {
         }
     }
 
-    /// What the next attempt sends (see [`Source`]). A stream body is never
-    /// sent twice: the core does not retry a call that is not replayable.
-    fn next_request(&self) -> Result<Outgoing<'_>, JsValue> {
-        match &self.source {
-            Source::Direct { input, init } => Ok(Outgoing::Direct(input, init)),
-            // `Request::clone` (the JS method) tees the body so it can be sent again.
-            Source::Template(request) if self.replayable && request.body().is_some() => {
-                request.clone().map(Outgoing::Request)
-            }
-            Source::Template(request) => Ok(Outgoing::Request(Clone::clone(request))),
-        }
-    }
-
     /// On the fast path nothing validated the caller's init before `fetch`
     /// did: when `fetch` rejects, building the same request tells whether the
     /// arguments were bad (the error to reject with) or the network failed.
     fn invalid_direct_request(&self) -> Option<JsValue> {
         match &self.source {
-            Source::Direct { input, init } => new_request(input, init).err(),
+            Source::Direct { input, init } => {
+                Some(request_error(input, init)).filter(|e| !e.is_undefined())
+            }
             Source::Template(_) => None,
         }
     }
@@ -174,14 +155,6 @@ pub struct Asking {
 }
 
 impl FetchTransport {
-    /// The URL the call sends to.
-    fn url(&self) -> String {
-        match &self.source {
-            Source::Direct { input, .. } => input.as_string().unwrap_or_default(),
-            Source::Template(request) => request.url(),
-        }
-    }
-
     /// The context the hooks see of an ended attempt.
     fn hook_context(&self, ended: &Ended<'_>, output: &Result<JsValue, JsValue>) -> JsValue {
         let (value, is_response) = match output {
@@ -191,7 +164,9 @@ impl FetchTransport {
         hook_context(
             ended.attempt,
             &self.asking.method,
-            &self.url(),
+            match &self.source {
+                Source::Direct { input, .. } | Source::Template(input) => input,
+            },
             value,
             is_response,
             ended.elapsed_ms,
@@ -253,10 +228,6 @@ impl Transport for FetchTransport {
         }
         // A failure here is local, not the origin's: it is neither retried nor counted
         // against the breaker, and the call rejects with it.
-        let outgoing = match self.next_request() {
-            Ok(o) => o,
-            Err(e) => return (AttemptOutcome::InvalidRequest, Err(e)),
-        };
         let controller = match AbortController::new() {
             Ok(c) => c,
             Err(e) => return (AttemptOutcome::InvalidRequest, Err(e)),
@@ -270,19 +241,18 @@ impl Transport for FetchTransport {
         self.abort.set_current(Some(controller.clone()));
         let settled = Settled::new();
         let (slot, generation) = settled.id();
-        // The fast path sends its URL and init; a request of its own goes with no init.
-        let request;
-        let (input, init) = match outgoing {
-            Outgoing::Direct(input, init) => (input, init.as_ref()),
-            Outgoing::Request(r) => {
-                request = JsValue::from(r);
-                (&request, &JsValue::UNDEFINED)
-            }
+        // The fast path sends its URL and init; a request of its own goes with no init (and
+        // is cloned per attempt when it has a body to send again; a stream body is sent
+        // once, as is: the core does not retry a call that is not replayable).
+        let (input, init) = match &self.source {
+            Source::Direct { input, init } => (input, init.as_ref()),
+            Source::Template(request) => (request, &JsValue::UNDEFINED),
         };
         let sent = send(
             &self.fetch,
             input,
             init,
+            self.replayable,
             &controller,
             &self.chain,
             ms,
@@ -318,7 +288,7 @@ impl Transport for FetchTransport {
                 // Only statuses retryOn may list can be retried: only then is Retry-After read.
                 let error = u32::from(status) >= crate::policy::RETRY_ON_MIN;
                 let (retry_after, quota) = limits(&value, error, self.paced);
-                self.previous = Some((value.clone().unchecked_into(), controller));
+                self.previous = Some((value.clone(), controller));
                 (
                     AttemptOutcome::Response {
                         status,

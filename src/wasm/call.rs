@@ -151,6 +151,7 @@ fn prepare(
     };
     let guard = AbortGuard::new(signal);
     let transport = FetchTransport::new(
+        origin_js.clone(),
         source,
         resolved.fetch.clone(),
         chain,
@@ -161,7 +162,6 @@ fn prepare(
             hooks: resolved.hooks.clone(),
             method: method.clone(),
             key: key.clone(),
-            origin: origin_js.clone(),
         },
     );
     Ok(Prepared::Run(Ready {

@@ -84,6 +84,8 @@ pub struct FetchTransport {
     asking: Asking,
     /// Whether the rate-limit headers are read (policy `rateLimit`).
     paced: bool,
+    /// The call's origin (a JS string), whose answers' headers are read.
+    origin: JsValue,
     /// The previous attempt's response and controller; the body is cancelled
     /// once the core moves on to another attempt (so its connection is freed).
     previous: Option<(JsValue, AbortController)>,
@@ -92,6 +94,7 @@ pub struct FetchTransport {
 impl FetchTransport {
     /// A transport for one call.
     pub fn new(
+        origin: JsValue,
         source: Source,
         fetch: JsValue,
         chain: JsValue,
@@ -110,6 +113,7 @@ impl FetchTransport {
             total_timeout_ms: f64::from(policy.total_timeout_ms),
             asking,
             paced: policy.rate_limit.is_some(),
+            origin,
             previous: None,
         }
     }
@@ -157,8 +161,6 @@ pub struct Asking {
     pub method: String,
     /// The call's idempotency key, if any.
     pub key: Option<String>,
-    /// The call's origin (a JS string), whose answers' rate-limit headers are read.
-    pub origin: JsValue,
 }
 
 impl FetchTransport {
@@ -294,8 +296,7 @@ impl Transport for FetchTransport {
                 };
                 // Only statuses retryOn may list can be retried: only then is Retry-After read.
                 let error = u32::from(status) >= crate::policy::RETRY_ON_MIN;
-                let origin = &self.asking.origin;
-                let (retry_after, quota) = limits(&value, error, self.paced, origin);
+                let (retry_after, quota) = limits(&value, error, self.paced, &self.origin);
                 self.previous = Some((value.clone(), controller));
                 (
                     AttemptOutcome::Response {

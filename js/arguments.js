@@ -347,37 +347,21 @@ function statusOf(response) {
   return status;
 }
 
-// Origins whose last answer read had no rate-limit headers -> answers since. Their answers
-// are read on every error status and every QUIET_EVERY-th other one (three header lookups cost
-// more than the rest of an answer's handling in Node); an origin's first answer, and every
-// answer of an origin that sends them, is read.
-const QUIET = new Map();
-const QUIET_EVERY = 8;
-const QUIET_MAX = 256;
-
 /**
- * What a response of `origin` says of its limits, read in one crossing: undefined when it says
+ * What a response says of its origin's limits, read in one crossing: undefined when it says
  * nothing, else [Retry-After (read only when `error`), RateLimit, RateLimit-Policy, remaining,
  * reset, limit], the last three from RateLimit-* or else X-RateLimit-* (src/rate_limit.rs parses
  * them; `rates`: whether to read those at all). A mock's odd headers say nothing.
  */
-function limitsOf(response, error, rates, origin) {
+function limitsOf(response, error, rates) {
   try {
     const h = response.headers;
     const retryAfter = error ? h.get("retry-after") : null;
     let draft = null, remaining = null, x = "ratelimit-";
-    const since = QUIET.get(origin);
-    if (rates && !error && since !== undefined && since < QUIET_EVERY - 1) {
-      QUIET.set(origin, since + 1);
-    } else if (rates) {
+    if (rates) {
       draft = h.get("ratelimit");
       remaining = h.get(x + "remaining");
       if (remaining === null) remaining = h.get((x = "x-ratelimit-") + "remaining");
-      if (draft !== null || remaining !== null) QUIET.delete(origin);
-      else {
-        if (since === undefined && QUIET.size >= QUIET_MAX) QUIET.clear();
-        QUIET.set(origin, 0);
-      }
     }
     if (retryAfter === null && draft === null && remaining === null) return undefined;
     const split = (name) => (remaining === null ? undefined : h.get(x + name) ?? undefined);

@@ -105,12 +105,11 @@ unsafe extern "C" {
     /// `Response` (a mock or polyfill may resolve with anything).
     #[wasm_bindgen(js_name = statusOf, catch)]
     pub fn status_of(response: &JsValue) -> Result<u16, JsValue>;
-    /// What a response of `origin` says of its limits: undefined, or `[Retry-After (only
-    /// when `error`), RateLimit, RateLimit-Policy, remaining, reset, limit]` (strings or
-    /// undefined; the rate-limit ones only when `rates`, and of an origin that has not sent
-    /// them, on error statuses and every 8th other answer).
+    /// What a response says of its origin's limits: undefined, or `[Retry-After (only when
+    /// `error`), RateLimit, RateLimit-Policy, remaining, reset, limit]` (strings or undefined;
+    /// the rate-limit ones only when `rates`).
     #[wasm_bindgen(js_name = limitsOf)]
-    pub fn limits_of(response: &JsValue, error: bool, rates: bool, origin: &JsValue) -> JsValue;
+    pub fn limits_of(response: &JsValue, error: bool, rates: bool) -> JsValue;
     /// Calls `listener(event)`; what it throws, or the promise it returns rejects with, is dropped.
     #[wasm_bindgen(js_name = callListener)]
     pub fn call_listener(listener: &js_sys::Function, event: &JsValue);

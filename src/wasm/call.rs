@@ -151,7 +151,6 @@ fn prepare(
     };
     let guard = AbortGuard::new(signal);
     let transport = FetchTransport::new(
-        origin_js.clone(),
         source,
         resolved.fetch.clone(),
         chain,

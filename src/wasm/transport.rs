@@ -22,13 +22,8 @@ use crate::rate_limit::{self, Headers, Quota};
 
 /// A response's `Retry-After` (read when `error`) and what its rate-limit headers say of
 /// the quota (read when `rates`): one crossing to JS, none of the parsing there.
-fn limits(
-    response: &JsValue,
-    error: bool,
-    rates: bool,
-    origin: &JsValue,
-) -> (Option<String>, Option<Quota>) {
-    let read = limits_of(response, error, rates, origin);
+fn limits(response: &JsValue, error: bool, rates: bool) -> (Option<String>, Option<Quota>) {
+    let read = limits_of(response, error, rates);
     let Some(values) = read.dyn_ref::<js_sys::Array>() else {
         return (None, None);
     };
@@ -84,8 +79,6 @@ pub struct FetchTransport {
     asking: Asking,
     /// Whether the rate-limit headers are read (policy `rateLimit`).
     paced: bool,
-    /// The call's origin (a JS string), whose answers' headers are read.
-    origin: JsValue,
     /// The previous attempt's response and controller; the body is cancelled
     /// once the core moves on to another attempt (so its connection is freed).
     previous: Option<(JsValue, AbortController)>,
@@ -94,7 +87,6 @@ pub struct FetchTransport {
 impl FetchTransport {
     /// A transport for one call.
     pub fn new(
-        origin: JsValue,
         source: Source,
         fetch: JsValue,
         chain: JsValue,
@@ -113,7 +105,6 @@ impl FetchTransport {
             total_timeout_ms: f64::from(policy.total_timeout_ms),
             asking,
             paced: policy.rate_limit.is_some(),
-            origin,
             previous: None,
         }
     }
@@ -296,7 +287,7 @@ impl Transport for FetchTransport {
                 };
                 // Only statuses retryOn may list can be retried: only then is Retry-After read.
                 let error = u32::from(status) >= crate::policy::RETRY_ON_MIN;
-                let (retry_after, quota) = limits(&value, error, self.paced, &self.origin);
+                let (retry_after, quota) = limits(&value, error, self.paced);
                 self.previous = Some((value.clone(), controller));
                 (
                     AttemptOutcome::Response {

@@ -115,3 +115,22 @@ test("rate limits: the paced burst gets no 429 where the unpaced one does", asyn
   assert.match(await page.locator("#pace-summary").textContent(), /With pacing: 30 × 200, 0 × 429/);
 });
 
+test("jitter lane: 'none' sends every retry at once, 'full' spreads them over the window", async () => {
+  await page.click("#jitter-button");
+  await page.waitForFunction(() => document.querySelector("#jitter-summary").dataset.spreads !== undefined, null,
+    { timeout: 30000 });
+  const spreads = JSON.parse(await page.locator("#jitter-summary").getAttribute("data-spreads"));
+  assert.equal(spreads.none, 0, JSON.stringify(spreads));
+  assert.ok(spreads.full > 100, JSON.stringify(spreads));
+  assert.equal(await page.locator("#jitter-chart circle").count(), 160);
+});
+
+test("throttle lane: throttling cuts what reaches the overloaded origin", async () => {
+  await page.click("#throttle-button");
+  await page.waitForFunction(() => document.querySelector("#throttle-summary").dataset.onSent !== undefined, null,
+    { timeout: 30000 });
+  const data = await page.locator("#throttle-summary").evaluate((p) => ({ ...p.dataset }));
+  assert.equal(data.offSent, "300", JSON.stringify(data));
+  assert.ok(Number(data.onSent) < 200 && Number(data.onRefused) > 100, JSON.stringify(data));
+});
+

@@ -42,6 +42,19 @@ for (const form of ["draft", "x"]) {
   });
 }
 
+test("an origin that starts sending rate-limit headers later is heard on its first such answer", async () => {
+  const id = uid("quota-late");
+  const client = new ResilientClient({ retry: false });
+  const url = `${ORIGIN_A}/quota?id=${id}&limit=3&windowMs=60000&quietFor=10`;
+  for (let i = 0; i < 10; i++) await (await client.fetch(url)).text();
+  assert.equal(client.stats()[ORIGIN_A].quotaRemaining, undefined, "ten answers without the headers");
+  for (let i = 0; i < 3; i++) await (await client.fetch(url)).text();
+  // The fourth call in the window would be refused: it is not sent.
+  const error = await errorOf(client.fetch(url, undefined, { rateLimit: { maxWaitMs: 0 } }));
+  assert.ok(error instanceof RateLimitError, String(error));
+  assert.ok(!(await statuses(id)).includes(429));
+});
+
 test("without pacing (rateLimit: false) the same burst gets 429s: the test can fail", async () => {
   const id = uid("quota-off");
   const client = new ResilientClient({ rateLimit: false, retry: false });

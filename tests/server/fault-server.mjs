@@ -26,14 +26,15 @@
 //                                        (a preflight's entry has `requestHeaders`, what it asked to send)
 //   /retry-after?id=X&value=V&code=503   first request: code + Retry-After: V (V "date:2" =
 //                                        an HTTP-date 2 s ahead, "date:-60" a minute ago), then 200
-//   /quota?id=X&limit=N&windowMs=W&form=draft|x|both
+//   /quota?id=X&limit=N&windowMs=W&form=draft|x|both&quietFor=Q
 //                                        a fixed-window quota per id (windows aligned to multiples of W
 //                                        since the epoch): N requests per window get 200 "ok", the rest
 //                                        429 with Retry-After (whole seconds to the window's end). Every
 //                                        answer advertises the quota: form draft = RateLimit-Policy
 //                                        "q";q=N;w=W/1000 and RateLimit "q";r=R;t=T (T whole seconds,
 //                                        rounded up); x = X-RateLimit-Limit/-Remaining/-Reset (epoch
-//                                        seconds of the window's end); both (the default) = all of them
+//                                        seconds of the window's end); both (the default) = all of them;
+//                                        the first Q requests of X get 200 with no such header, uncounted
 //   /effect?id=X&drop=N&dropRate=P (POST) applies the effect once per Idempotency-Key, then drops the
 //                                        connection on the first N attempts of X (and on a random
 //                                        fraction P of all) instead of answering
@@ -185,7 +186,8 @@ function createOrigin(name) {
         send(res, entry.status, "later", { "retry-after": value }); return;
       }
       case "/quota": {
-        record(id, entry);
+        const n = seen(id); record(id, entry);
+        if (n < Number(q.get("quietFor") || 0)) { entry.status = 200; send(res, 200, "ok"); return; }
         const limit = Number(q.get("limit") || 10), windowMs = Number(q.get("windowMs") || 1000);
         const form = q.get("form") || "both";
         const now = Date.now(), start = Math.floor(now / windowMs) * windowMs, end = start + windowMs;

@@ -16,7 +16,11 @@ const el = (tag, attrs = {}, ...children) => {
 };
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
-const backend = await (await fetch("/backend.json")).json();
+// backend.json names the two origins. From scripts/demo.sh (serve.mjs) they are the local Node
+// fault server's; in the static build (scripts/demo-static.sh) they are mock origins answered by
+// the service worker it names, which must control this page before anything else is fetched.
+const backend = await (await fetch("backend.json")).json();
+if (backend.serviceWorker) await useServiceWorker(backend.serviceWorker);
 const ORIGINS = { a: backend.a, b: backend.b };
 const NAMES = { a: "Origin A", b: "Origin B" };
 // One id per page load groups this page's requests in the backend's log.
@@ -27,6 +31,51 @@ const client = new ResilientClient();
 const calls = [];
 const demo = { fired: 0, settled: 0, posts: 0 };
 window.__demo = demo;
+
+// ---------------------------------------------------------------- the static build's backend
+/** Shows why the page cannot go on, and stops it. */
+function halt(message) {
+  $("#status").textContent = message;
+  $("#status").className = "error";
+  throw new Error(message);
+}
+
+/**
+ * Registers the mock backend's service worker (scope: this page's folder) and resolves once it
+ * controls the page, so that the page's fetches to the mock origins reach it. It takes over at
+ * its first activation (clients.claim); a page it does not control yet (a hard reload) asks it
+ * to, then reloads once.
+ */
+async function useServiceWorker(script) {
+  const fix = "Serve it over https:// or from localhost (127.0.0.1), in a normal window, or run ./scripts/demo.sh"
+    + " for the demo with its local Node backend.";
+  if (!("serviceWorker" in navigator)) {
+    halt("This static demo answers its requests with a mock backend in a service worker, and this browser offers"
+      + ` none here (service workers need a secure context and are off in some private windows). ${fix}`);
+  }
+  const sw = navigator.serviceWorker;
+  try {
+    await sw.register(script, { scope: "./" });
+  } catch (e) {
+    halt(`The mock backend's service worker (${script}) could not be registered: ${e.message}. ${fix}`);
+  }
+  const registration = await sw.ready;
+  if (!sw.controller) {
+    const controlled = new Promise((resolve) => sw.addEventListener("controllerchange", resolve, { once: true }));
+    registration.active?.postMessage("claim");
+    if (!await Promise.race([controlled.then(() => true), sleep(5000).then(() => false)])) {
+      if (!sessionStorage.getItem("rf-demo-reloaded")) {
+        sessionStorage.setItem("rf-demo-reloaded", "1");
+        location.reload();
+        await new Promise(() => {}); // the reload replaces this page
+      }
+      halt(`The mock backend's service worker is installed but does not control this page. Reload it. ${fix}`);
+    }
+  }
+  sessionStorage.removeItem("rf-demo-reloaded");
+  // The browser stops an idle worker, and its state (chaos settings, logs) with it: keep it awake.
+  setInterval(() => sw.controller?.postMessage("ping"), 10000);
+}
 
 // ---------------------------------------------------------------- backend controls
 async function putChaos(origin, patch) {
@@ -495,5 +544,7 @@ showPolicy();
 renderLights();
 renderTimeline();
 setInterval(renderLights, 250); // half-open is decided lazily: stats() shows it when the cooldown ends
-$("#status").textContent = `backend: ${ORIGINS.a} and ${ORIGINS.b}`;
+$("#status").textContent = backend.serviceWorker
+  ? `backend: mock origins ${ORIGINS.a} and ${ORIGINS.b}, answered by a service worker in this browser`
+  : `backend: ${ORIGINS.a} and ${ORIGINS.b}`;
 window.__demoReady = true;

@@ -152,6 +152,26 @@ impl Pacer {
         }
     }
 
+    /// How long a `Retry-After` hold keeps sends back at `now`, if one does (a booked send
+    /// waits for it too).
+    pub fn held(&self, now: f64) -> Option<f64> {
+        (self.not_before > now).then_some(self.not_before - now)
+    }
+
+    /// Gives back a send booked for `at` that was not made (its call was aborted, ran out of
+    /// time, or was refused by the breaker or the throttle): still ahead, the booking goes;
+    /// in the current window, that window gets the request back.
+    pub fn unbook(&mut self, at: f64) {
+        if let Some(w) = &mut self.quota {
+            if at >= w.reset_at {
+                w.booked = w.booked.saturating_sub(1);
+            } else if at >= w.reset_at - w.span() {
+                let limit = w.limit.unwrap_or(u32::MAX);
+                w.remaining = w.remaining.saturating_add(1).min(limit);
+            }
+        }
+    }
+
     /// Takes one request of the quota for a send at `now` that [`Pacer::admit`] let go.
     pub fn take(&mut self, now: f64) {
         self.roll(now);
@@ -195,8 +215,18 @@ impl Pacer {
                         booked: w.booked.saturating_sub(fresh.remaining),
                         ..fresh
                     }
+                } else if fresh.remaining < w.remaining {
+                    // An earlier reset than the window we assumed, and less left: the server's
+                    // windows are not where we thought (it starts one at the first request
+                    // after a reset, say). What it says now wins.
+                    Window {
+                        booked: w.booked,
+                        limit: fresh.limit.or(w.limit),
+                        window_ms: fresh.window_ms.or(w.window_ms),
+                        ..fresh
+                    }
                 } else {
-                    // An earlier reset than the window we know: an older report. Keep ours.
+                    // An earlier reset and as much left or more: an older report. Keep ours.
                     w
                 }
             }
@@ -345,8 +375,10 @@ mod tests {
         p.learn(&quota(1, 1_000.0), 0.0);
         p.learn(&quota(9, 5_000.0), 10.0); // a new window
         assert_eq!(p.remaining(20.0), Some(9));
-        p.learn(&quota(0, 100.0), 20.0); // older report, earlier reset: kept ours
+        p.learn(&quota(10, 100.0), 20.0); // an earlier reset, more left: an older report, ours kept
         assert_eq!(p.remaining(30.0), Some(9));
+        p.learn(&quota(0, 100.0), 20.0); // an earlier reset, less left: the careful answer wins
+        assert_eq!(p.wait(30.0), Some((90.0, Why::Quota)));
     }
 
     #[test]
@@ -359,6 +391,42 @@ mod tests {
         // A report of a window later than ours (the server's windows are longer).
         p.learn(&limited(6, 3_000.0, 10, 1_000.0), 500.0);
         assert_eq!(p.remaining(500.0), Some(2));
+    }
+
+    #[test]
+    fn a_booking_not_used_is_given_back() {
+        let mut p = Pacer::default();
+        p.learn(&limited(0, 1_000.0, 2, 1_000.0), 0.0);
+        assert_eq!(p.admit(0.0, ANY), Admit::Booked(1_000.0));
+        assert_eq!(p.admit(0.0, ANY), Admit::Booked(1_000.0));
+        // The first caller aborts before its slot: a newcomer gets it.
+        p.unbook(1_000.0);
+        assert_eq!(p.admit(10.0, ANY), Admit::Booked(990.0));
+        // In its window, a booked send refused by the breaker gives its request back.
+        assert_eq!(p.admit(1_000.0, ANY), Admit::Booked(1_000.0));
+        p.unbook(1_000.0);
+        assert_eq!(p.admit(1_001.0, ANY), Admit::Go);
+    }
+
+    #[test]
+    fn a_report_of_an_earlier_reset_with_less_left_wins_over_an_assumed_window() {
+        let mut p = Pacer::default();
+        p.learn(&limited(0, 5_000.0, 5, 10_000.0), 0.0);
+        // The pacer assumes the next window is [5 000, 15 000) and lets sends go at 11 000...
+        assert_eq!(p.admit(11_000.0, ANY), Admit::Go);
+        p.take(11_000.0);
+        // ...but the server's window runs to 16 000 and is spent.
+        p.learn(&limited(0, 5_000.0, 5, 10_000.0), 11_000.0);
+        assert_eq!(
+            p.wait(11_000.0),
+            Some((4_000.0, Why::Quota)),
+            "15 000 assumed, server's 16 000 later: ours kept"
+        );
+        // A report whose reset comes before the assumed one, with less left, wins.
+        let mut q = Pacer::default();
+        q.learn(&limited(3, 5_000.0, 5, 10_000.0), 0.0);
+        q.learn(&limited(0, 2_000.0, 5, 10_000.0), 10.0);
+        assert_eq!(q.wait(10.0), Some((2_000.0, Why::Quota)));
     }
 
     #[test]

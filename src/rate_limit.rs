@@ -157,7 +157,8 @@ fn list_member(m: &Member<'_>, policy: Option<&str>) -> Option<Quota> {
         remaining: saturate(remaining),
         reset_ms: clamp_reset(reset as f64 * 1000.0),
         limit: q.map(saturate),
-        window_ms: w.map(|w| w as f64 * 1000.0),
+        // A window of no length says nothing about when the next one starts.
+        window_ms: w.filter(|w| *w > 0).map(|w| w as f64 * 1000.0),
     })
 }
 
@@ -901,7 +902,10 @@ mod tests {
                 limit: policy
                     .and_then(|p| p.2)
                     .map(|q| u32::try_from(q).unwrap_or(u32::MAX)),
-                window_ms: policy.and_then(|p| p.3).map(|w| w as f64 * 1000.0),
+                window_ms: policy
+                    .and_then(|p| p.3)
+                    .filter(|w| *w > 0)
+                    .map(|w| w as f64 * 1000.0),
             };
             let better = match best {
                 None => true,

@@ -38,7 +38,7 @@ pub struct OriginStats {
     pub timeouts: u64,
     /// Attempts on the wire now.
     pub in_flight: u32,
-    /// Calls rejected without sending because the origin's rate-limit wait was too long.
+    /// Attempts not sent because the origin's rate-limit wait was too long for their call.
     pub rate_limited: u64,
     /// Attempts adaptive throttling refused locally.
     pub throttled: u64,

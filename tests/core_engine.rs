@@ -2383,3 +2383,121 @@ fn throttling_is_off_by_default() {
         assert_eq!(n, 1);
     }
 }
+
+fn limited(remaining: u32, reset_ms: f64, limit: u32, window_ms: f64) -> Quota {
+    Quota {
+        remaining,
+        reset_ms,
+        limit: Some(limit),
+        window_ms: Some(window_ms),
+    }
+}
+
+/// A GET to A whose `rateLimitWait` events run `on_wait` (with the registry free to use).
+fn get_on_wait(
+    reg: &RefCell<Registry>,
+    p: &Policy,
+    clock: &Clock,
+    on_wait: &dyn Fn(&RefCell<Registry>),
+) -> (CallResult<u32>, Vec<&'static str>) {
+    let mut script = Script::new(clock, &[Step::Status(200)]);
+    let mut kinds = Vec::new();
+    let result = block_on(engine::run(reg, p, get(A), &mut script, clock, &mut |e| {
+        kinds.push(e.kind());
+        if let Event::RateLimitWait { .. } = e {
+            on_wait(reg);
+        }
+    }));
+    (result, kinds)
+}
+
+#[test]
+fn a_booked_send_still_waits_for_a_hold_that_came_after_it_was_booked() {
+    let (reg, clock) = (registry(), Clock::auto());
+    let p = Policy::default();
+    reg.borrow_mut().with(A, |_, s| {
+        s.pacer.learn(&limited(0, 1_000.0, 1, 1_000.0), 0.0)
+    });
+    // Booked for t = 1 000; while it waits, a 429 elsewhere holds the origin until 5 000.
+    let hold = |reg: &RefCell<Registry>| {
+        reg.borrow_mut().with(A, |_, s| s.pacer.hold(5_000.0));
+    };
+    let (result, kinds) = get_on_wait(&reg, &p, &clock, &hold);
+    assert_eq!(result, done(1, 1));
+    assert_eq!(
+        clock.now_ms(),
+        5_010.0,
+        "sent when the hold ended, not into it"
+    );
+    assert_eq!(kinds.iter().filter(|k| **k == "rateLimitWait").count(), 2);
+}
+
+#[test]
+fn a_booking_given_up_goes_back_to_the_queue() {
+    let (reg, clock) = (registry(), Clock::auto());
+    let p = Policy::default();
+    reg.borrow_mut().with(A, |_, s| {
+        s.pacer.learn(&limited(0, 1_000.0, 1, 1_000.0), 0.0)
+    });
+    clock.abort_at.set(Some(500.0));
+    let (result, _, sent) = paced_get(&reg, &p, &clock, &[]);
+    assert_eq!((result, sent), (CallResult::Aborted, 0));
+    // The aborted call's slot (t = 1 000) is the next caller's, not one a window later.
+    let next = reg
+        .borrow_mut()
+        .with(A, |_, s| s.pacer.admit(500.0, f64::INFINITY));
+    assert_eq!(next, resilient_fetch::pacing::Admit::Booked(500.0));
+    assert_released(&reg, A);
+}
+
+#[test]
+fn an_origin_a_call_waits_for_is_not_evicted() {
+    let clock = Clock::auto();
+    let reg = RefCell::new(Registry::new(1));
+    let p = Policy::default();
+    reg.borrow_mut().with(A, |_, s| {
+        s.pacer.learn(&limited(0, 1_000.0, 1, 1_000.0), 0.0)
+    });
+    // While A's call waits, another origin needs the registry's only place.
+    let kept = Cell::new(false);
+    let touch_b = |reg: &RefCell<Registry>| {
+        reg.borrow_mut().with(B, |_, _| ());
+        kept.set(
+            reg.borrow()
+                .peek(A)
+                .is_some_and(|s| s.pacer.wait(0.0).is_some()),
+        );
+    };
+    get_on_wait(&reg, &p, &clock, &touch_b);
+    assert!(
+        kept.get(),
+        "A and what its pacing knows were kept while its call waited"
+    );
+}
+
+#[test]
+fn max_wait_ms_bounds_the_waits_of_a_call_together() {
+    let (reg, clock) = (registry(), Clock::auto());
+    let p = policy(serde_json::json!({"totalTimeoutMs": 100000}));
+    reg.borrow_mut().with(A, |_, s| {
+        s.pacer.hold(20_000.0);
+        s.pacer.learn(&limited(0, 40_000.0, 1, 20_000.0), 0.0);
+    });
+    // 20 s for the hold, then 20 s more for the quota: 40 s in all, over 30 s.
+    let (result, events, sent) = paced_get(&reg, &p, &clock, &[]);
+    assert_eq!(sent, 0);
+    assert!(
+        matches!(
+            result,
+            CallResult::RateLimited {
+                reason: Why::Quota,
+                ..
+            }
+        ),
+        "{result:?}"
+    );
+    assert_eq!(
+        pacing_events(&events, "rateLimitWait"),
+        [(20_000.0, Why::RetryAfter)]
+    );
+}

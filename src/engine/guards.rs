@@ -65,6 +65,48 @@ impl Drop for Reservation<'_> {
     }
 }
 
+/// A send the origin's pacing booked for the call at `at` (monotonic ms). Dropped before
+/// [`Booking::used`] (the call was aborted, ran out of time, or the breaker or throttle
+/// refused the send), it is given back ([`crate::pacing::Pacer::unbook`]).
+pub(super) struct Booking<'a> {
+    registry: &'a RefCell<Registry>,
+    origin: &'a str,
+    id: EntryId,
+    at: f64,
+    used: bool,
+}
+
+impl<'a> Booking<'a> {
+    /// The send booked at `at` on the origin's entry `id`.
+    pub(super) fn new(ctx: &Ctx<'a>, id: EntryId, at: f64) -> Self {
+        Booking {
+            registry: ctx.registry,
+            origin: ctx.origin,
+            id,
+            at,
+            used: false,
+        }
+    }
+
+    /// The booked send was made.
+    pub(super) fn used(mut self) {
+        self.used = true;
+    }
+}
+
+impl Drop for Booking<'_> {
+    fn drop(&mut self) {
+        if self.used {
+            return;
+        }
+        if let Ok(mut registry) = self.registry.try_borrow_mut()
+            && let Some(state) = registry.get_mut(self.origin, self.id)
+        {
+            state.pacer.unbook(self.at);
+        }
+    }
+}
+
 /// A call's hold on its origin between an attempt that may be retried and the next
 /// attempt (or the call's end): the origin's `waiting` count, so that the registry does
 /// not evict it as idle (see [`Registry`]'s bound).
@@ -72,6 +114,22 @@ pub(super) struct WaitHold<'a> {
     registry: &'a RefCell<Registry>,
     origin: &'a str,
     id: EntryId,
+}
+
+impl<'a> WaitHold<'a> {
+    /// Marks the origin in use while the call waits for it (its rate limit), so that it is
+    /// not evicted with what its pacing knows.
+    pub(super) fn take(ctx: &Ctx<'a>) -> Self {
+        let id = ctx.registry.borrow_mut().with(ctx.origin, |id, s| {
+            s.waiting += 1;
+            id
+        });
+        WaitHold {
+            registry: ctx.registry,
+            origin: ctx.origin,
+            id,
+        }
+    }
 }
 
 impl Drop for WaitHold<'_> {
@@ -115,13 +173,20 @@ impl<'a> AttemptGuard<'a> {
         on_event: &mut dyn FnMut(&Event<'_>),
     ) -> Result<Self, Blocked> {
         let policy = ctx.policy.breaker.as_ref();
-        let paced = ctx.policy.rate_limit.is_some() && !booked;
+        let paced = ctx.policy.rate_limit.is_some();
         let (began, transition) = ctx.registry.borrow_mut().with(ctx.origin, |id, s| {
             if paced {
-                let blocked = match s.pacer.admit(now, max_wait) {
+                // A booked send goes unasked, but not into a hold that came since.
+                let admit = match s.pacer.held(now) {
+                    _ if !booked => s.pacer.admit(now, max_wait),
+                    Some(ms) if ms > max_wait => Admit::TooLong(ms, Why::RetryAfter),
+                    Some(ms) => Admit::Wait(ms, Why::RetryAfter),
+                    None => Admit::Go,
+                };
+                let blocked = match admit {
                     Admit::Go => None,
-                    Admit::Wait(ms, why) => Some(Blocked::Pace(ms, why, false)),
-                    Admit::Booked(ms) => Some(Blocked::Pace(ms, Why::Quota, true)),
+                    Admit::Wait(ms, why) => Some(Blocked::Pace(ms, why, None)),
+                    Admit::Booked(ms) => Some(Blocked::Pace(ms, Why::Quota, Some(id))),
                     Admit::TooLong(ms, why) => {
                         s.stats.rate_limited += 1;
                         Some(Blocked::RateLimit(ms, why))
@@ -146,7 +211,7 @@ impl<'a> AttemptGuard<'a> {
                 Some(Ok(permit)) => Some(permit),
                 None => None,
             };
-            if paced {
+            if paced && !booked {
                 s.pacer.take(now);
             }
             s.stats.attempts += 1;
@@ -167,11 +232,7 @@ impl<'a> AttemptGuard<'a> {
                         origin: ctx.origin,
                         probability,
                     }),
-                    Blocked::Pace(wait_ms, reason, _) => on_event(&Event::RateLimitWait {
-                        origin: ctx.origin,
-                        wait_ms,
-                        reason,
-                    }),
+                    // (A wait's event comes from the loop, once the origin is held in use.)
                     Blocked::RateLimit(retry_after_ms, reason) => {
                         on_event(&Event::RateLimitRejected {
                             origin: ctx.origin,

@@ -36,9 +36,9 @@ use crate::classify::{Judgement, Verdict, classify, is_idempotent_method, judge}
 use crate::events::{Event, GiveUpReason, RetryReason};
 use crate::pacing::Why;
 use crate::policy::Policy;
-use crate::registry::Registry;
+use crate::registry::{EntryId, Registry};
 use crate::retry_after;
-use guards::{AttemptGuard, Learned, Reservation, WaitHold};
+use guards::{AttemptGuard, Booking, Learned, Reservation, WaitHold};
 use std::cell::RefCell;
 use std::future::{Future, poll_fn};
 use std::pin::pin;
@@ -238,8 +238,10 @@ pub async fn run<T: Transport, E: Env>(
     // A wait before the next attempt: a retry's backoff, or what the origin's rate limit
     // asks for (one place to wait, so the call's future has one waiting state).
     let mut wait: Option<f64> = None;
-    // Whether the call holds a send its origin's pacing booked for when that wait ends.
-    let mut booked = false;
+    // The send its origin's pacing booked for the call when that wait ends, if any.
+    let mut booking: Option<Booking<'_>> = None;
+    // How long the call has waited for its origin's rate limit: `maxWaitMs` bounds the sum.
+    let mut paced_ms = 0.0;
     loop {
         if let Some(ms) = wait.take()
             && let Either::Left(()) = race(env.abort_wait(), env.sleep(ms)).await
@@ -255,20 +257,39 @@ pub async fn run<T: Transport, E: Env>(
         let start = first_start.take().unwrap_or_else(|| env.now_ms());
         let remaining = ctx.deadline - start;
         let began = if remaining >= MIN_ATTEMPT_MS {
-            // The longest the origin may make this call wait before its attempt.
+            // The longest the origin may still make this call wait before its attempt.
             let cap = policy.rate_limit.as_ref().map_or(0, |r| r.max_wait_ms);
-            let max_wait = f64::from(cap).min(remaining - MIN_ATTEMPT_MS);
-            let pacing = (std::mem::take(&mut booked), max_wait);
+            let max_wait = (f64::from(cap) - paced_ms).min(remaining - MIN_ATTEMPT_MS);
+            let pacing = (booking.is_some(), max_wait);
             AttemptGuard::begin(&ctx, start, attempt, pacing, &|| env.random(), on_event)
         } else {
             Err(Blocked::Deadline)
         };
-        if let Err(Blocked::Pace(wait_ms, _, with_booking)) = began {
-            // The attempt starts once its origin lets it (a booked send goes unasked).
-            booked = with_booking;
+        if let Err(Blocked::Pace(wait_ms, reason, booked)) = began {
+            // The attempt starts once its origin lets it (a booked send goes unasked), and
+            // the origin counts as in use meanwhile.
+            if let Some(id) = booked {
+                booking = Some(Booking::new(&ctx, id, start + wait_ms));
+            }
+            if waiting.is_none() {
+                waiting = Some(WaitHold::take(&ctx));
+            }
+            on_event(&Event::RateLimitWait {
+                origin: ctx.origin,
+                wait_ms,
+                reason,
+            });
+            paced_ms += wait_ms;
             wait = Some(wait_ms);
             continue;
         }
+        if began.is_ok()
+            && let Some(booking) = booking.take()
+        {
+            booking.used();
+        }
+        // A booking not used here (refused, out of time) is given back.
+        drop(booking.take());
         progress.attempt = attempt;
         // From here the attempt (or the end of the call) keeps the origin in use.
         drop(waiting.take());
@@ -344,14 +365,16 @@ pub async fn run<T: Transport, E: Env>(
         // (handed over in the same registry access), through the events and the wait.
         let may_retry = matches!(verdict, Verdict::Retry(_)) || asks;
         let timed_out = outcome == AttemptOutcome::Timeout;
-        // Read only from error statuses (the shell reads the header only then).
-        let retry_after_ms = match &outcome {
+        // Read only from error statuses (the shell reads the header only then); an HTTP date
+        // is read against the wall clock when the decision is taken (again after a hook).
+        let retry_after_at = || match &outcome {
             AttemptOutcome::Response {
                 retry_after: Some(value),
                 ..
             } => retry_after::parse(value, env.unix_ms()),
             _ => None,
         };
+        let retry_after_ms = retry_after_at();
         let learned = learn(&outcome, end, retry_after_ms, policy);
         let (transition, hold) = guard.finish(judgement, timed_out, end, may_retry, learned);
         waiting = hold;
@@ -381,7 +404,11 @@ pub async fn run<T: Transport, E: Env>(
             }
         }
         // The decision is taken now: after the hook's wait, if there was one.
-        let now = if asks { env.now_ms() } else { end };
+        let (now, retry_after_ms) = if asks {
+            (env.now_ms(), retry_after_at())
+        } else {
+            (end, retry_after_ms)
+        };
         let facts = ctx.facts(verdict, &outcome, retry_after_ms, &progress, now);
         let next = decide(policy, &facts, &|| env.random());
         // Apply what was decided: the budget's tokens, then the events.
@@ -525,9 +552,9 @@ enum Blocked {
     Deadline,
     /// The breaker refused; it may let a call through in this many ms.
     Breaker(f64),
-    /// The origin asks to wait this many ms first (a wait the call may take); with `true`,
-    /// a send is booked for the call when the wait ends.
-    Pace(f64, Why, bool),
+    /// The origin asks to wait this many ms first (a wait the call may take); with an entry,
+    /// a send is booked for the call on it when the wait ends.
+    Pace(f64, Why, Option<EntryId>),
     /// The origin's wait is too long for the call: rejected without sending.
     RateLimit(f64, Why),
     /// Adaptive throttling refused it (at this probability).

@@ -155,7 +155,7 @@ export interface BulkheadPolicy {
 }
 
 export interface RateLimitPolicy {
-  /** Longest a call waits for its origin's quota or Retry-After hold before sending, in ms; a longer wait rejects at once (0..=2147483647). @default 30000 */
+  /** Longest a call waits, in all, for its origin's quota or Retry-After hold, in ms; a longer wait rejects at once (0..=2147483647). @default 30000 */
   maxWaitMs?: number;
 }
 
@@ -315,7 +315,7 @@ export interface OriginStats {
   inFlight: number;
   breakerState: BreakerState;
   budgetTokens: number;
-  /** Calls rejected without sending because the origin's rate-limit wait was too long for them. */
+  /** Attempts not sent because the origin's rate-limit wait was too long for their call (first attempts reject with RateLimitError). */
   rateLimited: number;
   /** Attempts adaptive throttling refused locally. */
   throttled: number;

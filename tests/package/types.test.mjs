@@ -36,7 +36,8 @@ function compile(name, source, file = "main.ts", options = {}, extraFiles = []) 
 test("a strict TypeScript program using the whole API compiles", () => {
   const r = compile("ok", `
 import { resilientFetch, ResilientClient, TimeoutError, CircuitOpenError, BulkheadFullError, RateLimitError, ThrottledError,
-  type Policy, type ResilienceEvent, type ClientStats, type BreakerState } from "resilient-fetch";
+  type Policy, type ResilienceEvent, type ClientStats, type BreakerState, type RateLimitPolicy, type ThrottlePolicy }
+  from "resilient-fetch";
 
 const policy: Policy = {
   timeoutMs: 5000, totalTimeoutMs: 20000,
@@ -44,7 +45,7 @@ const policy: Policy = {
   breaker: { mode: "failure-rate", failureRateThreshold: 0.5, minimumCalls: 10, windowType: "time", windowMs: 10000, cooldownMs: 5000, halfOpenMaxCalls: 2 },
   retryBudget: { capacity: 100, retryCost: 5, timeoutRetryCost: 10, noRetryIncrement: 1 },
   bulkhead: { maxConcurrent: 4, maxQueue: 8 },
-  rateLimit: { maxWaitMs: 5000 }, throttle: { k: 1.5, windowMs: 60000 },
+  rateLimit: { maxWaitMs: 5000 } satisfies RateLimitPolicy, throttle: { k: 1.5, windowMs: 60000 } satisfies ThrottlePolicy,
   idempotencyKey: true, idempotencyHeader: "Idempotency-Key", maxOrigins: 100,
   onEvent: (e: ResilienceEvent) => { const t: string = e.type; void t; },
 };

@@ -133,20 +133,38 @@ function readPolicy() {
   };
 }
 
-/** Shows the policy and checks it with the library itself (invalid values name the field). */
+/** The library's error for `policy`, or null when it takes it. */
+function policyError(policy) {
+  try {
+    new ResilientClient(policy).free();
+    return null;
+  } catch (e) {
+    return `${e.name}: ${e.message}`;
+  }
+}
+
+/**
+ * Shows the policy and checks it with the library itself (invalid values name the field). The
+ * library stops at the first bad field, so each field is also checked alone: every bad one is
+ * listed (a rule between two fields, such as maxDelayMs ≥ baseDelayMs, shows with the whole).
+ */
 function showPolicy() {
   const policy = readPolicy();
   $("#policy-json").textContent = JSON.stringify(policy, null, 1);
-  const error = $("#policy-error");
-  try {
-    new ResilientClient(policy).free();
-    error.hidden = true;
+  const box = $("#policy-error");
+  if (policyError(policy) === null) {
+    box.hidden = true;
     return policy;
-  } catch (e) {
-    error.hidden = false;
-    error.textContent = `${e.name}: ${e.message}`;
-    return null;
   }
+  const alone = Object.entries(policy).flatMap(([k, v]) => (v !== null && typeof v === "object"
+    ? Object.entries(v).map(([k2, v2]) => ({ [k]: { [k2]: v2 } }))
+    : [{ [k]: v }]));
+  const errors = [...new Set(alone.map(policyError).filter((e) => e !== null))];
+  if (errors.length === 0) errors.push(policyError(policy));
+  box.hidden = false;
+  box.replaceChildren(...errors.map((e) => el("span", { class: "policy-error" }, e, el("br"))));
+  box.dataset.count = String(errors.length);
+  return null;
 }
 
 // ---------------------------------------------------------------- rate limits

@@ -134,3 +134,15 @@ test("throttle lane: throttling cuts what reaches the overloaded origin", async 
   assert.ok(Number(data.onSent) < 200 && Number(data.onRefused) > 100, JSON.stringify(data));
 });
 
+test("every invalid policy field is listed, not only the first", async () => {
+  await page.fill('input[name=timeoutMs]', "0");
+  await page.fill('input[name=maxAttempts]', "99");
+  await page.waitForFunction(() => document.querySelector("#policy-error").dataset.count === "2", null, { timeout: 5000 });
+  const text = await page.locator("#policy-error").textContent();
+  assert.match(text, /timeoutMs must be an integer from 1 to 2147483647 \(got 0\)/);
+  assert.match(text, /retry\.maxAttempts must be an integer from 1 to 20 \(got 99\)/);
+  await page.fill('input[name=timeoutMs]', "2000");
+  await page.fill('input[name=maxAttempts]', "3");
+  await page.waitForFunction(() => document.querySelector("#policy-error").hidden, null, { timeout: 5000 });
+});
+

@@ -15,6 +15,13 @@ const el = (tag, attrs = {}, ...children) => {
   return node;
 };
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+/** An SVG element with these attributes (and text). */
+const node = (tag, attrs, text) => {
+  const n = document.createElementNS("http://www.w3.org/2000/svg", tag);
+  for (const [k, v] of Object.entries(attrs)) n.setAttribute(k, v);
+  if (text !== undefined) n.textContent = text;
+  return n;
+};
 
 // backend.json names the two origins. From scripts/demo.sh (serve.mjs) they are the local Node
 // fault server's; in the static build (scripts/demo-static.sh) they are mock origins answered by
@@ -250,13 +257,6 @@ async function compareJitter() {
 
 function drawJitter(waits) {
   const svg = $("#jitter-chart");
-  const ns = "http://www.w3.org/2000/svg";
-  const node = (tag, attrs, text) => {
-    const n = document.createElementNS(ns, tag);
-    for (const [k, v] of Object.entries(attrs)) n.setAttribute(k, v);
-    if (text !== undefined) n.textContent = text;
-    return n;
-  };
   const max = Math.max(400, ...Object.values(waits).flat());
   const x = (ms) => 110 + (ms / max) * 590;
   const parts = [];
@@ -522,13 +522,6 @@ function drawStorm(series) {
   const groupW = (W - left - 190) / seconds; // the legend sits on the right
   const barW = groupW / (series.length + 1);
   const y = (v) => H - bottom - ((H - bottom - top) * v) / max;
-  const ns = "http://www.w3.org/2000/svg";
-  const node = (tag, attrs, text) => {
-    const n = document.createElementNS(ns, tag);
-    for (const [k, v] of Object.entries(attrs)) n.setAttribute(k, v);
-    if (text !== undefined) n.textContent = text;
-    return n;
-  };
   svg.replaceChildren();
   svg.append(node("line", { x1: left, y1: H - bottom, x2: W - 180, y2: H - bottom, stroke: "#999" }));
   svg.append(node("text", { x: 4, y: top + 10, "font-size": 11 }, `${max}/s`));

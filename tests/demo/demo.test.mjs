@@ -3,14 +3,9 @@
 import test, { after, before } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { createRequire } from "node:module";
 import path from "node:path";
 import readline from "node:readline";
-import { fileURLToPath } from "node:url";
-
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
-const tools = createRequire(path.join(process.env.RF_TOOLS_DIR || path.join(root, "tools"), "package.json"));
-const OUT = process.env.RF_OUT || path.join(root, "test-output");
+import { OUT, openDemo, outageLane, pacedBurstLane, postEffectsLane, root } from "./lanes.mjs";
 
 let server, urls, browser, page;
 
@@ -22,18 +17,7 @@ before(async () => {
     server.once("exit", (code) => reject(new Error(`demo server exited ${code}`)));
   });
   urls = JSON.parse(line);
-  const { chromium } = tools("playwright-core");
-  browser = await chromium.launch({
-    executablePath: "/usr/bin/chromium",
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-      "--disable-background-networking", "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage"],
-  });
-  page = await browser.newPage({ viewport: { width: 1400, height: 1300 } });
-  const errors = [];
-  page.on("pageerror", (e) => errors.push(e.message));
-  await page.goto(urls.demo);
-  await page.waitForFunction(() => window.__demoReady === true, null, { timeout: 15000 })
-    .catch((e) => { throw new Error(`${e.message}\npage errors: ${errors.join("\n")}`); });
+  ({ browser, page } = await openDemo(urls.demo, 15000));
 });
 
 after(async () => {
@@ -42,48 +26,10 @@ after(async () => {
   server?.kill();
 });
 
-const light = (o) => page.locator(`.light[data-origin="${o}"]`).getAttribute("data-state");
-const settled = (n) => page.waitForFunction((n) => window.__demo.settled >= n, n, { timeout: 30000 });
 
-test("an origin in outage: its breaker light turns open, the other origin's stays closed", async () => {
-  await page.check('.origin[data-origin="a"] input[name=outage]');
-  await page.fill("#fire-n", "8");
-  await page.selectOption("#fire-origin", "a");
-  await page.click("#fire-button");
-  await page.waitForSelector('.light[data-origin="a"][data-state="open"]', { timeout: 30000 });
-  await settled(8);
-  assert.equal(await light("a"), "open");
-  assert.match(await page.locator("#transitions").textContent(), /Origin A: closed → open/);
-  // Calls after the breaker opened were short-circuited: they show "circuit open".
-  assert.match(await page.locator("#timeline").textContent(), /circuit open/);
+test("an origin in outage: its breaker light turns open, the other origin's stays closed", () => outageLane(page));
 
-  await page.fill("#fire-n", "3");
-  await page.selectOption("#fire-origin", "b");
-  await page.click("#fire-button");
-  await settled(11);
-  assert.equal(await light("b"), "closed");
-  const results = await page.locator(".trow .result").allTextContents();
-  assert.deepEqual(results.slice(0, 3), ["200", "200", "200"], "the healthy origin answers");
-});
-
-test("POSTs through a flaky origin: effects equal the logical calls (one key per call)", async () => {
-  await page.locator('.origin[data-origin="b"] input[name=errorRate]').fill("40");
-  await page.fill('input[name=failureThreshold]', "100"); // keep B's breaker out of this one
-  await page.fill('input[name=maxAttempts]', "8");
-  await page.fill('input[name=baseDelayMs]', "10");
-  await page.selectOption("#fire-method", "POST");
-  await page.selectOption("#fire-origin", "b");
-  await page.fill("#fire-n", "10");
-  await page.click("#fire-button");
-  await page.waitForFunction(() => document.querySelector("#effects").dataset.logical === "10", null, { timeout: 30000 });
-  const data = await page.locator("#effects").evaluate((p) => ({ ...p.dataset }));
-  assert.equal(data.effects, data.logical, JSON.stringify(data));
-  assert.ok(Number(data.attempts) >= 10, JSON.stringify(data));
-  assert.match(await page.locator("#effects").textContent(), /exactly once/);
-  // every POST row shows the start of its key
-  const keys = await page.locator(".trow .key").allTextContents();
-  assert.equal(keys.slice(0, 10).filter((k) => /^[0-9a-f]{8}…$/.test(k)).length, 10);
-});
+test("POSTs through a flaky origin: effects equal the logical calls (one key per call)", () => postEffectsLane(page));
 
 test("the retry-storm chart: resilientFetch sends far fewer requests than a naive retry loop", async () => {
   // the storm uses the page's policy: back to a breaker that opens after 5 failures
@@ -102,18 +48,7 @@ test("the retry-storm chart: resilientFetch sends far fewer requests than a naiv
   assert.ok(await page.locator("#storm-chart rect").count() > 10, "no bars drawn");
 });
 
-test("rate limits: the paced burst gets no 429 where the unpaced one does", async () => {
-  await page.selectOption("#pace-origin", "b");
-  await page.locator('.origin[data-origin="b"] input[name=errorRate]').fill("0");
-  await page.click("#pace-button");
-  await page.waitForFunction(() => document.querySelector("#pace-summary").dataset.paced429 !== undefined, null,
-    { timeout: 30000 });
-  const data = await page.locator("#pace-summary").evaluate((p) => ({ ...p.dataset }));
-  assert.equal(data.paced429, "0", JSON.stringify(data));
-  assert.equal(data.paced200, "30", JSON.stringify(data));
-  assert.ok(Number(data.unpaced429) > 0, JSON.stringify(data));
-  assert.match(await page.locator("#pace-summary").textContent(), /With pacing: 30 × 200, 0 × 429/);
-});
+test("rate limits: the paced burst gets no 429 where the unpaced one does", () => pacedBurstLane(page));
 
 test("jitter lane: 'none' sends every retry at once, 'full' spreads them over the window", async () => {
   await page.click("#jitter-button");

@@ -1,0 +1,86 @@
+// What both demo tests share: opening the page in headless Chromium, and the lanes that run
+// the same against the local Node backend (demo.test.mjs) and the service worker's mock
+// (static.test.mjs).
+import assert from "node:assert/strict";
+import { createRequire } from "node:module";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
+export const OUT = process.env.RF_OUT || path.join(root, "test-output");
+const tools = createRequire(path.join(process.env.RF_TOOLS_DIR || path.join(root, "tools"), "package.json"));
+
+/** Headless Chromium and a page of the demo at `url`, ready (window.__demoReady). */
+export async function openDemo(url, timeout = 20000) {
+  const { chromium } = tools("playwright-core");
+  const browser = await chromium.launch({
+    executablePath: "/usr/bin/chromium",
+    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+      "--disable-background-networking", "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage"],
+  });
+  const page = await browser.newPage({ viewport: { width: 1400, height: 1300 } });
+  const errors = [];
+  page.on("pageerror", (e) => errors.push(e.message));
+  await page.goto(url);
+  await page.waitForFunction(() => window.__demoReady === true, null, { timeout })
+    .catch((e) => { throw new Error(`${e.message}\npage errors: ${errors.join("\n")}`); });
+  return { browser, page };
+}
+
+export const light = (page, o) => page.locator(`.light[data-origin="${o}"]`).getAttribute("data-state");
+export const settled = (page, n) => page.waitForFunction((n) => window.__demo.settled >= n, n, { timeout: 30000 });
+
+/** Origin A in outage: its breaker light opens, B's stays closed and answers. */
+export async function outageLane(page) {
+  await page.check('.origin[data-origin="a"] input[name=outage]');
+  await page.fill("#fire-n", "8");
+  await page.selectOption("#fire-origin", "a");
+  await page.click("#fire-button");
+  await page.waitForSelector('.light[data-origin="a"][data-state="open"]', { timeout: 30000 });
+  await settled(page, 8);
+  assert.equal(await light(page, "a"), "open");
+  assert.match(await page.locator("#transitions").textContent(), /Origin A: closed → open/);
+  // Calls after the breaker opened were short-circuited: they show "circuit open".
+  assert.match(await page.locator("#timeline").textContent(), /circuit open/);
+
+  await page.fill("#fire-n", "3");
+  await page.selectOption("#fire-origin", "b");
+  await page.click("#fire-button");
+  await settled(page, 11);
+  assert.equal(await light(page, "b"), "closed");
+  const results = await page.locator(".trow .result").allTextContents();
+  assert.deepEqual(results.slice(0, 3), ["200", "200", "200"], "the healthy origin answers");
+}
+
+/** 10 POSTs through B at 40 % errors: the effects equal the logical calls, one key each. */
+export async function postEffectsLane(page) {
+  await page.locator('.origin[data-origin="b"] input[name=errorRate]').fill("40");
+  await page.fill('input[name=failureThreshold]', "100"); // keep B's breaker out of this one
+  await page.fill('input[name=maxAttempts]', "8");
+  await page.fill('input[name=baseDelayMs]', "10");
+  await page.selectOption("#fire-method", "POST");
+  await page.selectOption("#fire-origin", "b");
+  await page.fill("#fire-n", "10");
+  await page.click("#fire-button");
+  await page.waitForFunction(() => document.querySelector("#effects").dataset.logical === "10", null, { timeout: 30000 });
+  const data = await page.locator("#effects").evaluate((p) => ({ ...p.dataset }));
+  assert.equal(data.effects, data.logical, JSON.stringify(data));
+  assert.ok(Number(data.attempts) >= 10, JSON.stringify(data));
+  assert.match(await page.locator("#effects").textContent(), /exactly once/);
+  const keys = await page.locator(".trow .key").allTextContents();
+  assert.equal(keys.slice(0, 10).filter((k) => /^[0-9a-f]{8}…$/.test(k)).length, 10);
+}
+
+/** The rate-limit lane: the paced burst gets no 429, the unpaced one some. */
+export async function pacedBurstLane(page) {
+  await page.selectOption("#pace-origin", "b");
+  await page.locator('.origin[data-origin="b"] input[name=errorRate]').fill("0");
+  await page.click("#pace-button");
+  await page.waitForFunction(() => document.querySelector("#pace-summary").dataset.paced429 !== undefined, null,
+    { timeout: 30000 });
+  const data = await page.locator("#pace-summary").evaluate((p) => ({ ...p.dataset }));
+  assert.equal(data.paced429, "0", JSON.stringify(data));
+  assert.equal(data.paced200, "30", JSON.stringify(data));
+  assert.ok(Number(data.unpaced429) > 0, JSON.stringify(data));
+  assert.match(await page.locator("#pace-summary").textContent(), /With pacing: 30 × 200, 0 × 429/);
+}

@@ -18,13 +18,13 @@ const STANDARD_METHODS = ["DELETE", "GET", "HEAD", "OPTIONS", "POST", "PUT"];
  * Reads `input` and `init` as fetch would, now, for a call of client `client` (its id).
  * Returns [init copy without its signal, the caller's signal or undefined,
  *  origin ("" for a URL that is no server's: data:, blob:), method, body is a stream,
- *  the call's chain (see CHAIN), and off the fast path: the request built once,
- *  its header `keyHeader` (or null)]. Throws fetch's TypeError for a bad URL or init.
+ *  the call's chain (see CHAIN), and off the fast path: the request built once].
+ *  Throws fetch's TypeError for a bad URL or init.
  * The copy keeps own enumerable properties (runtime extensions such as
  * Workers' `cf` or undici's `dispatcher`) and every standard member, inherited
  * or a getter; whatever a getter throws rejects the call, as with fetch.
  */
-function readArguments(input, init, client, keyHeader) {
+function readArguments(input, init, client) {
   const copy = {};
   if (init !== undefined && init !== null) {
     if (typeof init !== "object" && typeof init !== "function") throw new TypeError("init must be an object");
@@ -49,7 +49,12 @@ function readArguments(input, init, client, keyHeader) {
   if (fast !== null) return [copy, signal, fast[0], fast[1], stream, chain];
   // The general path: the request built once, as fetch builds it.
   const request = new Request(input, copy);
-  return [copy, signal, targetOf(request.url), request.method, stream, chain, request, request.headers.get(keyHeader)];
+  return [copy, signal, targetOf(request.url), request.method, stream, chain, request];
+}
+
+/** The value of the request's header `name`, or null. */
+function headerOf(request, name) {
+  return request.headers.get(name);
 }
 
 /** The origin of an absolute URL, "" for a URL that is no server's (data:, blob:); a TypeError for any other scheme. */
@@ -337,15 +342,24 @@ function sendLocal(fetchFn, input, init) {
 }
 
 /**
- * The status of what fetch resolved with. A fetch replaced by a mock or a
- * polyfill may resolve with anything: what is not a Response-like object with
- * a numeric status is a TypeError (thrown here, where it is caught).
+ * The status of what fetch resolved with, plus LIMITS when the response says something of its
+ * origin's limits (a Retry-After on an error status; with `rates`, rate-limit headers): only
+ * then does the wasm ask limitsOf for them (one crossing per answer on the common path). A fetch
+ * replaced by a mock or a polyfill may resolve with anything: what is not a Response-like object
+ * with a numeric status is a TypeError (thrown here, where it is caught).
  */
-function statusOf(response) {
+function statusOf(response, rates) {
   const status = response?.status;
   if (typeof status !== "number") throw new TypeError("fetch resolved with something that is not a Response");
+  try {
+    const h = response.headers;
+    if ((status >= 400 && h.get("retry-after") !== null) ||
+      (rates && (h.get("ratelimit") !== null || h.get("ratelimit-remaining") !== null ||
+        h.get("x-ratelimit-remaining") !== null))) return status + LIMITS;
+  } catch { /* a mock's odd headers say nothing */ }
   return status;
 }
+const LIMITS = 0x10000;
 
 /**
  * What a response says of its origin's limits, read in one crossing: undefined when it says
@@ -503,4 +517,4 @@ function copyValue(value, path, depth, ancestors, functions) {
   }
 }
 
-export { readArguments, readPolicy, callListener, hookContext, askIsFailure, askShouldRetry, discardBody, isTimeout, setSettler, sendAttempt, sendLocal, setKey, requestError, originKey, statusOf, limitsOf, isLocalError, crossOrigin, fetchToWrap, installFetch, uninstallFetch };
+export { readArguments, readPolicy, callListener, hookContext, askIsFailure, askShouldRetry, discardBody, isTimeout, setSettler, sendAttempt, sendLocal, setKey, headerOf, requestError, originKey, statusOf, limitsOf, isLocalError, crossOrigin, fetchToWrap, installFetch, uninstallFetch };

@@ -42,16 +42,18 @@ unsafe extern "C" {
 unsafe extern "C" {
     /// `[init copy without signal, caller's signal, origin ("" for data: and blob:),
     /// method, body is a stream, the call's chain, and off the fast path: the request built
-    /// once, its header `key_header` or null]` for a call of client `client`. Throws what
-    /// reading the init or building the request throws (fetch's `TypeError`), a `TypeError`
-    /// for a scheme fetch does not send, and one for a call that sends through itself.
+    /// once]` for a call of client `client`. Throws what reading the init or building the
+    /// request throws (fetch's `TypeError`), a `TypeError` for a scheme fetch does not
+    /// send, and one for a call that sends through itself.
     #[wasm_bindgen(js_name = readArguments, catch)]
     pub fn read_arguments(
         input: &JsValue,
         init: &JsValue,
         client: u32,
-        key_header: &str,
     ) -> Result<js_sys::Array, JsValue>;
+    /// The value of `request`'s header `name`, if it has one.
+    #[wasm_bindgen(js_name = headerOf)]
+    pub fn header_of(request: &JsValue, name: &str) -> Option<String>;
     /// The registry key an origin (or a URL of one) names; a `TypeError` saying what an
     /// origin is for anything else.
     #[wasm_bindgen(js_name = originKey, catch)]
@@ -103,8 +105,10 @@ unsafe extern "C" {
     ) -> Result<Promise, JsValue>;
     /// The status of what `fetch` resolved with; a `TypeError` if it is not a
     /// `Response` (a mock or polyfill may resolve with anything).
+    /// (Plus 0x10000 when it carries a `Retry-After` on an error status or, with `rates`,
+    /// rate-limit headers: then [`limits_of`] reads them.)
     #[wasm_bindgen(js_name = statusOf, catch)]
-    pub fn status_of(response: &JsValue) -> Result<u16, JsValue>;
+    pub fn status_of(response: &JsValue, rates: bool) -> Result<u32, JsValue>;
     /// What a response says of its origin's limits: undefined, or `[Retry-After (only when
     /// `error`), RateLimit, RateLimit-Policy, remaining, reset, limit]` (strings or undefined;
     /// the rate-limit ones only when `rates`).

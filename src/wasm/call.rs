@@ -9,7 +9,7 @@ use wasm_bindgen::prelude::*;
 
 use super::abort::AbortGuard;
 use super::bindings::{
-    abort_reason, cross_origin, guard_response, is_aborted, make_bulkhead_full_error,
+    abort_reason, cross_origin, guard_response, header_of, is_aborted, make_bulkhead_full_error,
     make_circuit_open_error, make_rate_limit_error, make_throttled_error, make_timeout_error,
     performance_now, read_arguments, send_local, set_key,
 };
@@ -114,10 +114,9 @@ fn prepare(
     policy: JsValue,
 ) -> Result<Prepared, JsValue> {
     let resolved = resolve_policy(&client, &policy)?;
-    let header = resolved.policy.idempotency_header.as_str();
     // [init copy without signal, signal, origin ("": no server's), method, stream body,
-    //  chain, and off the fast path: the request, its key header]
-    let args = read_arguments(&input, &init, client.id, header)?;
+    //  chain, and off the fast path: the request]
+    let args = read_arguments(&input, &init, client.id)?;
     let copy: Object = args.get(0).unchecked_into();
     // A signal of any realm, or a polyfill's: readArguments checked its shape.
     let signal = Some(args.get(1)).filter(|s| !s.is_undefined());
@@ -136,7 +135,10 @@ fn prepare(
     // On the fast path the request is never built by us (fetch builds it), so a call an
     // open breaker rejects never pays for it.
     let request = Some(args.get(6)).filter(|r| !r.is_undefined());
-    let existing = args.get(7).as_string();
+    // A key header the caller set (the fast path has no headers of the caller's).
+    let existing = request
+        .as_ref()
+        .and_then(|r| header_of(r, &resolved.policy.idempotency_header));
     let key = attach_key(
         &resolved.policy,
         &origin,

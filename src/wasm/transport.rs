@@ -281,13 +281,19 @@ impl Transport for FetchTransport {
             Ok(value) => {
                 // Not a Response (a mock or polyfill fetch): the caller's setup is at
                 // fault, not the origin; rejected with a TypeError, not retried.
-                let status = match status_of(&value) {
-                    Ok(status) => status,
+                let answer = match status_of(&value, self.paced) {
+                    Ok(answer) => answer,
                     Err(e) => return (AttemptOutcome::InvalidResponse, Err(e)),
                 };
+                let status = (answer & 0xffff) as u16;
                 // Only statuses retryOn may list can be retried: only then is Retry-After read.
                 let error = u32::from(status) >= crate::policy::RETRY_ON_MIN;
-                let (retry_after, quota) = limits(&value, error, self.paced);
+                // Most answers say nothing of limits: then statusOf said so, and they are not read.
+                let (retry_after, quota) = if answer > 0xffff {
+                    limits(&value, error, self.paced)
+                } else {
+                    (None, None)
+                };
                 self.previous = Some((value.clone(), controller));
                 (
                     AttemptOutcome::Response {

@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import path from "node:path";
 import readline from "node:readline";
-import { OUT, openDemo, outageLane, pacedBurstLane, postEffectsLane, root } from "./lanes.mjs";
+import { OUT, openDemo, outageLane, pacedBurstLane, postEffectsLane, root, stormLane } from "./lanes.mjs";
 
 let server, urls, browser, page;
 
@@ -31,22 +31,7 @@ test("an origin in outage: its breaker light turns open, the other origin's stay
 
 test("POSTs through a flaky origin: effects equal the logical calls (one key per call)", () => postEffectsLane(page));
 
-test("the retry-storm chart: resilientFetch sends far fewer requests than a naive retry loop", async () => {
-  // the storm uses the page's policy: back to a breaker that opens after 5 failures
-  await page.fill('input[name=failureThreshold]', "5");
-  await page.fill('input[name=maxAttempts]', "3");
-  await page.selectOption("#storm-origin", "a");
-  await page.click("#storm-button");
-  await page.waitForFunction(() => document.querySelector("#storm-summary").textContent.length > 0, null, { timeout: 30000 });
-  const summary = await page.locator("#storm-summary").textContent();
-  const perCall = Object.fromEntries([...summary.matchAll(/([^:·]+): ([\d.]+) requests per logical call/g)]
-    .map((m) => [m[1].trim(), Number(m[2])]));
-  // (a browser may itself resend a request whose reused keep-alive socket was closed: allow a little)
-  assert.ok(Math.abs(perCall["plain fetch"] - 1) < 0.1, summary);
-  assert.ok(Math.abs(perCall["naive retry ×3"] - 4) < 0.2, summary);
-  assert.ok(perCall.resilientFetch < 0.5, summary);
-  assert.ok(await page.locator("#storm-chart rect").count() > 10, "no bars drawn");
-});
+test("the retry-storm chart: resilientFetch sends far fewer requests than a naive retry loop", () => stormLane(page, 0.1));
 
 test("rate limits: the paced burst gets no 429 where the unpaced one does", () => pacedBurstLane(page));
 

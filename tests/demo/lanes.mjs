@@ -84,3 +84,25 @@ export async function pacedBurstLane(page) {
   assert.ok(Number(data.unpaced429) > 0, JSON.stringify(data));
   assert.match(await page.locator("#pace-summary").textContent(), /With pacing: 30 × 200, 0 × 429/);
 }
+
+/**
+ * The retry-storm chart against origin A in outage: requests per logical call for plain fetch
+ * (1), a naive loop of 3 retries (4) and resilientFetch (far fewer), each within `slack` (a
+ * browser may resend a request whose reused keep-alive socket was closed; a service worker sees
+ * each request exactly once).
+ */
+export async function stormLane(page, slack) {
+  // the storm uses the page's policy: back to a breaker that opens after 5 failures
+  await page.fill('input[name=failureThreshold]', "5");
+  await page.fill('input[name=maxAttempts]', "3");
+  await page.selectOption("#storm-origin", "a");
+  await page.click("#storm-button");
+  await page.waitForFunction(() => document.querySelector("#storm-summary").textContent.length > 0, null, { timeout: 30000 });
+  const summary = await page.locator("#storm-summary").textContent();
+  const perCall = Object.fromEntries([...summary.matchAll(/([^:·]+): ([\d.]+) requests per logical call/g)]
+    .map((m) => [m[1].trim(), Number(m[2])]));
+  assert.ok(Math.abs(perCall["plain fetch"] - 1) <= slack, summary);
+  assert.ok(Math.abs(perCall["naive retry ×3"] - 4) <= 2 * slack, summary);
+  assert.ok(perCall.resilientFetch < 0.5, summary);
+  assert.ok(await page.locator("#storm-chart rect").count() > 10, "no bars drawn");
+}

@@ -10,7 +10,7 @@ import http from "node:http";
 import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
-import { OUT, openDemo, outageLane, pacedBurstLane, postEffectsLane, root, settled } from "./lanes.mjs";
+import { OUT, openDemo, outageLane, pacedBurstLane, postEffectsLane, root, stormLane, settled } from "./lanes.mjs";
 
 const BASE = "/resilient-fetch/"; // the site's path on its host, as a GitHub Pages project site's
 
@@ -76,20 +76,7 @@ test("an origin in outage: its breaker light turns open, the other origin's stay
 
 test("POSTs through a flaky origin: effects equal the logical calls (one key per call)", () => postEffectsLane(page));
 
-test("the retry-storm chart, from the worker's request log", async () => {
-  await page.fill('input[name=failureThreshold]', "5");
-  await page.fill('input[name=maxAttempts]', "3");
-  await page.selectOption("#storm-origin", "a");
-  await page.click("#storm-button");
-  await page.waitForFunction(() => document.querySelector("#storm-summary").textContent.length > 0, null, { timeout: 30000 });
-  const summary = await page.locator("#storm-summary").textContent();
-  const perCall = Object.fromEntries([...summary.matchAll(/([^:·]+): ([\d.]+) requests per logical call/g)]
-    .map((m) => [m[1].trim(), Number(m[2])]));
-  // no sockets here: the worker sees each request exactly once
-  assert.equal(perCall["plain fetch"], 1, summary);
-  assert.equal(perCall["naive retry ×3"], 4, summary);
-  assert.ok(perCall.resilientFetch < 0.5, summary);
-});
+test("the retry-storm chart, from the worker's request log", () => stormLane(page, 0));
 
 test("rate limits: the paced burst gets no 429 where the unpaced one does", () => pacedBurstLane(page));
 

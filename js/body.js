@@ -151,8 +151,10 @@ function guardResponse(response, controller, signal, deadline, totalMs, idleMs, 
       }
     }
   }
-  Object.setPrototypeOf(response, GuardedResponse.prototype);
+  // The guard first, then the prototype: in V8 adding a property after the prototype changed
+  // takes a slow path (~0.6 µs a response in Node); in this order both are cached transitions.
   response[GUARD] = { shared, wrapped: null, used: false };
+  Object.setPrototypeOf(response, GuardedResponse.prototype);
   return response;
 }
 

@@ -30,6 +30,9 @@ struct Window {
     window_ms: Option<f64>,
     /// Sends booked into the windows after this one, in the order the calls came.
     booked: u32,
+    /// The most requests an answer said were left, plus the one that asked: what a window is
+    /// taken to hold when no limit is stated.
+    peak: u32,
 }
 
 impl Window {
@@ -97,7 +100,9 @@ impl Pacer {
     }
 
     /// Brings the quota to `now`: each window that ended hands its successor's requests
-    /// first to the sends booked into it. Without a known limit the quota is forgotten.
+    /// first to the sends booked into it. Without a stated limit the next window is taken to
+    /// hold what answers have said was left at most (plus one), for [`SAME_WINDOW_MS`] or
+    /// until an answer tells more: the calls that waited for the reset do not all go at once.
     fn roll(&mut self, now: f64) {
         let Some(w) = &mut self.quota else {
             return;
@@ -105,7 +110,12 @@ impl Pacer {
         let mut rolls = 0;
         while w.reset_at <= now {
             let Some(limit) = w.limit.filter(|l| *l > 0) else {
-                self.quota = None;
+                if w.peak == 0 || w.limit == Some(0) {
+                    self.quota = None;
+                } else {
+                    w.remaining = w.peak;
+                    w.reset_at = now + SAME_WINDOW_MS;
+                }
                 return;
             };
             let used = w.booked.min(limit);
@@ -193,6 +203,7 @@ impl Pacer {
             limit: quota.limit,
             window_ms: quota.window_ms,
             booked: 0,
+            peak: quota.remaining.saturating_add(1),
         };
         self.quota = Some(match self.quota {
             Some(w) => {
@@ -207,12 +218,14 @@ impl Pacer {
                         limit: fresh.limit.or(w.limit),
                         window_ms: fresh.window_ms.or(w.window_ms),
                         booked: w.booked,
+                        peak: w.peak.max(fresh.peak),
                     }
                 } else if reset_at > w.reset_at {
                     // A later window than ours: its requests go to the sends booked first.
                     Window {
                         remaining: fresh.remaining.saturating_sub(w.booked),
                         booked: w.booked.saturating_sub(fresh.remaining),
+                        peak: w.peak.max(fresh.peak),
                         ..fresh
                     }
                 } else if fresh.remaining < w.remaining {
@@ -223,6 +236,7 @@ impl Pacer {
                         booked: w.booked,
                         limit: fresh.limit.or(w.limit),
                         window_ms: fresh.window_ms.or(w.window_ms),
+                        peak: w.peak.max(fresh.peak),
                         ..fresh
                     }
                 } else {
@@ -302,13 +316,21 @@ mod tests {
     }
 
     #[test]
-    fn without_a_limit_the_quota_is_forgotten_at_the_reset() {
+    fn without_a_stated_limit_the_next_window_holds_the_most_seen_left() {
         let mut p = Pacer::default();
-        p.learn(&quota(0, 500.0), 0.0);
+        p.learn(&quota(4, 500.0), 0.0); // 5 at most before that answer
+        p.learn(&quota(0, 500.0), 10.0);
         assert!(p.wait(100.0).is_some());
-        p.take(600.0);
-        assert_eq!(p.remaining(600.0), None);
-        assert_eq!(p.admit(600.0, 0.0), Admit::Go);
+        // At the reset, not everyone at once: five, then a wait of a second or until an answer.
+        for t in [600.0, 601.0, 602.0, 603.0, 604.0] {
+            assert_eq!(p.admit(t, ANY), Admit::Go);
+            p.take(t);
+        }
+        assert_eq!(p.admit(605.0, ANY), Admit::Wait(995.0, Why::Quota));
+        // An answer of the server's new window says how much is really left.
+        p.learn(&quota(40, 59_000.0), 650.0);
+        assert_eq!(p.admit(651.0, ANY), Admit::Go);
+        assert_eq!(p.remaining(651.0), Some(40));
     }
 
     #[test]

@@ -34,6 +34,7 @@
 //                                        "q";q=N;w=W/1000 and RateLimit "q";r=R;t=T (T whole seconds,
 //                                        rounded up); x = X-RateLimit-Limit/-Remaining/-Reset (epoch
 //                                        seconds of the window's end); both (the default) = all of them;
+//                                        bare = RateLimit alone (no stated limit);
 //                                        the first Q requests of X get 200 with no such header, uncounted
 //   /effect?id=X&drop=N&dropRate=P (POST) applies the effect once per Idempotency-Key, then drops the
 //                                        connection on the first N attempts of X (and on a random
@@ -198,10 +199,10 @@ function createOrigin(name) {
         const ok = used <= limit, remaining = Math.max(0, limit - used), seconds = Math.ceil((end - now) / 1000);
         const headers = {};
         if (form !== "x") {
-          headers["ratelimit-policy"] = `"q";q=${limit};w=${Math.max(1, Math.round(windowMs / 1000))}`;
+          if (form !== "bare") headers["ratelimit-policy"] = `"q";q=${limit};w=${Math.max(1, Math.round(windowMs / 1000))}`;
           headers.ratelimit = `"q";r=${remaining};t=${seconds}`;
         }
-        if (form !== "draft") {
+        if (form === "x" || form === "both") {
           headers["x-ratelimit-limit"] = String(limit);
           headers["x-ratelimit-remaining"] = String(remaining);
           headers["x-ratelimit-reset"] = String(end / 1000);

@@ -272,15 +272,17 @@ function originOf(input) {
 // optional port, then the end or a path, query or fragment; no whitespace, control character
 // or backslash anywhere (the parser drops or rewrites those).
 const PLAIN_URL = /^(https?):\/\/([a-z0-9.-]+)(?::([0-9]*))?(?:[/?#][^\x00-\x20\\]*)?$/i;
-// A last label the URL parser reads as a number (IPv4 in any of its forms).
+// A last label the URL parser reads as a number (IPv4 in any of its forms), and an IPv4
+// address already as the parser writes it (four parts 0–255, no leading zero).
 const NUMERIC_LABEL = /^(?:[0-9]+|0x[0-9a-f]*)$/i;
+const IPV4 = /^(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)$/;
 
 /**
  * The origin of a plain absolute http(s) URL as the URL standard serialises it (scheme and host
  * lower-cased, a default port dropped), without the URL parser, which costs more than the rest
  * of a call in browsers; undefined for anything the parser must decide: an empty label, a
- * punycode label (xn--, which it checks), a host that ends in a number (an IPv4 address), a
- * port over 65535 (tests/package/origins.test.mjs fuzzes it against new URL).
+ * punycode label (xn--, which it checks), a host that ends in a number but is not an IPv4
+ * address as the parser writes it (0x7f.1, 010.0.0.1, 1.2.3), a port over 65535 (tests/package/origins.test.mjs fuzzes it against new URL).
  */
 function plainOrigin(input) {
   const m = PLAIN_URL.exec(input);
@@ -288,9 +290,8 @@ function plainOrigin(input) {
   const scheme = m[1].toLowerCase();
   const host = m[2].toLowerCase();
   const labels = host.split(".");
-  if (labels.some((l) => l === "" || l.startsWith("xn--")) || NUMERIC_LABEL.test(labels[labels.length - 1])) {
-    return undefined;
-  }
+  if (labels.some((l) => l === "" || l.startsWith("xn--")) ||
+    (NUMERIC_LABEL.test(labels[labels.length - 1]) && !IPV4.test(host))) return undefined;
   let port = "";
   if (m[3] !== undefined && m[3] !== "") {
     const n = Number(m[3]);

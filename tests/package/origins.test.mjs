@@ -31,7 +31,10 @@ function* urls(count, seed) {
     const labels = Array.from({ length: 1 + Math.floor(r() * 4) }, label);
     let host = labels.join(".");
     if (r() < 0.1) host += ".";
-    if (r() < 0.05) host = pick(["127.0.0.1", "0x7f.1", "010.0.0.1", "[::1]", "user@a.test", "a:b@c.test", "LOCALHOST"]);
+    if (r() < 0.1) {
+      host = pick(["127.0.0.1", "0x7f.1", "010.0.0.1", "[::1]", "user@a.test", "a:b@c.test", "LOCALHOST", "1.2.3.4",
+        "255.255.255.255", "256.1.1.1", "1.2.3", "01.2.3.4", "1.2.3.4.", "0.0.0.0", "1.2.3.04", "a.1.2.3", "1.2.3.4.5"]);
+    }
     const port = pick(["", "", "", ":", ":80", ":443", ":080", ":0443", ":8080", ":65535", ":65536", ":1" + Math.floor(r() * 99999)]);
     const rest = pick(["", "/", "/p", "/p?q=1", "?x", "#f", "/a b", "\\x", "/é", "/@x", "//y"]);
     yield `${pick(["http", "https", "HTTP", "Https"])}://${host}${port}${rest}`;

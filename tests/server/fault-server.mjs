@@ -59,9 +59,34 @@ function createOrigin(name) {
   // (RateLimit/RateLimit-Policy and X-RateLimit-*) and answers 429 beyond it.
   const CALM = { errorRate: 0, latencyMs: 0, hang: false, failStatus: 503, retryAfter: "1", outage: false, rateLimit: 0 };
   const chaos = { ...CALM };
-  const apiWindow = { start: 0, used: 0 };
   let apiSeq = 0;
-  const quotaUsed = new Map(); // "id windowStart" -> requests in that window (/quota)
+  const quotaUsed = new Map(); // "id windowStart" -> requests in that window (/quota, /api)
+  /**
+   * One request of `key` against a fixed-window quota of `limit` per `windowMs` (windows
+   * aligned to multiples of windowMs since the epoch): whether it is within the quota, and the
+   * headers that advertise it in `form` (draft: RateLimit-Policy + RateLimit; bare: RateLimit
+   * alone; x: X-RateLimit-*; both), plus Retry-After (whole seconds to the window's end) when over.
+   */
+  const quota = (key, limit, windowMs, form, name) => {
+    const now = Date.now(), start = Math.floor(now / windowMs) * windowMs, end = start + windowMs;
+    const k = `${key} ${start}`;
+    const used = (quotaUsed.get(k) || 0) + 1;
+    quotaUsed.set(k, used);
+    if (quotaUsed.size > 10000) quotaUsed.clear();
+    const ok = used <= limit, remaining = Math.max(0, limit - used), seconds = Math.ceil((end - now) / 1000);
+    const headers = {};
+    if (form !== "x") {
+      if (form !== "bare") headers["ratelimit-policy"] = `"${name}";q=${limit};w=${Math.max(1, Math.round(windowMs / 1000))}`;
+      headers.ratelimit = `"${name}";r=${remaining};t=${seconds}`;
+    }
+    if (form === "x" || form === "both") {
+      headers["x-ratelimit-limit"] = String(limit);
+      headers["x-ratelimit-remaining"] = String(remaining);
+      headers["x-ratelimit-reset"] = String(end / 1000);
+    }
+    if (!ok) headers["retry-after"] = String(seconds);
+    return { ok, headers };
+  };
 
   const record = (id, entry) => {
     if (!id) return entry;
@@ -189,25 +214,8 @@ function createOrigin(name) {
       case "/quota": {
         const n = seen(id); record(id, entry);
         if (n < Number(q.get("quietFor") || 0)) { entry.status = 200; send(res, 200, "ok"); return; }
-        const limit = Number(q.get("limit") || 10), windowMs = Number(q.get("windowMs") || 1000);
-        const form = q.get("form") || "both";
-        const now = Date.now(), start = Math.floor(now / windowMs) * windowMs, end = start + windowMs;
-        const key = `${id} ${start}`;
-        const used = (quotaUsed.get(key) || 0) + 1;
-        quotaUsed.set(key, used);
-        if (quotaUsed.size > 10000) quotaUsed.clear();
-        const ok = used <= limit, remaining = Math.max(0, limit - used), seconds = Math.ceil((end - now) / 1000);
-        const headers = {};
-        if (form !== "x") {
-          if (form !== "bare") headers["ratelimit-policy"] = `"q";q=${limit};w=${Math.max(1, Math.round(windowMs / 1000))}`;
-          headers.ratelimit = `"q";r=${remaining};t=${seconds}`;
-        }
-        if (form === "x" || form === "both") {
-          headers["x-ratelimit-limit"] = String(limit);
-          headers["x-ratelimit-remaining"] = String(remaining);
-          headers["x-ratelimit-reset"] = String(end / 1000);
-        }
-        if (!ok) headers["retry-after"] = String(seconds);
+        const { ok, headers } = quota(id, Number(q.get("limit") || 10), Number(q.get("windowMs") || 1000),
+          q.get("form") || "both", "q");
         entry.status = ok ? 200 : 429;
         send(res, entry.status, ok ? "ok" : "over quota", headers); return;
       }
@@ -256,20 +264,14 @@ function createOrigin(name) {
           // a full outage or a hang: nothing is applied
           if (chaos.outage) return fail(req, res, "503", entry);
           if (chaos.hang) return fail(req, res, "hang", entry);
-          const limits = {};
+          let limits = {};
           if (chaos.rateLimit > 0) {
-            const now = Date.now(), start = Math.floor(now / 1000) * 1000;
-            if (apiWindow.start !== start) Object.assign(apiWindow, { start, used: 0 });
-            apiWindow.used++;
-            const left = Math.max(0, chaos.rateLimit - apiWindow.used), seconds = Math.ceil((start + 1000 - now) / 1000);
-            Object.assign(limits, {
-              "ratelimit-policy": `"api";q=${chaos.rateLimit};w=1`, ratelimit: `"api";r=${left};t=${seconds}`,
-              "x-ratelimit-limit": String(chaos.rateLimit), "x-ratelimit-remaining": String(left),
-              "x-ratelimit-reset": String((start + 1000) / 1000),
-            });
-            if (apiWindow.used > chaos.rateLimit) {
+            // the origin's own quota ("\0" keeps it apart from /quota's ids)
+            const answer = quota("\0api", chaos.rateLimit, 1000, "both", "api");
+            limits = answer.headers;
+            if (!answer.ok) {
               entry.status = 429;
-              return send(res, 429, "over the rate limit", { ...limits, "retry-after": String(seconds) });
+              return send(res, 429, "over the rate limit", limits);
             }
           }
           if (req.method === "POST") {

@@ -61,14 +61,21 @@ impl Throttle {
         ((requests - policy.k * accepts) / (requests + 1.0)).max(0.0)
     }
 
-    /// Decides one request at `now` with `random` in `[0, 1)`: true to refuse it. A refused
-    /// request counts as a request (the formula needs it to recover as accepts return).
-    pub fn refuse(&mut self, now: f64, random: f64, policy: &ThrottlePolicy) -> bool {
-        let refuse = random < self.reject_probability(now, policy);
-        if refuse {
-            self.record(now, false, policy);
+    /// Decides one request at `now`, drawing `random` (in `[0, 1)`) only when the probability
+    /// is above 0: the probability it was refused at, or `None` to send it. A refused request
+    /// counts as a request (the formula needs it to recover as accepts return).
+    pub fn refuse(
+        &mut self,
+        now: f64,
+        random: impl FnOnce() -> f64,
+        policy: &ThrottlePolicy,
+    ) -> Option<f64> {
+        let probability = self.reject_probability(now, policy);
+        if probability == 0.0 || random() >= probability {
+            return None;
         }
-        refuse
+        self.record(now, false, policy);
+        Some(probability)
     }
 
     /// Counts a request that was sent and whether the origin accepted it.
@@ -97,7 +104,10 @@ mod tests {
             t.record(f64::from(i), true, &P);
         }
         assert_eq!(t.reject_probability(100.0, &P), 0.0);
-        assert!(!t.refuse(100.0, 0.0, &P));
+        assert_eq!(
+            t.refuse(100.0, || panic!("no draw at probability 0"), &P),
+            None
+        );
     }
 
     #[test]
@@ -109,10 +119,10 @@ mod tests {
         }
         let p = t.reject_probability(10.0, &P);
         assert!((p - 6.0 / 11.0).abs() < 1e-12, "{p}");
-        assert!(t.refuse(10.0, 0.5, &P));
+        assert_eq!(t.refuse(10.0, || 0.5, &P), Some(p));
         // The refusal counted as a request: (11 - 4) / 12.
         assert!((t.reject_probability(10.0, &P) - 7.0 / 12.0).abs() < 1e-12);
-        assert!(!t.refuse(10.0, 0.99, &P));
+        assert_eq!(t.refuse(10.0, || 0.99, &P), None);
     }
 
     #[test]
@@ -156,7 +166,7 @@ mod tests {
                 }
                 let p = t.reject_probability(now, &policy);
                 prop_assert!((0.0..1.0).contains(&p));
-                if t.refuse(now, next(), &policy) {
+                if t.refuse(now, &mut next, &policy).is_some() {
                     continue;
                 }
                 let ok = this_second < capacity;

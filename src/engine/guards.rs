@@ -196,12 +196,11 @@ impl<'a> AttemptGuard<'a> {
                     return (Err(blocked), None);
                 }
             }
-            if let Some(t) = &ctx.policy.throttle {
-                let probability = s.throttle.reject_probability(now, t);
-                if probability > 0.0 && s.throttle.refuse(now, random(), t) {
-                    s.stats.throttled += 1;
-                    return (Err(Blocked::Throttled(probability)), None);
-                }
+            if let Some(t) = &ctx.policy.throttle
+                && let Some(probability) = s.throttle.refuse(now, random, t)
+            {
+                s.stats.throttled += 1;
+                return (Err(Blocked::Throttled(probability)), None);
             }
             let permit = match policy.map(|p| s.breaker.try_acquire(now, p)) {
                 Some(Err(rejected)) => {

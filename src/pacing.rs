@@ -90,8 +90,8 @@ const MAX_ROLLS: u32 = 64;
 impl Pacer {
     /// How long a send must wait at `now`, and why; `None` when it may go (`stats()`).
     pub fn wait(&self, now: f64) -> Option<(f64, Why)> {
-        if self.not_before > now {
-            return Some((self.not_before - now, Why::RetryAfter));
+        if let Some(ms) = self.held(now) {
+            return Some((ms, Why::RetryAfter));
         }
         match self.quota {
             Some(w) if w.remaining == 0 && w.reset_at > now => Some((w.reset_at - now, Why::Quota)),
@@ -134,10 +134,13 @@ impl Pacer {
     }
 
     /// What the origin says to a call about to send at `now` that may wait at most
-    /// `max_wait` ms. Books a later send when the quota is spent and its limit known.
-    pub fn admit(&mut self, now: f64, max_wait: f64) -> Admit {
-        let (wait, why) = if self.not_before > now {
-            (self.not_before - now, Why::RetryAfter)
+    /// `max_wait` ms. Books a later send when the quota is spent and its limit known. A call
+    /// that holds a send `booked` for now waits only for a `Retry-After` hold that came since.
+    pub fn admit(&mut self, now: f64, max_wait: f64, booked: bool) -> Admit {
+        let (wait, why) = if let Some(ms) = self.held(now) {
+            (ms, Why::RetryAfter)
+        } else if booked {
+            return Admit::Go;
         } else {
             self.roll(now);
             match &mut self.quota {
@@ -162,9 +165,8 @@ impl Pacer {
         }
     }
 
-    /// How long a `Retry-After` hold keeps sends back at `now`, if one does (a booked send
-    /// waits for it too).
-    pub fn held(&self, now: f64) -> Option<f64> {
+    /// How long a `Retry-After` hold keeps sends back at `now`, if one does.
+    fn held(&self, now: f64) -> Option<f64> {
         (self.not_before > now).then_some(self.not_before - now)
     }
 
@@ -295,7 +297,7 @@ mod tests {
     #[test]
     fn a_fresh_origin_never_waits() {
         let mut p = Pacer::default();
-        assert_eq!(p.admit(0.0, 0.0), Admit::Go);
+        assert_eq!(p.admit(0.0, 0.0, false), Admit::Go);
         p.take(0.0);
         assert_eq!(p.remaining(0.0), None);
     }
@@ -304,15 +306,18 @@ mod tests {
     fn each_send_takes_one_and_none_left_waits_for_the_reset() {
         let mut p = Pacer::default();
         p.learn(&quota(2, 1_000.0), 0.0);
-        assert_eq!(p.admit(10.0, ANY), Admit::Go);
+        assert_eq!(p.admit(10.0, ANY, false), Admit::Go);
         p.take(10.0);
         assert_eq!(p.remaining(10.0), Some(1));
         p.take(20.0);
         // The limit is unknown: wait for the reset, then ask again.
-        assert_eq!(p.admit(30.0, ANY), Admit::Wait(970.0, Why::Quota));
+        assert_eq!(p.admit(30.0, ANY, false), Admit::Wait(970.0, Why::Quota));
         assert_eq!(p.wait(30.0), Some((970.0, Why::Quota)));
-        assert_eq!(p.admit(30.0, 900.0), Admit::TooLong(970.0, Why::Quota));
-        assert_eq!(p.admit(1_000.0, ANY), Admit::Go);
+        assert_eq!(
+            p.admit(30.0, 900.0, false),
+            Admit::TooLong(970.0, Why::Quota)
+        );
+        assert_eq!(p.admit(1_000.0, ANY, false), Admit::Go);
     }
 
     #[test]
@@ -323,13 +328,13 @@ mod tests {
         assert!(p.wait(100.0).is_some());
         // At the reset, not everyone at once: five, then a wait of a second or until an answer.
         for t in [600.0, 601.0, 602.0, 603.0, 604.0] {
-            assert_eq!(p.admit(t, ANY), Admit::Go);
+            assert_eq!(p.admit(t, ANY, false), Admit::Go);
             p.take(t);
         }
-        assert_eq!(p.admit(605.0, ANY), Admit::Wait(995.0, Why::Quota));
+        assert_eq!(p.admit(605.0, ANY, false), Admit::Wait(995.0, Why::Quota));
         // An answer of the server's new window says how much is really left.
         p.learn(&quota(40, 59_000.0), 650.0);
-        assert_eq!(p.admit(651.0, ANY), Admit::Go);
+        assert_eq!(p.admit(651.0, ANY, false), Admit::Go);
         assert_eq!(p.remaining(651.0), Some(40));
     }
 
@@ -339,17 +344,20 @@ mod tests {
         p.learn(&limited(0, 1_000.0, 3, 1_000.0), 0.0);
         // Three sends fit the next window, the fourth the one after.
         for _ in 0..3 {
-            assert_eq!(p.admit(0.0, ANY), Admit::Booked(1_000.0));
+            assert_eq!(p.admit(0.0, ANY, false), Admit::Booked(1_000.0));
         }
-        assert_eq!(p.admit(0.0, ANY), Admit::Booked(2_000.0));
+        assert_eq!(p.admit(0.0, ANY, false), Admit::Booked(2_000.0));
         // Too long for this call: nothing booked for it.
-        assert_eq!(p.admit(0.0, 1_500.0), Admit::TooLong(2_000.0, Why::Quota));
+        assert_eq!(
+            p.admit(0.0, 1_500.0, false),
+            Admit::TooLong(2_000.0, Why::Quota)
+        );
         // At the reset the booked sends own the new window: a newcomer is booked behind them.
-        assert_eq!(p.admit(1_000.0, ANY), Admit::Booked(1_000.0));
-        assert_eq!(p.admit(1_000.0, ANY), Admit::Booked(1_000.0));
-        assert_eq!(p.admit(1_000.0, ANY), Admit::Booked(2_000.0));
+        assert_eq!(p.admit(1_000.0, ANY, false), Admit::Booked(1_000.0));
+        assert_eq!(p.admit(1_000.0, ANY, false), Admit::Booked(1_000.0));
+        assert_eq!(p.admit(1_000.0, ANY, false), Admit::Booked(2_000.0));
         // Far later: nothing booked is left, the new window starts at the send.
-        assert_eq!(p.admit(50_000.0, ANY), Admit::Go);
+        assert_eq!(p.admit(50_000.0, ANY, false), Admit::Go);
         p.take(50_000.0);
         assert_eq!(p.remaining(50_000.0), Some(2));
     }
@@ -368,15 +376,19 @@ mod tests {
         );
         p.take(300.0);
         assert_eq!(p.wait(300.0), Some((SAME_WINDOW_MS, Why::Quota)));
-        assert_eq!(p.admit(300.0, ANY), Admit::Booked(SAME_WINDOW_MS));
+        assert_eq!(p.admit(300.0, ANY, false), Admit::Booked(SAME_WINDOW_MS));
     }
 
     #[test]
     fn a_limit_of_zero_never_books() {
         let mut p = Pacer::default();
         p.learn(&limited(0, 1_000.0, 0, 1_000.0), 0.0);
-        assert_eq!(p.admit(0.0, ANY), Admit::Wait(1_000.0, Why::Quota));
-        assert_eq!(p.admit(1_000.0, ANY), Admit::Go, "forgotten at the reset");
+        assert_eq!(p.admit(0.0, ANY, false), Admit::Wait(1_000.0, Why::Quota));
+        assert_eq!(
+            p.admit(1_000.0, ANY, false),
+            Admit::Go,
+            "forgotten at the reset"
+        );
     }
 
     #[test]
@@ -408,7 +420,7 @@ mod tests {
         let mut p = Pacer::default();
         p.learn(&limited(0, 1_000.0, 10, 1_000.0), 0.0);
         for _ in 0..4 {
-            p.admit(0.0, ANY);
+            p.admit(0.0, ANY, false);
         }
         // A report of a window later than ours (the server's windows are longer).
         p.learn(&limited(6, 3_000.0, 10, 1_000.0), 500.0);
@@ -419,15 +431,15 @@ mod tests {
     fn a_booking_not_used_is_given_back() {
         let mut p = Pacer::default();
         p.learn(&limited(0, 1_000.0, 2, 1_000.0), 0.0);
-        assert_eq!(p.admit(0.0, ANY), Admit::Booked(1_000.0));
-        assert_eq!(p.admit(0.0, ANY), Admit::Booked(1_000.0));
+        assert_eq!(p.admit(0.0, ANY, false), Admit::Booked(1_000.0));
+        assert_eq!(p.admit(0.0, ANY, false), Admit::Booked(1_000.0));
         // The first caller aborts before its slot: a newcomer gets it.
         p.unbook(1_000.0);
-        assert_eq!(p.admit(10.0, ANY), Admit::Booked(990.0));
+        assert_eq!(p.admit(10.0, ANY, false), Admit::Booked(990.0));
         // In its window, a booked send refused by the breaker gives its request back.
-        assert_eq!(p.admit(1_000.0, ANY), Admit::Booked(1_000.0));
+        assert_eq!(p.admit(1_000.0, ANY, false), Admit::Booked(1_000.0));
         p.unbook(1_000.0);
-        assert_eq!(p.admit(1_001.0, ANY), Admit::Go);
+        assert_eq!(p.admit(1_001.0, ANY, false), Admit::Go);
     }
 
     #[test]
@@ -435,7 +447,7 @@ mod tests {
         let mut p = Pacer::default();
         p.learn(&limited(0, 5_000.0, 5, 10_000.0), 0.0);
         // The pacer assumes the next window is [5 000, 15 000) and lets sends go at 11 000...
-        assert_eq!(p.admit(11_000.0, ANY), Admit::Go);
+        assert_eq!(p.admit(11_000.0, ANY, false), Admit::Go);
         p.take(11_000.0);
         // ...but the server's window runs to 16 000 and is spent.
         p.learn(&limited(0, 5_000.0, 5, 10_000.0), 11_000.0);
@@ -456,12 +468,15 @@ mod tests {
         let mut p = Pacer::default();
         p.hold(2_000.0);
         p.hold(1_000.0); // a shorter hold does not shorten it
-        assert_eq!(p.admit(500.0, ANY), Admit::Wait(1_500.0, Why::RetryAfter));
         assert_eq!(
-            p.admit(500.0, 1_000.0),
+            p.admit(500.0, ANY, false),
+            Admit::Wait(1_500.0, Why::RetryAfter)
+        );
+        assert_eq!(
+            p.admit(500.0, 1_000.0, false),
             Admit::TooLong(1_500.0, Why::RetryAfter)
         );
-        assert_eq!(p.admit(2_000.0, 0.0), Admit::Go);
+        assert_eq!(p.admit(2_000.0, 0.0, false), Admit::Go);
         p.reset();
         assert_eq!(p, Pacer::default());
     }
@@ -484,7 +499,7 @@ mod tests {
                 if now >= reset {
                     break;
                 }
-                if p.admit(now, f64::INFINITY) == Admit::Go {
+                if p.admit(now, f64::INFINITY, false) == Admit::Go {
                     p.take(now);
                     sent += 1;
                 }
@@ -508,7 +523,7 @@ mod tests {
             let mut now = 0.0;
             for dt in arrivals {
                 now += f64::from(dt);
-                let at = match p.admit(now, f64::INFINITY) {
+                let at = match p.admit(now, f64::INFINITY, false) {
                     Admit::Go => {
                         p.take(now);
                         now

@@ -2445,7 +2445,7 @@ fn a_booking_given_up_goes_back_to_the_queue() {
     // The aborted call's slot (t = 1 000) is the next caller's, not one a window later.
     let next = reg
         .borrow_mut()
-        .with(A, |_, s| s.pacer.admit(500.0, f64::INFINITY));
+        .with(A, |_, s| s.pacer.admit(500.0, f64::INFINITY, false));
     assert_eq!(next, resilient_fetch::pacing::Admit::Booked(500.0));
     assert_released(&reg, A);
 }

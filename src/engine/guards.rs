@@ -176,14 +176,7 @@ impl<'a> AttemptGuard<'a> {
         let paced = ctx.policy.rate_limit.is_some();
         let (began, transition) = ctx.registry.borrow_mut().with(ctx.origin, |id, s| {
             if paced {
-                // A booked send goes unasked, but not into a hold that came since.
-                let admit = match s.pacer.held(now) {
-                    _ if !booked => s.pacer.admit(now, max_wait),
-                    Some(ms) if ms > max_wait => Admit::TooLong(ms, Why::RetryAfter),
-                    Some(ms) => Admit::Wait(ms, Why::RetryAfter),
-                    None => Admit::Go,
-                };
-                let blocked = match admit {
+                let blocked = match s.pacer.admit(now, max_wait, booked) {
                     Admit::Go => None,
                     Admit::Wait(ms, why) => Some(Blocked::Pace(ms, why, None)),
                     Admit::Booked(ms) => Some(Blocked::Pace(ms, Why::Quota, Some(id))),

@@ -89,8 +89,15 @@ pub struct Breaker {
 #[derive(Debug)]
 enum Phase {
     Closed(Health),
-    Open { until_ms: f64 },
-    HalfOpen { probes_in_flight: u32 },
+    /// `led`: the leader's `until` when this breaker follows a peer's (src/share.rs): it
+    /// then waits one cooldown longer than the leader, who probes first.
+    Open {
+        until_ms: f64,
+        led: Option<f64>,
+    },
+    HalfOpen {
+        probes_in_flight: u32,
+    },
 }
 
 impl Default for Phase {
@@ -124,7 +131,7 @@ impl Breaker {
     pub fn state(&self, now_ms: f64) -> BreakerState {
         match self.phase {
             Phase::Closed(_) => BreakerState::Closed,
-            Phase::Open { until_ms } if now_ms < until_ms => BreakerState::Open,
+            Phase::Open { until_ms, .. } if now_ms < until_ms => BreakerState::Open,
             Phase::Open { .. } | Phase::HalfOpen { .. } => BreakerState::HalfOpen,
         }
     }
@@ -138,9 +145,88 @@ impl Breaker {
     /// When an open breaker lets a probe through (None unless open).
     pub fn open_until(&self) -> Option<f64> {
         match self.phase {
-            Phase::Open { until_ms } => Some(until_ms),
+            Phase::Open { until_ms, .. } => Some(until_ms),
             _ => None,
         }
+    }
+
+    /// When the open period it tells peers of ends: its own `until` when it leads, the
+    /// leader's when it follows (None unless open).
+    pub fn shared_until(&self) -> Option<f64> {
+        match self.phase {
+            Phase::Open { until_ms, led } => Some(led.unwrap_or(until_ms)),
+            _ => None,
+        }
+    }
+
+    /// Whether a closed breaker has seen failures since its last success or trip (what a
+    /// peer's count would miss if it were not told of the next success).
+    pub fn is_failing(&self) -> bool {
+        match &self.phase {
+            Phase::Closed(h) => h.consecutive_failures > 0 || h.window_failures > 0,
+            _ => false,
+        }
+    }
+
+    /// A peer's answer from this origin, counted as one of its own would be (closed only);
+    /// returns the transition if it trips the breaker.
+    pub fn observe(
+        &mut self,
+        failed: bool,
+        now_ms: f64,
+        policy: &BreakerPolicy,
+    ) -> Option<Transition> {
+        let Phase::Closed(health) = &mut self.phase else {
+            return None;
+        };
+        health
+            .record(failed, now_ms, policy)
+            .then(|| self.open(now_ms + f64::from(policy.cooldown_ms), None))
+    }
+
+    /// A peer's breaker opened until `until_ms` (at most a cooldown from now, as its own
+    /// would): this one follows it, open until a cooldown after the leader's `until` (so
+    /// that the leader probes alone; if the leader is gone, it probes itself then). Two
+    /// breakers that both lead settle on one: the earlier `until`, then the lower `rank`
+    /// (`mine` is this breaker's). Returns the transition, if any.
+    pub fn follow(
+        &mut self,
+        until_ms: f64,
+        (rank, mine): (u32, u32),
+        now_ms: f64,
+        policy: &BreakerPolicy,
+    ) -> Option<Transition> {
+        let cooldown = f64::from(policy.cooldown_ms);
+        let until_ms = until_ms.min(now_ms + cooldown);
+        match &mut self.phase {
+            Phase::Open {
+                until_ms: own,
+                led: None,
+            } if (*own, mine) < (until_ms, rank) => None,
+            Phase::Open {
+                until_ms: own,
+                led: Some(led),
+            } => {
+                if *led < until_ms {
+                    *led = until_ms;
+                    *own = until_ms + cooldown;
+                }
+                None
+            }
+            _ => {
+                let t = self.open(until_ms + cooldown, Some(until_ms));
+                (t.from != t.to).then_some(t)
+            }
+        }
+    }
+
+    /// A peer's probe succeeded: closes this breaker too (with a fresh history).
+    pub fn close(&mut self) -> Option<Transition> {
+        (!self.is_closed()).then(|| self.enter(Phase::default()))
+    }
+
+    fn open(&mut self, until_ms: f64, led: Option<f64>) -> Transition {
+        self.enter(Phase::Open { until_ms, led })
     }
 
     /// Probes currently out (0 unless half-open).
@@ -154,7 +240,7 @@ impl Breaker {
     /// Asks leave to make a call.
     pub fn try_acquire(&mut self, now_ms: f64, policy: &BreakerPolicy) -> Result<Permit, Rejected> {
         let mut transition = None;
-        if let Phase::Open { until_ms } = self.phase {
+        if let Phase::Open { until_ms, .. } = self.phase {
             if now_ms < until_ms {
                 return Err(Rejected {
                     retry_after_ms: until_ms - now_ms,
@@ -215,9 +301,7 @@ impl Breaker {
             _ => return None,
         };
         Some(if failed {
-            self.enter(Phase::Open {
-                until_ms: now_ms + f64::from(policy.cooldown_ms),
-            })
+            self.open(now_ms + f64::from(policy.cooldown_ms), None)
         } else {
             self.enter(Phase::default())
         })

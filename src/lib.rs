@@ -21,6 +21,7 @@
 //! | retry budget (token bucket) | [`budget`] |
 //! | bulkhead (concurrency limit, FIFO queue) | [`bulkhead`] |
 //! | per-origin state, LRU bound, stats | [`registry`] |
+//! | origin health shared between clients (`share`): notes and what they do | [`share`] |
 //! | idempotency keys, UUID v4 | [`idempotency`] |
 //! | CSPRNG bytes drawn in batches | [`entropy`] |
 //! | events for `onEvent` | [`events`] |
@@ -44,6 +45,7 @@ pub mod policy;
 pub mod rate_limit;
 pub mod registry;
 pub mod retry_after;
+pub mod share;
 pub mod throttle;
 
 #[cfg(target_arch = "wasm32")]

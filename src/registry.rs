@@ -18,6 +18,8 @@ use crate::breaker::{Breaker, BreakerState};
 use crate::budget::RetryBudget;
 use crate::bulkhead::Bulkhead;
 use crate::pacing::Pacer;
+use crate::policy::Policy;
+use crate::share::{self, Note};
 use crate::throttle::Throttle;
 
 /// Counters of one origin.
@@ -117,6 +119,25 @@ pub struct Registry {
     max_origins: usize,
     /// Stamps accesses (for LRU) and numbers entries.
     clock: u64,
+    /// Where notes for peers go, when the client shares (`share`).
+    share: Option<Share>,
+}
+
+/// Sends a note about an origin to a client's peers.
+pub type SendNote = Box<dyn FnMut(&str, Note)>;
+
+/// A sharing client's way to its peers.
+pub struct Share {
+    /// This client's rank among leaders (random).
+    pub rank: u32,
+    /// Sends a note about an origin to the peers.
+    pub send: SendNote,
+}
+
+impl std::fmt::Debug for Share {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Share").field("rank", &self.rank).finish()
+    }
 }
 
 impl Registry {
@@ -126,7 +147,67 @@ impl Registry {
             origins: Vec::new(),
             max_origins: max_origins.max(1) as usize,
             clock: 0,
+            share: None,
         }
+    }
+
+    /// Shares this registry's origin health with peers through `share` (see [`share`]).
+    pub fn share_with(&mut self, share: Share) {
+        self.share = Some(share);
+    }
+
+    /// This client's rank, when it shares.
+    pub fn rank(&self) -> Option<u32> {
+        self.share.as_ref().map(|s| s.rank)
+    }
+
+    /// Tells the peers `notes` about `origin` (nothing when the client does not share).
+    pub fn tell(&mut self, origin: &str, notes: [Option<Note>; 2]) {
+        if let Some(share) = &mut self.share {
+            for note in notes.into_iter().flatten() {
+                (share.send)(origin, note);
+            }
+        }
+    }
+
+    /// A peer's note about `origin` (`Hello`: about none), applied under `policy`; a
+    /// `Hello` is answered with what every origin kept holds now. Returns the breaker
+    /// transition it caused.
+    pub fn hear(
+        &mut self,
+        origin: &str,
+        note: Note,
+        now: f64,
+        policy: &Policy,
+    ) -> Option<crate::breaker::Transition> {
+        let rank = self.rank()?;
+        if note == Note::Hello {
+            let told: Vec<_> = (self.origins.iter())
+                .map(|e| (e.origin.clone(), share::describe(&e.state, now, rank)))
+                .collect();
+            for (origin, notes) in told {
+                self.tell(&origin, notes);
+            }
+            return None;
+        }
+        let transition = self.with(origin, |_, s| share::apply(s, note, now, policy, rank));
+        // Tripped by peers' answers: it leads, and says so.
+        if let Some(t) = transition.filter(|t| t.to == BreakerState::Open) {
+            let notes = self.peek(origin).map(|s| {
+                share::told(
+                    s,
+                    (true, true),
+                    crate::classify::Judgement::Failure,
+                    Some(t),
+                    now,
+                    rank,
+                )
+            });
+            if let Some(notes) = notes {
+                self.tell(origin, notes);
+            }
+        }
+        transition
     }
 
     /// Origins kept now.

@@ -2,7 +2,7 @@
 //! `@default`; this test reads them and compares each with the one place the
 //! defaults are defined (`policy::defaults`), so the two cannot drift apart.
 
-use resilient_fetch::policy::{BreakerMode, IdempotencyKey, WindowType, defaults as d};
+use resilient_fetch::policy::{BreakerMode, IdempotencyKey, Policy, WindowType, defaults as d};
 use std::collections::BTreeMap;
 
 /// "Interface.field" -> the text after `@default`, up to a parenthesis or the comment's end.
@@ -153,6 +153,13 @@ fn typescript_defaults_match_the_core() {
         ),
         ("ThrottlePolicy.k", d::THROTTLE_K.to_string()),
         ("ThrottlePolicy.windowMs", d::THROTTLE_WINDOW_MS.to_string()),
+        (
+            "Policy.share",
+            match Policy::default().share {
+                None => "false".into(),
+                Some(name) => format!("{name:?}"),
+            },
+        ),
     ];
     let declared = declared_defaults();
     for (field, value) in &expected {

@@ -12,6 +12,7 @@ use crate::pacing::{Admit, Why};
 use crate::policy::{BreakerPolicy, Policy};
 use crate::rate_limit::Quota;
 use crate::registry::{EntryId, Registry};
+use crate::share;
 use std::cell::RefCell;
 
 /// Budget tokens withdrawn for a retry that has not started yet. Dropped before
@@ -292,10 +293,13 @@ impl<'a> AttemptGuard<'a> {
         let Ok(mut registry) = self.registry.try_borrow_mut() else {
             return Released::Gone;
         };
+        let rank = registry.rank();
         // Gone if the origin was evicted meanwhile: then there is nothing to update.
         let Some(state) = registry.get_mut(self.origin, self.id) else {
             return Released::Gone;
         };
+        // What the peers knew before this answer (only a sharing client tells them).
+        let before = rank.map(|_| (state.breaker.is_failing(), state.pacer.wait(now).is_some()));
         state.waiting += u32::from(hold);
         let stats = &mut state.stats;
         stats.in_flight = stats.in_flight.saturating_sub(1);
@@ -324,6 +328,10 @@ impl<'a> AttemptGuard<'a> {
             .breaker
             .take()
             .and_then(|(policy, permit)| state.breaker.record(permit, judgement, now, policy));
+        if let (Some(rank), Some(before)) = (rank, before) {
+            let notes = share::told(state, before, judgement, transition, now, rank);
+            registry.tell(self.origin, notes);
+        }
         Released::Recorded(transition)
     }
 }

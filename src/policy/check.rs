@@ -6,7 +6,7 @@ use super::messages::{int_range, push_number, push_quoted, type_name};
 use super::schema::{self, Kind};
 use super::sections::{
     budget_policy, bulkhead_policy, idempotency_header, idempotency_key, rate_limit_policy,
-    retry_policy, throttle_policy,
+    retry_policy, share_name, throttle_policy,
 };
 use super::*;
 
@@ -62,6 +62,7 @@ impl Policy {
             idempotency_key: idempotency_key(&mut c, &o),
             idempotency_header: idempotency_header(&mut c, &o),
             max_origins: c.int(&o, "maxOrigins"),
+            share: share_name(&mut c, &o),
         };
         match c.error {
             Some(error) => Err(error),
@@ -328,6 +329,7 @@ mod tests {
             idempotency_key: IdempotencyKey::Fixed("k-1".into()),
             idempotency_header: "X-Key".into(),
             max_origins: 1_000_000,
+            share: None,
         };
         assert_eq!(p, expected);
     }

@@ -50,6 +50,8 @@ pub enum Kind {
     Key,
     /// `idempotencyHeader`: a header name scripts may set.
     Header,
+    /// `share`: a name of 1 to 64 characters, or `false` (none, the default).
+    Name,
     /// A function: taken out of the policy in JS (js/arguments.js), never data.
     Function,
 }
@@ -232,6 +234,12 @@ pub const FIELDS: &[Field] = &[
         scope: Scope::Client,
         range_text: None,
     },
+    Field {
+        path: "share",
+        kind: Kind::Name,
+        scope: Scope::Client,
+        range_text: None,
+    },
     field("onEvent", Kind::Function),
     field("fetch", Kind::Function),
 ];
@@ -266,6 +274,10 @@ pub fn check_scope(root: &Value, per_call: bool) -> Result<(), PolicyError> {
     };
     for (key, value) in map {
         let message = match get(key).map(|f| f.scope) {
+            Some(Scope::Client) if per_call && key == "share" => {
+                "share names the peers a client's origin health is shared with: give it to new \
+                 ResilientClient(...), not to one call"
+            }
             Some(Scope::Client) if per_call => {
                 "maxOrigins sizes a client's registry: give it to new ResilientClient(...), not to one call"
             }

@@ -119,6 +119,8 @@ pub struct Policy {
     pub idempotency_header: String,
     /// How many origins the registry keeps.
     pub max_origins: u32,
+    /// The name of the peers its origins' health is shared with (JS `share`), if any.
+    pub share: Option<String>,
 }
 
 /// Retry settings.
@@ -302,6 +304,7 @@ impl Default for Policy {
             idempotency_key: defaults::IDEMPOTENCY_KEY,
             idempotency_header: defaults::IDEMPOTENCY_HEADER.to_owned(),
             max_origins: defaults::MAX_ORIGINS,
+            share: None,
         }
     }
 }

@@ -57,6 +57,14 @@ export interface Policy {
   idempotencyHeader?: string;
   /** Most origins a client keeps state for; the least recently used is evicted (1..=1000000). @default 1000 */
   maxOrigins?: number;
+  /**
+   * Client only. Clients with the same name in any tab, iframe or worker of the site (and
+   * worker_threads of one Node process) share, per origin, their breakers' state, one half-open
+   * probe per cooldown, and origin-wide waits (Retry-After, rate limits), over a BroadcastChannel.
+   * Only origins, states and times cross. Where there is no BroadcastChannel it does nothing.
+   * (a name of 1 to 64 characters, or false) @default false
+   */
+  share?: string | false;
   /** Called with every event of the call. A listener that throws or rejects does not break the call. */
   onEvent?: (event: ResilienceEvent) => void | Promise<void>;
   /** The fetch to send with. @default globalThis.fetch, looked up at each attempt (what install() wrapped, if installed) */

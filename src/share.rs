@@ -1,0 +1,455 @@
+//! Shared origin health (`share: "name"`): what clients of one site tell each other about
+//! an origin, and what they do with what they are told.
+//!
+//! Clients with the same share name (tabs, iframes, workers; the shell carries the notes
+//! over a `BroadcastChannel`) send each other [`Note`]s about origins. Nothing but origins,
+//! states and times crosses: never a URL's path or query, a header, a body or a key.
+//!
+//! - **Answers while failing.** A closed breaker tells its failures, and its successes
+//!   while it has failures counted, so that every client's count is the site's: one that
+//!   sends a request a minute learns the origin is down from the others. In the healthy
+//!   steady state nothing is sent.
+//! - **Opened.** A breaker that opens tells until when. Every client that hears it opens
+//!   as a *follower*, until one cooldown after the leader's `until`: the leader probes
+//!   alone, and its outcome reaches all (`Closed`, or `Opened` again with a new `until`,
+//!   which the followers follow). If the leader is gone (its tab closed), the followers
+//!   probe one cooldown later. Two breakers that open at once settle on one leader: the
+//!   earlier `until`, then the lower rank (a random number per client).
+//! - **Closed.** A probe succeeded: every breaker of the origin closes.
+//! - **Hold.** An origin-wide wait (a `Retry-After` on a 429 or 503, a spent rate-limit
+//!   quota): every client holds its sends until then.
+//! - **Hello.** A client that starts asks; the others answer with what they hold now.
+//!
+//! A note never takes a breaker where its own answers could not: an `Opened` lasts at most
+//! the receiver's cooldown, a `Hold` at most its `retry.maxRetryAfterMs`, and a malformed
+//! note, or one of another protocol version, is dropped ([`Note::decode`]). Sharing is a
+//! hint: no call ever waits for a note.
+
+use crate::breaker::Transition;
+use crate::classify::Judgement;
+use crate::policy::Policy;
+use crate::registry::OriginState;
+
+/// The protocol's version; notes of any other are ignored.
+pub const VERSION: u32 = 1;
+
+/// One thing a client tells its peers about an origin. Times are monotonic ms of the
+/// client that holds the note (the shell converts them to and from wall-clock time).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Note {
+    /// A client starts: tell it what you know.
+    Hello,
+    /// An attempt failed, by the breaker's rule.
+    Failed,
+    /// An attempt succeeded while the breaker counted failures.
+    Succeeded,
+    /// A breaker opened until `until`; `rank` breaks ties between leaders.
+    Opened {
+        /// When its probe may go.
+        until: f64,
+        /// The sender's rank.
+        rank: u32,
+    },
+    /// A probe succeeded: the breaker closed.
+    Closed,
+    /// No sends to the origin before `until`.
+    Hold {
+        /// When sends may go again.
+        until: f64,
+    },
+}
+
+impl Note {
+    /// The note as `(kind, time, rank)` numbers, as they cross to peers.
+    pub fn encode(self) -> (u32, f64, u32) {
+        match self {
+            Note::Hello => (0, 0.0, 0),
+            Note::Failed => (1, 0.0, 0),
+            Note::Succeeded => (2, 0.0, 0),
+            Note::Opened { until, rank } => (3, until, rank),
+            Note::Closed => (4, 0.0, 0),
+            Note::Hold { until } => (5, until, 0),
+        }
+    }
+
+    /// A note from its numbers; None for an unknown kind or a time that is not finite.
+    pub fn decode(kind: u32, time: f64, rank: u32) -> Option<Note> {
+        let until = time.is_finite().then_some(time);
+        Some(match kind {
+            0 => Note::Hello,
+            1 => Note::Failed,
+            2 => Note::Succeeded,
+            3 => Note::Opened {
+                until: until?,
+                rank,
+            },
+            4 => Note::Closed,
+            5 => Note::Hold { until: until? },
+            _ => return None,
+        })
+    }
+}
+
+/// Applies a peer's note about one origin to its state under `policy` (the receiving
+/// client's); `rank` is the receiver's. Returns the breaker transition it caused.
+pub fn apply(
+    state: &mut OriginState,
+    note: Note,
+    now: f64,
+    policy: &Policy,
+    rank: u32,
+) -> Option<Transition> {
+    let breaker = policy.breaker.as_ref();
+    match (note, breaker) {
+        (Note::Failed | Note::Succeeded, Some(b)) => {
+            state.breaker.observe(note == Note::Failed, now, b)
+        }
+        (
+            Note::Opened {
+                until,
+                rank: theirs,
+            },
+            Some(b),
+        ) => state.breaker.follow(until, (theirs, rank), now, b),
+        (Note::Closed, Some(_)) => state.breaker.close(),
+        (Note::Hold { until }, _) if policy.rate_limit.is_some() => {
+            state
+                .pacer
+                .hold(until.min(now + f64::from(max_hold_ms(policy))));
+            None
+        }
+        _ => None,
+    }
+}
+
+/// The longest hold a note may put on an origin: the longest `Retry-After` the client
+/// honours.
+fn max_hold_ms(policy: &Policy) -> u32 {
+    policy
+        .retry
+        .as_ref()
+        .map_or(crate::policy::defaults::MAX_RETRY_AFTER_MS, |r| {
+            r.max_retry_after_ms
+        })
+}
+
+/// What a client that starts is told of an origin: its breaker's open period, and its wait.
+pub fn describe(state: &OriginState, now: f64, rank: u32) -> [Option<Note>; 2] {
+    [
+        state
+            .breaker
+            .shared_until()
+            .filter(|until| *until > now)
+            .map(|until| Note::Opened { until, rank }),
+        state
+            .pacer
+            .wait(now)
+            .map(|(ms, _)| Note::Hold { until: now + ms }),
+    ]
+}
+
+/// What one recorded answer tells the peers: `failing` is whether the breaker counted
+/// failures before it ([`crate::breaker::Breaker::is_failing`]), `waited` whether the
+/// origin had a wait before it; `state` is after it.
+pub fn told(
+    state: &OriginState,
+    (failing, waited): (bool, bool),
+    judgement: Judgement,
+    transition: Option<Transition>,
+    now: f64,
+    rank: u32,
+) -> [Option<Note>; 2] {
+    use crate::breaker::BreakerState::{Closed, Open};
+    let breaker = match transition {
+        Some(t) if t.to == Open => state
+            .breaker
+            .shared_until()
+            .map(|until| Note::Opened { until, rank }),
+        Some(t) if t.to == Closed => Some(Note::Closed),
+        Some(_) => None,
+        None => match judgement {
+            Judgement::Failure if state.breaker.is_closed() => Some(Note::Failed),
+            Judgement::Success if failing => Some(Note::Succeeded),
+            _ => None,
+        },
+    };
+    let hold = match state.pacer.wait(now) {
+        Some((ms, _)) if !waited => Some(Note::Hold { until: now + ms }),
+        _ => None,
+    };
+    [breaker, hold]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::breaker::{Breaker, BreakerState};
+    use crate::policy::PolicyInput;
+
+    fn policy(cooldown: u32) -> Policy {
+        let input: PolicyInput = serde_json::from_value(serde_json::json!({
+            "breaker": { "failureThreshold": 3, "cooldownMs": cooldown, "halfOpenMaxCalls": 1 },
+            "retry": { "maxRetryAfterMs": 5000 },
+        }))
+        .unwrap_or_default();
+        Policy::from_input(&input).unwrap_or_else(|e| panic!("{}", e.message))
+    }
+
+    fn state() -> OriginState {
+        OriginState::default()
+    }
+
+    #[test]
+    fn notes_round_trip_and_bad_ones_are_dropped() {
+        for note in [
+            Note::Hello,
+            Note::Failed,
+            Note::Succeeded,
+            Note::Opened {
+                until: 12.5,
+                rank: 7,
+            },
+            Note::Closed,
+            Note::Hold { until: 99.0 },
+        ] {
+            let (kind, time, rank) = note.encode();
+            assert_eq!(Note::decode(kind, time, rank), Some(note));
+        }
+        assert_eq!(Note::decode(6, 0.0, 0), None);
+        assert_eq!(Note::decode(3, f64::NAN, 0), None);
+        assert_eq!(Note::decode(5, f64::INFINITY, 0), None);
+    }
+
+    #[test]
+    fn peers_failures_count_and_a_success_resets_them() {
+        let p = policy(1000);
+        let mut s = state();
+        assert_eq!(apply(&mut s, Note::Failed, 0.0, &p, 1), None);
+        assert_eq!(apply(&mut s, Note::Failed, 1.0, &p, 1), None);
+        assert_eq!(apply(&mut s, Note::Succeeded, 2.0, &p, 1), None);
+        assert_eq!(apply(&mut s, Note::Failed, 3.0, &p, 1), None);
+        assert_eq!(apply(&mut s, Note::Failed, 4.0, &p, 1), None);
+        let t = apply(&mut s, Note::Failed, 5.0, &p, 1).map(|t| t.to);
+        assert_eq!(t, Some(BreakerState::Open));
+        // Tripped by peers' answers: it leads (until its own cooldown), so it tells.
+        assert_eq!(s.breaker.shared_until(), Some(1005.0));
+    }
+
+    #[test]
+    fn a_follower_waits_one_cooldown_past_the_leader_and_follows_its_reopening() {
+        let p = policy(1000);
+        let mut s = state();
+        let t = apply(
+            &mut s,
+            Note::Opened {
+                until: 1000.0,
+                rank: 5,
+            },
+            0.0,
+            &p,
+            9,
+        );
+        assert_eq!(
+            t.map(|t| (t.from, t.to)),
+            Some((BreakerState::Closed, BreakerState::Open))
+        );
+        assert_eq!(s.breaker.open_until(), Some(2000.0));
+        assert_eq!(s.breaker.shared_until(), Some(1000.0));
+        // The leader's probe failed at 1010: open until 2010, the follower until 3010.
+        assert_eq!(
+            apply(
+                &mut s,
+                Note::Opened {
+                    until: 2010.0,
+                    rank: 5
+                },
+                1010.0,
+                &p,
+                9
+            ),
+            None
+        );
+        assert_eq!(s.breaker.open_until(), Some(3010.0));
+        // A late, older note does not shorten it.
+        assert_eq!(
+            apply(
+                &mut s,
+                Note::Opened {
+                    until: 1500.0,
+                    rank: 5
+                },
+                1011.0,
+                &p,
+                9
+            ),
+            None
+        );
+        assert_eq!(s.breaker.open_until(), Some(3010.0));
+        // The leader's next probe succeeded: closed at once.
+        let t = apply(&mut s, Note::Closed, 2020.0, &p, 9).map(|t| t.to);
+        assert_eq!(t, Some(BreakerState::Closed));
+        assert_eq!(apply(&mut s, Note::Closed, 2021.0, &p, 9), None);
+    }
+
+    #[test]
+    fn two_leaders_settle_on_the_earlier_then_the_lower_rank() {
+        let p = policy(1000);
+        let bp = p.breaker.clone().expect("breaker on");
+        // A breaker that tripped on its own at 0: it leads, open until 1000.
+        let lead = |_: f64| {
+            let mut own = Breaker::new();
+            for _ in 0..3 {
+                let _ = own.observe(true, 0.0, &bp);
+            }
+            own
+        };
+        // Leader A opened until 1000 (rank 4); B until 1000 (rank 2): A follows B.
+        let mut a = OriginState {
+            breaker: lead(1000.0),
+            ..state()
+        };
+        assert_eq!(a.breaker.shared_until(), Some(1000.0));
+        let _ = apply(
+            &mut a,
+            Note::Opened {
+                until: 1000.0,
+                rank: 2,
+            },
+            10.0,
+            &p,
+            4,
+        );
+        assert_eq!(
+            a.breaker.open_until(),
+            Some(2000.0),
+            "the higher rank follows"
+        );
+        // B hears A (rank 4): B keeps leading.
+        let mut b = OriginState {
+            breaker: lead(1000.0),
+            ..state()
+        };
+        assert_eq!(
+            apply(
+                &mut b,
+                Note::Opened {
+                    until: 1000.0,
+                    rank: 4
+                },
+                10.0,
+                &p,
+                2
+            ),
+            None
+        );
+        assert_eq!(b.breaker.open_until(), Some(1000.0));
+        // A later until follows an earlier one whatever the ranks.
+        let mut c = OriginState {
+            breaker: lead(1000.0),
+            ..state()
+        };
+        let _ = apply(
+            &mut c,
+            Note::Opened {
+                until: 900.0,
+                rank: 99,
+            },
+            10.0,
+            &p,
+            1,
+        );
+        assert_eq!(c.breaker.open_until(), Some(1900.0));
+    }
+
+    #[test]
+    fn notes_never_go_past_what_the_receiver_would_reach_itself() {
+        let p = policy(1000);
+        let mut s = state();
+        // An "open for a day" note: open for one cooldown (plus the follower's one).
+        let _ = apply(
+            &mut s,
+            Note::Opened {
+                until: 86_400_000.0,
+                rank: 1,
+            },
+            0.0,
+            &p,
+            2,
+        );
+        assert_eq!(s.breaker.shared_until(), Some(1000.0));
+        assert_eq!(s.breaker.open_until(), Some(2000.0));
+        // A hold of an hour: at most retry.maxRetryAfterMs.
+        let _ = apply(&mut s, Note::Hold { until: 3_600_000.0 }, 0.0, &p, 2);
+        assert_eq!(s.pacer.wait(0.0).map(|(ms, _)| ms), Some(5000.0));
+    }
+
+    #[test]
+    fn a_client_without_a_breaker_or_pacing_ignores_notes() {
+        let input: PolicyInput = serde_json::from_value(serde_json::json!({
+            "breaker": false, "rateLimit": false,
+        }))
+        .unwrap_or_default();
+        let p = Policy::from_input(&input).unwrap_or_else(|e| panic!("{}", e.message));
+        let mut s = state();
+        for note in [
+            Note::Failed,
+            Note::Opened {
+                until: 10.0,
+                rank: 0,
+            },
+            Note::Hold { until: 10.0 },
+        ] {
+            assert_eq!(apply(&mut s, note, 0.0, &p, 1), None);
+        }
+        assert!(s.breaker.is_closed());
+        assert_eq!(s.pacer.wait(0.0), None);
+    }
+
+    #[test]
+    fn answers_tell_failures_successes_while_failing_transitions_and_new_waits() {
+        let p = policy(1000);
+        let bp = p.breaker.clone().expect("breaker on");
+        let mut s = state();
+        let told_now = |s: &OriginState, failing, j, t| told(s, (failing, false), j, t, 0.0, 3);
+        // Healthy: a success says nothing.
+        assert_eq!(told_now(&s, false, Judgement::Success, None), [None, None]);
+        let _ = s.breaker.observe(true, 0.0, &bp);
+        assert_eq!(
+            told_now(&s, false, Judgement::Failure, None),
+            [Some(Note::Failed), None]
+        );
+        assert_eq!(
+            told_now(&s, true, Judgement::Success, None),
+            [Some(Note::Succeeded), None]
+        );
+        assert_eq!(told_now(&s, false, Judgement::Unjudged, None), [None, None]);
+        let _ = s.breaker.observe(true, 0.0, &bp);
+        let t = s.breaker.observe(true, 0.0, &bp);
+        assert_eq!(
+            told_now(&s, true, Judgement::Failure, t)[0],
+            Some(Note::Opened {
+                until: 1000.0,
+                rank: 3
+            })
+        );
+        let t = s.breaker.close();
+        assert_eq!(
+            told_now(&s, false, Judgement::Success, t)[0],
+            Some(Note::Closed)
+        );
+        s.pacer.hold(300.0);
+        assert_eq!(
+            told(&s, (false, false), Judgement::Failure, None, 0.0, 3)[1],
+            Some(Note::Hold { until: 300.0 })
+        );
+        assert_eq!(
+            told(&s, (false, true), Judgement::Failure, None, 0.0, 3)[1],
+            None,
+            "a wait it had is not news"
+        );
+        assert_eq!(
+            describe(&s, 0.0, 3),
+            [None, Some(Note::Hold { until: 300.0 })]
+        );
+    }
+}

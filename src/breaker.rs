@@ -89,11 +89,11 @@ pub struct Breaker {
 #[derive(Debug)]
 enum Phase {
     Closed(Health),
-    /// `led`: the leader's `until` when this breaker follows a peer's (src/share.rs): it
+    /// `led`: the leader's `until` and rank when this breaker follows a peer's (src/share.rs): it
     /// then waits one cooldown longer than the leader, who probes first.
     Open {
         until_ms: f64,
-        led: Option<f64>,
+        led: Option<(f64, u32)>,
     },
     HalfOpen {
         probes_in_flight: u32,
@@ -150,11 +150,11 @@ impl Breaker {
         }
     }
 
-    /// When the open period it tells peers of ends: its own `until` when it leads, the
-    /// leader's when it follows (None unless open).
-    pub fn shared_until(&self) -> Option<f64> {
+    /// The open period it tells peers of, as `(until, rank)`: its own `until` and rank
+    /// (`mine`) when it leads, the leader's when it follows (None unless open).
+    pub fn shared(&self, mine: u32) -> Option<(f64, u32)> {
         match self.phase {
-            Phase::Open { until_ms, led } => Some(led.unwrap_or(until_ms)),
+            Phase::Open { until_ms, led } => Some(led.unwrap_or((until_ms, mine))),
             _ => None,
         }
     }
@@ -199,22 +199,23 @@ impl Breaker {
         let cooldown = f64::from(policy.cooldown_ms);
         let until_ms = until_ms.min(now_ms + cooldown);
         match &mut self.phase {
+            // About itself (its own note, passed on by a peer), or a later leader's.
             Phase::Open {
                 until_ms: own,
                 led: None,
-            } if (*own, mine) < (until_ms, rank) => None,
+            } if rank == mine || (*own, mine) < (until_ms, rank) => None,
             Phase::Open {
                 until_ms: own,
                 led: Some(led),
             } => {
-                if *led < until_ms {
-                    *led = until_ms;
+                if led.0 < until_ms {
+                    *led = (until_ms, rank);
                     *own = until_ms + cooldown;
                 }
                 None
             }
             _ => {
-                let t = self.open(until_ms + cooldown, Some(until_ms));
+                let t = self.open(until_ms + cooldown, Some((until_ms, rank)));
                 (t.from != t.to).then_some(t)
             }
         }
@@ -225,7 +226,7 @@ impl Breaker {
         (!self.is_closed()).then(|| self.enter(Phase::default()))
     }
 
-    fn open(&mut self, until_ms: f64, led: Option<f64>) -> Transition {
+    fn open(&mut self, until_ms: f64, led: Option<(f64, u32)>) -> Transition {
         self.enter(Phase::Open { until_ms, led })
     }
 

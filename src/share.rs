@@ -138,9 +138,9 @@ pub fn describe(state: &OriginState, now: f64, rank: u32) -> [Option<Note>; 2] {
     [
         state
             .breaker
-            .shared_until()
-            .filter(|until| *until > now)
-            .map(|until| Note::Opened { until, rank }),
+            .shared(rank)
+            .filter(|(until, _)| *until > now)
+            .map(|(until, rank)| Note::Opened { until, rank }),
         state
             .pacer
             .wait(now)
@@ -161,10 +161,9 @@ pub fn told(
 ) -> [Option<Note>; 2] {
     use crate::breaker::BreakerState::{Closed, Open};
     let breaker = match transition {
-        Some(t) if t.to == Open => state
-            .breaker
-            .shared_until()
-            .map(|until| Note::Opened { until, rank }),
+        Some(t) if t.to == Open => {
+            (state.breaker.shared(rank)).map(|(until, rank)| Note::Opened { until, rank })
+        }
         Some(t) if t.to == Closed => Some(Note::Closed),
         Some(_) => None,
         None => match judgement {
@@ -232,7 +231,7 @@ mod tests {
         let t = apply(&mut s, Note::Failed, 5.0, &p, 1).map(|t| t.to);
         assert_eq!(t, Some(BreakerState::Open));
         // Tripped by peers' answers: it leads (until its own cooldown), so it tells.
-        assert_eq!(s.breaker.shared_until(), Some(1005.0));
+        assert_eq!(s.breaker.shared(1).map(|s| s.0), Some(1005.0));
     }
 
     #[test]
@@ -254,7 +253,7 @@ mod tests {
             Some((BreakerState::Closed, BreakerState::Open))
         );
         assert_eq!(s.breaker.open_until(), Some(2000.0));
-        assert_eq!(s.breaker.shared_until(), Some(1000.0));
+        assert_eq!(s.breaker.shared(1).map(|s| s.0), Some(1000.0));
         // The leader's probe failed at 1010: open until 2010, the follower until 3010.
         assert_eq!(
             apply(
@@ -308,7 +307,7 @@ mod tests {
             breaker: lead(1000.0),
             ..state()
         };
-        assert_eq!(a.breaker.shared_until(), Some(1000.0));
+        assert_eq!(a.breaker.shared(4).map(|s| s.0), Some(1000.0));
         let _ = apply(
             &mut a,
             Note::Opened {
@@ -362,6 +361,51 @@ mod tests {
     }
 
     #[test]
+    fn a_leader_hearing_itself_passed_on_keeps_leading() {
+        let p = policy(1000);
+        let bp = p.breaker.clone().expect("breaker on");
+        let mut leader = state();
+        for _ in 0..3 {
+            let _ = leader.breaker.observe(true, 0.0, &bp);
+        }
+        // A follower tells a new client what it follows: the leader's until and rank.
+        let mut follower = state();
+        let _ = apply(
+            &mut follower,
+            Note::Opened {
+                until: 1000.0,
+                rank: 7,
+            },
+            1.0,
+            &p,
+            2,
+        );
+        assert_eq!(
+            describe(&follower, 2.0, 2)[0],
+            Some(Note::Opened {
+                until: 1000.0,
+                rank: 7
+            })
+        );
+        // The leader hears it back, its until a little off (wall-clock conversion): still
+        // about itself, so it keeps leading.
+        assert_eq!(
+            apply(
+                &mut leader,
+                Note::Opened {
+                    until: 999.2,
+                    rank: 7
+                },
+                3.0,
+                &p,
+                7
+            ),
+            None
+        );
+        assert_eq!(leader.breaker.open_until(), Some(1000.0));
+    }
+
+    #[test]
     fn notes_never_go_past_what_the_receiver_would_reach_itself() {
         let p = policy(1000);
         let mut s = state();
@@ -376,7 +420,7 @@ mod tests {
             &p,
             2,
         );
-        assert_eq!(s.breaker.shared_until(), Some(1000.0));
+        assert_eq!(s.breaker.shared(1).map(|s| s.0), Some(1000.0));
         assert_eq!(s.breaker.open_until(), Some(2000.0));
         // A hold of an hour: at most retry.maxRetryAfterMs.
         let _ = apply(&mut s, Note::Hold { until: 3_600_000.0 }, 0.0, &p, 2);

@@ -12,6 +12,7 @@ use super::bindings::{fetch_to_wrap, install_fetch, make_timeout_error, uninstal
 use super::call;
 use super::events::{emit, stats_to_js};
 use super::options::{Hooks, decode, policy_error};
+use super::share::{self, Sharing};
 use super::types::{FetchInit, FetchInput, PolicyArg};
 use crate::events::Event;
 use crate::policy::{Policy, PolicyInput};
@@ -40,6 +41,8 @@ pub struct ClientInner {
     pub on_event: Option<Function>,
     /// Breakers, budgets, bulkheads and stats, per origin.
     pub registry: RefCell<Registry>,
+    /// Its channel to its peers, when it shares (`share`).
+    _sharing: Option<Sharing>,
 }
 
 thread_local! {
@@ -60,6 +63,9 @@ impl ClientInner {
             n.get()
         });
         Ok(Rc::new_cyclic(|weak: &std::rc::Weak<ClientInner>| {
+            let mut registry = Registry::new(validated.max_origins);
+            let sharing = (validated.share.as_deref())
+                .and_then(|name| share::open(name, weak.clone(), &mut registry));
             let weak = weak.clone();
             let expire = Closure::new(
                 move |deadline: bool, ms: f64, origin: String, on_event: JsValue| {
@@ -74,7 +80,8 @@ impl ClientInner {
                 fetch: options.fetch.or(default_fetch),
                 hooks: options.hooks,
                 expire,
-                registry: RefCell::new(Registry::new(validated.max_origins)),
+                registry: RefCell::new(registry),
+                _sharing: sharing,
                 validated: Rc::new(validated),
                 policy: options.input,
                 on_event: options.on_event,

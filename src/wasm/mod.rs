@@ -12,6 +12,7 @@
 //! | awaiting an attempt's settlement without closures per await | `settle.rs` |
 //! | the caller's `AbortSignal` | `abort.rs` |
 //! | clock, randomness, sleep for the core | `env.rs` |
+//! | origin health shared with peers (`share`) over a `BroadcastChannel` | `share.rs`, `js/share.js` |
 //! | policy objects into the core's input | `options.rs` |
 //! | events to `onEvent`, and `stats()`, as JS objects (serde-wasm-bindgen) | `events.rs` |
 //! | TypeScript declarations | `types.rs` |
@@ -30,6 +31,7 @@ mod env;
 mod events;
 mod options;
 mod settle;
+mod share;
 mod transport;
 mod types;
 

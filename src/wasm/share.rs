@@ -1,0 +1,91 @@
+//! Shared origin health (policy `share`) on the JS platform: a client's channel to its
+//! peers (js/share.js, a `BroadcastChannel`), the notes its registry tells them, and
+//! theirs applied to it (the rules are the core's, `crate::share`).
+
+use std::rc::Weak;
+
+use js_sys::Function;
+use wasm_bindgen::prelude::*;
+
+use super::client::ClientInner;
+use super::env::{now, random_unit};
+use super::events::emit;
+use crate::events::Event;
+use crate::registry::{Registry, Share};
+use crate::share::Note;
+
+#[wasm_bindgen(module = "/js/share.js")]
+unsafe extern "C" {
+    /// The channel of share `name`, calling `hear(kind, origin, monotonicMs, rank)` with
+    /// each well-formed note; undefined where there is no `BroadcastChannel`.
+    #[wasm_bindgen(js_name = shareOpen)]
+    fn share_open(name: &str, hear: &Function) -> JsValue;
+    /// Sends a note (`at`: monotonic ms); never throws.
+    #[wasm_bindgen(js_name = shareSend)]
+    fn share_send(channel: &JsValue, kind: u32, origin: &str, at: f64, rank: u32);
+    /// Closes the channel.
+    #[wasm_bindgen(js_name = shareClose)]
+    fn share_close(channel: &JsValue);
+}
+
+/// A sharing client's channel; closed when the client is dropped (freed, or collected).
+pub struct Sharing {
+    channel: JsValue,
+    _hear: Closure<dyn Fn(u32, String, f64, u32)>,
+}
+
+impl Drop for Sharing {
+    fn drop(&mut self) {
+        share_close(&self.channel);
+    }
+}
+
+/// Opens share `name` for the client `weak` names, whose registry is `registry`, and
+/// says hello (its peers answer with what they know). None where the platform has no
+/// channel.
+pub fn open(name: &str, weak: Weak<ClientInner>, registry: &mut Registry) -> Option<Sharing> {
+    let hear = Closure::<dyn Fn(u32, String, f64, u32)>::new(
+        move |kind: u32, origin: String, at: f64, rank: u32| {
+            if let (Some(client), Some(note)) = (weak.upgrade(), Note::decode(kind, at, rank)) {
+                hear(&client, &origin, note);
+            }
+        },
+    );
+    let channel = share_open(name, hear.as_ref().unchecked_ref());
+    if channel.is_undefined() {
+        return None;
+    }
+    let out = channel.clone();
+    registry.share_with(Share {
+        // A rank only breaks ties between two breakers that open at once.
+        rank: (random_unit() * 4_294_967_296.0) as u32,
+        send: Box::new(move |origin, note| {
+            let (kind, at, rank) = note.encode();
+            share_send(&out, kind, origin, at, rank);
+        }),
+    });
+    registry.tell("", [Some(Note::Hello), None]);
+    Some(Sharing {
+        channel,
+        _hear: hear,
+    })
+}
+
+/// A peer's note, applied to the client's registry; a breaker transition it causes goes
+/// to the client's `onEvent`. A note that comes while the registry is in use is dropped
+/// (sharing is a hint; the next one will do).
+fn hear(client: &ClientInner, origin: &str, note: Note) {
+    let Ok(mut registry) = client.registry.try_borrow_mut() else {
+        return;
+    };
+    let transition = registry.hear(origin, note, now(), &client.validated);
+    drop(registry);
+    if let (Some(t), Some(listener)) = (transition, &client.on_event) {
+        let event = Event::BreakerTransition {
+            origin,
+            from: t.from,
+            to: t.to,
+        };
+        emit(listener, origin, None, &event);
+    }
+}

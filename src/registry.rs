@@ -191,8 +191,8 @@ impl Registry {
             return None;
         }
         let transition = self.with(origin, |_, s| share::apply(s, note, now, policy, rank));
-        // Tripped by peers' answers: it leads, and says so.
-        if let Some(t) = transition.filter(|t| t.to == BreakerState::Open) {
+        // Tripped by peers' answers: it leads, and says so (a follower says nothing).
+        if let (Note::Failed, Some(t)) = (note, transition) {
             let notes = self.peek(origin).map(|s| {
                 share::told(
                     s,

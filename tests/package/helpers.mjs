@@ -111,14 +111,14 @@ export function serveStatic(dir, handle) {
   })));
 }
 
-/** Debian's Chromium, headless, driven by playwright-core. */
-export async function launchChromium() {
+/** Debian's Chromium, headless, driven by playwright-core (with `extraArgs` on its command line). */
+export async function launchChromium(extraArgs = []) {
   const { chromium } = toolsRequire("playwright-core");
   return chromium.launch({
     executablePath: "/usr/bin/chromium",
     args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
       "--disable-background-networking", "--disable-component-update", "--disable-sync",
-      "--disable-dev-shm-usage"],
+      "--disable-dev-shm-usage", ...extraArgs],
   });
 }
 

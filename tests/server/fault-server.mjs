@@ -39,6 +39,7 @@
 //   /effect?id=X&drop=N&dropRate=P (POST) applies the effect once per Idempotency-Key, then drops the
 //                                        connection on the first N attempts of X (and on a random
 //                                        fraction P of all) instead of answering
+//   /outage?id=X&from=T&ms=D             503 while the wall clock is in [T, T + D) (epoch ms), else 200 "ok"
 //   /log?id=X                            JSON: every request of X {method, key, t, closedEarly, status,
 //                                        headers (the names the client sent), referer}
 //   /effects?id=X                        JSON: {effects, keys} applied for X
@@ -200,6 +201,11 @@ function createOrigin(name) {
       }
       case "/redirect": record(id, entry).status = 302;
         send(res, 302, "", { location: q.get("to") || "/ok" }); return;
+      case "/outage": {
+        const from = Number(q.get("from")), now = Date.now();
+        record(id, entry).status = now >= from && now < from + Number(q.get("ms")) ? 503 : 200;
+        send(res, entry.status, entry.status === 200 ? "ok" : "outage"); return;
+      }
       case "/slow": record(id, entry);
         setTimeout(() => { entry.status = 200; send(res, 200, "slow"); }, Number(q.get("ms") || 1000)); return;
       case "/retry-after": {

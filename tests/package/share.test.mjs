@@ -1,0 +1,193 @@
+// Shared origin health (policy `share`): clients of one share name in one process, in
+// Node worker_threads, and what crosses their BroadcastChannel, through the package used
+// by name against the fault server on 127.0.0.1. (Chromium tabs: browser-share.test.mjs.)
+import test from "node:test";
+import assert from "node:assert/strict";
+import { Worker } from "node:worker_threads";
+import { ORIGIN_A, serverLog, uid } from "./helpers.mjs";
+import { judge, sleep } from "./share-tab.mjs";
+import { ResilientClient } from "resilient-fetch";
+
+/** A client of share `name` whose breaker transitions are kept: { client, moves }. */
+function member(name, breaker = {}) {
+  const moves = [];
+  const client = new ResilientClient({
+    share: name, retry: false, breaker: { mode: "consecutive", failureThreshold: 3, ...breaker },
+    onEvent: (e) => e.type === "breakerTransition" && moves.push({ to: e.to, at: Date.now() }),
+  });
+  return { client, moves };
+}
+
+/** Resolves when pred() holds (checked every 5 ms), or fails after ms. */
+async function until(pred, ms, what) {
+  const end = Date.now() + ms;
+  while (!pred()) {
+    if (Date.now() > end) assert.fail(`${what}: not within ${ms} ms`);
+    await sleep(5);
+  }
+}
+
+/** A channel that listens to share `name` as a peer would: { messages, close }. */
+function listen(name) {
+  const channel = new BroadcastChannel(`resilient-fetch/${name}`);
+  const messages = [];
+  channel.onmessage = (e) => messages.push(e.data);
+  return { messages, channel, close: () => channel.close() };
+}
+
+test("one client's breaker opening opens its peers', a new peer learns it, a successful probe closes them all", async () => {
+  const name = uid("share"), id = uid("outage");
+  const url = `${ORIGIN_A}/outage?id=${id}&from=${Date.now()}&ms=700`;
+  const a = member(name, { cooldownMs: 500 }), b = member(name, { cooldownMs: 500 });
+  for (let i = 0; i < 3; i++) await a.client.fetch(url);
+  await until(() => b.client.breakerState(url) === "open", 500, "b opens with a");
+  assert.equal(a.client.breakerState(url), "open");
+  // b sent nothing, and still refuses at once.
+  await assert.rejects(b.client.fetch(url), { name: "CircuitOpenError" });
+  const c = member(name, { cooldownMs: 500 });
+  await until(() => c.client.breakerState(url) === "open", 500, "a new client learns the open breaker");
+  // a leads: after its cooldown its probe goes; b and c wait a cooldown longer.
+  await until(() => a.client.breakerState(url) === "half-open", 1000, "a's cooldown ends");
+  assert.equal(b.client.breakerState(url), "open");
+  await sleep(Math.max(0, 750 - (Date.now() - Number(new URL(url).searchParams.get("from")))));
+  const probe = await a.client.fetch(url);
+  assert.equal(probe.status, 200);
+  const probed = Date.now();
+  await until(() => b.client.breakerState(url) === "closed" && c.client.breakerState(url) === "closed",
+    200, "every peer closes after the probe");
+  assert.ok(b.moves.at(-1).to === "closed" && b.moves.at(-1).at - probed <= 200, JSON.stringify(b.moves));
+  const log = await serverLog(ORIGIN_A, id);
+  assert.equal(log.length, 4, `3 failures and one probe reached the origin: ${JSON.stringify(log.map((e) => e.status))}`);
+  for (const m of [a, b, c]) m.client.free();
+});
+
+test("peers' failures count: a client that sends nothing learns the origin is down from the others", async () => {
+  const name = uid("share"), id = uid("outage");
+  const url = `${ORIGIN_A}/outage?id=${id}&from=0&ms=${1e13}`;
+  const quiet = member(name), busy = member(name, { failureThreshold: 1000 });
+  for (let i = 0; i < 3; i++) await busy.client.fetch(url);
+  await until(() => quiet.client.breakerState(url) === "open", 500, "the quiet client's breaker opens");
+  // The quiet one tripped first (its threshold is 3): it leads, and the busy one follows it.
+  await until(() => busy.client.breakerState(url) === "open", 500, "the busy client follows");
+  await assert.rejects(quiet.client.fetch(url), { name: "CircuitOpenError" });
+  assert.equal((await serverLog(ORIGIN_A, id)).length, 3);
+  quiet.client.free(); busy.client.free();
+});
+
+test("only origins, states and times cross the channel: no path, query, header, body or key", async () => {
+  const name = uid("share"), id = uid("secret-query");
+  const peer = listen(name);
+  const { client } = member(name);
+  const url = `${ORIGIN_A}/outage?id=${id}&from=0&ms=${1e13}&token=hunter2`;
+  for (let i = 0; i < 4; i++) {
+    await client.fetch(url, { method: "POST", body: "card=4242", headers: { authorization: "Bearer s3cr3t", "idempotency-key": "key-123" } })
+      .catch((e) => e);
+  }
+  await until(() => peer.messages.length >= 4, 500, "the peer hears the notes");
+  const text = JSON.stringify(peer.messages);
+  for (const secret of ["secret-query", "outage", "hunter2", "4242", "s3cr3t", "key-123", "authorization"]) {
+    assert.ok(!text.includes(secret), `${secret} crossed: ${text}`);
+  }
+  for (const m of peer.messages) {
+    assert.ok(Array.isArray(m) && m.length === 5 && m[0] === 1, JSON.stringify(m));
+    assert.ok(Number.isInteger(m[1]) && typeof m[3] === "number" && Number.isInteger(m[4]), JSON.stringify(m));
+    assert.ok(m[2] === "" || m[2] === ORIGIN_A, `an origin, nothing more: ${m[2]}`);
+  }
+  // A client without share sends nothing; the listener still hears a sharing one after it.
+  const before = peer.messages.length;
+  const loner = new ResilientClient({ retry: false });
+  for (let i = 0; i < 3; i++) await loner.fetch(url);
+  const { client: other } = member(name);
+  await until(() => peer.messages.length > before, 500, "the sharing client's hello");
+  // The new member's hello (0), and the open member's answer (3: opened); nothing of the loner's.
+  await until(() => peer.messages.length >= before + 2, 500, "the answer to the hello");
+  await sleep(50);
+  assert.deepEqual(peer.messages.slice(before).map((m) => m[1]), [0, 3], JSON.stringify(peer.messages.slice(before)));
+  peer.close(); client.free(); loner.free(); other.free();
+});
+
+test("malformed notes and notes of another version are ignored; an 'open for a day' lasts the receiver's cooldown", async () => {
+  const name = uid("share");
+  const peer = listen(name);
+  const { client } = member(name, { cooldownMs: 200 });
+  const url = `${ORIGIN_A}/ok`;
+  const day = Date.now() + 86_400_000;
+  for (const junk of [
+    [2, 3, ORIGIN_A, day, 1], [1, 3, `${ORIGIN_A}/path`, day, 1], [1, 3, "not an origin", day, 1],
+    [1, 3, ORIGIN_A.toUpperCase(), day, 1], [1, 9, ORIGIN_A, day, 1], [1, 3, ORIGIN_A, null, 1],
+    [1, 3, ORIGIN_A, day, -1], [1, 3, ORIGIN_A, day, 2 ** 32], [1, 3.5, ORIGIN_A, day, 1],
+    [1, 3, ORIGIN_A, day], { kind: 3 }, "open", null,
+  ]) peer.channel.postMessage(junk);
+  // A well-formed note of another client after them: once it has arrived, so have they.
+  peer.channel.postMessage([1, 5, "http://127.0.0.1:1", Date.now() + 100, 0]);
+  await until(() => "http://127.0.0.1:1" in client.stats(), 500, "the last note arrives");
+  assert.equal(client.breakerState(url), "closed", "no junk opened it");
+  peer.channel.postMessage([1, 3, ORIGIN_A, day, 1]);
+  await until(() => client.breakerState(url) === "open", 500, "a well-formed open note");
+  const opened = Date.now();
+  // A follower: open for the leader's cooldown (capped at its own, 200 ms) and one more.
+  await until(() => client.breakerState(url) === "half-open", 1000, "its own cooldowns end");
+  assert.ok(Date.now() - opened <= 600, `half-open after ${Date.now() - opened} ms, not a day`);
+  peer.close(); client.free();
+});
+
+test("where there is no BroadcastChannel, share is accepted and does nothing", async () => {
+  const saved = globalThis.BroadcastChannel;
+  delete globalThis.BroadcastChannel;
+  let a;
+  try {
+    a = member(uid("share"));
+  } finally {
+    globalThis.BroadcastChannel = saved;
+  }
+  const name = uid("share");
+  const b = member(name);
+  const url = `${ORIGIN_A}/outage?id=${uid("o")}&from=0&ms=${1e13}`;
+  for (let i = 0; i < 3; i++) await a.client.fetch(url);
+  assert.equal(a.client.breakerState(url), "open", "its own breaker still works");
+  assert.equal(b.client.breakerState(url), "closed");
+  a.client.free(); b.client.free();
+});
+
+test("share belongs to a client: given to one call, or not a name, it is refused", async () => {
+  await assert.rejects(new ResilientClient().fetch(`${ORIGIN_A}/ok`, undefined, { share: "x" }),
+    (e) => e instanceof TypeError && e.message.includes("share"));
+  assert.throws(() => new ResilientClient({ share: "" }), (e) => e instanceof RangeError && /share.*1 to 64/.test(e.message));
+  assert.throws(() => new ResilientClient({ share: "x".repeat(65) }), RangeError);
+  assert.throws(() => new ResilientClient({ share: 7 }), (e) => e instanceof TypeError && e.message.includes("share"));
+  assert.doesNotThrow(() => new ResilientClient({ share: false }).free());
+});
+
+test("four worker_threads through a 10 s outage: at most 1.2x one alone's requests, one probe per cooldown, all closed within 200 ms of the probe", { timeout: 60_000 }, async (t) => {
+  const cooldownMs = 1000, ms = 10_000;
+  const from = Date.now() + 1000, stopAt = from + ms + 1500;
+  const sharedId = uid("shared"), aloneId = uid("alone");
+  const tab = (id, share) => new Promise((resolve, reject) => {
+    const w = new Worker(new URL("./share-tab-worker.mjs", import.meta.url), {
+      workerData: { url: `${ORIGIN_A}/outage?id=${id}&from=${from}&ms=${ms}`, share, cooldownMs, stopAt, startAt: from - 500 },
+    });
+    w.once("message", resolve);
+    w.once("error", reject);
+  });
+  const name = uid("share");
+  const [alone, ...tabs] = await Promise.all([tab(aloneId, undefined), ...Array.from({ length: 4 }, () => tab(sharedId, name))]);
+  const verdict = judge({
+    shared: await serverLog(ORIGIN_A, sharedId), alone: await serverLog(ORIGIN_A, aloneId), from, ms,
+    firstOpen: Math.min(...tabs.flatMap((t) => t.opened)),
+  });
+  const detail = JSON.stringify({ ...verdict, tabs: tabs.map(({ opened, closed, sent, shortCircuits, state }) => ({ opened, closed, sent, shortCircuits, state })) });
+  t.diagnostic(`during the outage: shared ${verdict.sharedCount} requests, alone ${verdict.aloneCount}; ` +
+    `${verdict.probes.length} probes, gaps ${verdict.gaps.join(" ")} ms; closed ` +
+    `${tabs.map((x) => x.closed.at(-1) - verdict.recovery?.t).join(" ")} ms after the probe`);
+  assert.ok(verdict.aloneCount >= 10, `the lone tab saw the outage: ${detail}`);
+  assert.ok(verdict.sharedCount <= 1.2 * verdict.aloneCount,
+    `shared ${verdict.sharedCount} vs alone ${verdict.aloneCount}: ${detail}`);
+  assert.ok(verdict.probes.length >= 7, `probes went on through the outage: ${detail}`);
+  assert.ok(verdict.gaps.every((g) => g >= 0.9 * cooldownMs && g <= 1.6 * cooldownMs), `one probe per cooldown: ${detail}`);
+  assert.equal(verdict.recovery?.status, 200, detail);
+  for (const t of tabs) {
+    assert.equal(t.state, "closed", detail);
+    const closedAt = t.closed.at(-1);
+    assert.ok(closedAt >= verdict.recovery.t && closedAt - verdict.recovery.t <= 200, `closed ${closedAt - verdict.recovery.t} ms after the probe: ${detail}`);
+  }
+});

@@ -18,7 +18,7 @@ function assertSmoke(runtime, report) {
   for (const [name, { ok, detail }] of Object.entries(report)) {
     assert.ok(ok, `${runtime} ${name}: ${JSON.stringify(detail)}`);
   }
-  assert.deepEqual(Object.keys(report), ["imports", "retries", "key", "timeout", "breaker"]);
+  assert.deepEqual(Object.keys(report), ["imports", "retries", "key", "timeout", "breaker", "share"]);
 }
 
 /** Runs a command, resolving with its stdout; rejects with its output on failure or after `ms`. */
@@ -45,7 +45,7 @@ function freePort() {
   });
 }
 
-test("Node (ESM, by name): imports, retries, key, timeout, breaker", async () => {
+test("Node (ESM, by name): imports, retries, key, timeout, breaker, share", async () => {
   assertSmoke("node", await smoke(api, ORIGIN_A, ORIGIN_B));
 });
 
@@ -60,7 +60,7 @@ for (const [kind, args] of [
     import("./smoke.mjs").then(({ smoke }) => smoke(api, process.argv[1], process.argv[2]))
       .then((r) => console.log(JSON.stringify(r)));`]],
 ]) {
-  test(`Node 18 (${kind}): imports, retries, key, timeout, breaker`, { skip: !node18 && "no Node 18 here" }, async () => {
+  test(`Node 18 (${kind}): imports, retries, key, timeout, breaker, share`, { skip: !node18 && "no Node 18 here" }, async () => {
     const version = await run(node18, ["--version"]);
     assert.match(version, /^v18\./);
     const out = await run(node18, [...args, ORIGIN_A, ORIGIN_B], { cwd: SCRATCH });
@@ -68,7 +68,7 @@ for (const [kind, args] of [
   });
 }
 
-test("Deno (local node_modules, by name, no read permission): imports, retries, key, timeout, breaker", async () => {
+test("Deno (local node_modules, by name, no read permission): imports, retries, key, timeout, breaker, share", async () => {
   fs.writeFileSync(path.join(SCRATCH, "deno-main.mjs"), `
 import * as api from "resilient-fetch";
 import { smoke } from "./smoke.mjs";

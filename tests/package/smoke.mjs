@@ -71,5 +71,23 @@ export async function smoke(api, originA, originB) {
       error: err && err.name, sent };
   });
 
+  // Shared origin health: where the runtime has a BroadcastChannel (browsers, Node, Deno),
+  // a peer of the same share name opens with the client that tripped; where it has none
+  // (workerd), share is accepted and the peer stays closed.
+  report.share = await check(async () => {
+    const share = uid("share"), breaker = { failureThreshold: 2, cooldownMs: 60000 };
+    const a = new ResilientClient({ share, retry: false, breaker });
+    const b = new ResilientClient({ share, retry: false, breaker });
+    const url = `${originA}/status?id=${uid("share")}&code=503`;
+    await a.fetch(url);
+    await a.fetch(url);
+    const channel = typeof BroadcastChannel === "function";
+    for (let i = 0; i < 50 && channel && b.breakerState(url) !== "open"; i++) await sleep(10);
+    const peer = b.breakerState(url);
+    a.free();
+    b.free();
+    return { ok: peer === (channel ? "open" : "closed"), channel, peer };
+  });
+
   return report;
 }

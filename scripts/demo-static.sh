@@ -27,7 +27,7 @@ PKG="$ROOT/pkg"
 mkdir -p "$OUT"
 OUT="$(cd "$OUT" && pwd)"
 find "$OUT" -mindepth 1 -delete
-cp "$ROOT"/www-demo/{index.html,demo.css,demo.js,sw.js} "$OUT/"
+cp "$ROOT"/www-demo/{index.html,demo.css,demo.js,tab.html,tab.js,sw.js} "$OUT/"
 # The page finds its origins here: the mock ones, answered by the service worker it names.
 cat > "$OUT/backend.json" <<'JSON'
 {"a":"https://a.demo.invalid","b":"https://b.demo.invalid","serviceWorker":"sw.js"}

@@ -307,6 +307,26 @@ async function compareThrottle() {
   }
 }
 
+// ---------------------------------------------------------------- shared breakers (two tabs)
+/** Sets origin A's outage as its checkbox above would (the checkbox follows). */
+async function setOutageA(down) {
+  const box = $('.origin[data-origin="a"]');
+  const input = $("input[name=outage]", box);
+  input.checked = down;
+  input.dispatchEvent(new Event("input"));
+  await putChaos("a", { outage: down });
+}
+
+async function shareBreak() {
+  await setOutageA(true);
+  $("#tab-left").contentWindow.postMessage("send", location.origin);
+}
+
+async function shareHeal() {
+  await setOutageA(false);
+  $("#tab-left").contentWindow.postMessage("probe", location.origin);
+}
+
 // ---------------------------------------------------------------- breaker lights
 const lastTransition = { a: "", b: "" };
 function renderLights() {
@@ -551,6 +571,8 @@ $("#storm-button").addEventListener("click", storm);
 $("#pace-button").addEventListener("click", paceBurst);
 $("#jitter-button").addEventListener("click", compareJitter);
 $("#throttle-button").addEventListener("click", compareThrottle);
+$("#share-break").addEventListener("click", shareBreak);
+$("#share-heal").addEventListener("click", shareHeal);
 showPolicy();
 renderLights();
 renderTimeline();

@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import path from "node:path";
 import readline from "node:readline";
-import { OUT, openDemo, outageLane, pacedBurstLane, postEffectsLane, root, stormLane } from "./lanes.mjs";
+import { OUT, openDemo, outageLane, pacedBurstLane, postEffectsLane, root, shareLane, stormLane } from "./lanes.mjs";
 
 let server, urls, browser, page;
 
@@ -34,6 +34,8 @@ test("POSTs through a flaky origin: effects equal the logical calls (one key per
 test("the retry-storm chart: resilientFetch sends far fewer requests than a naive retry loop", () => stormLane(page, 0.1));
 
 test("rate limits: the paced burst gets no 429 where the unpaced one does", () => pacedBurstLane(page));
+
+test("two tabs sharing breakers: one opens with the other without sending; one probe closes both", () => shareLane(page));
 
 test("jitter lane: 'none' sends every retry at once, 'full' spreads them over the window", async () => {
   await page.click("#jitter-button");

@@ -106,3 +106,22 @@ export async function stormLane(page, slack) {
   assert.ok(perCall.resilientFetch < 0.5, summary);
   assert.ok(await page.locator("#storm-chart rect").count() > 10, "no bars drawn");
 }
+
+/** Lane 7: two frames sharing breakers: the right one opens with the left without sending; one probe closes both. */
+export async function shareLane(page) {
+  const tabs = () => page.evaluate(() => Object.fromEntries(["left", "right"].map((n) =>
+    [n, { ...document.querySelector(`#tab-${n}`).contentWindow.__tab }])));
+  await page.waitForFunction(() => [...document.querySelectorAll(".tabs iframe")].every((f) => f.contentWindow.__tabReady),
+    null, { timeout: 20000 });
+  await page.click("#share-break");
+  await page.waitForFunction(() => document.querySelector("#tab-right").contentWindow.__tab.state === "open", null, { timeout: 15000 });
+  await page.waitForFunction(() => document.querySelector("#tab-left").contentWindow.__tab.refused === 2, null, { timeout: 15000 });
+  let seen = await tabs();
+  assert.deepEqual({ left: [seen.left.sent, seen.left.state], right: [seen.right.sent, seen.right.state] },
+    { left: [3, "open"], right: [0, "open"] }, "the right tab's breaker opened with the left's, nothing sent");
+  await page.click("#share-heal");
+  await page.waitForFunction(() => ["left", "right"].every((n) => document.querySelector(`#tab-${n}`).contentWindow.__tab.state === "closed"),
+    null, { timeout: 15000 });
+  seen = await tabs();
+  assert.deepEqual([seen.left.sent, seen.right.sent], [4, 0], "one probe from the left tab closed both");
+}

@@ -10,7 +10,7 @@ import http from "node:http";
 import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
-import { OUT, openDemo, outageLane, pacedBurstLane, postEffectsLane, root, stormLane, settled } from "./lanes.mjs";
+import { OUT, openDemo, outageLane, pacedBurstLane, postEffectsLane, root, shareLane, stormLane, settled } from "./lanes.mjs";
 
 const BASE = "/resilient-fetch/"; // the site's path on its host, as a GitHub Pages project site's
 
@@ -79,6 +79,8 @@ test("POSTs through a flaky origin: effects equal the logical calls (one key per
 test("the retry-storm chart, from the worker's request log", () => stormLane(page, 0));
 
 test("rate limits: the paced burst gets no 429 where the unpaced one does", () => pacedBurstLane(page));
+
+test("two tabs sharing breakers: one opens with the other without sending; one probe closes both", () => shareLane(page));
 
 test("a hang: the attempt times out and the worker still answers the next calls", async () => {
   const hang = '.origin[data-origin="b"] input[name=hang]';

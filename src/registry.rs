@@ -123,6 +123,16 @@ pub struct Registry {
     share: Option<Share>,
 }
 
+/// Sends `notes` about `origin` through `share`, if the client shares.
+#[inline(never)]
+fn tell(share: &mut Option<Share>, origin: &str, notes: [Option<Note>; 2]) {
+    if let Some(share) = share {
+        for note in notes.into_iter().flatten() {
+            (share.send)(origin, note);
+        }
+    }
+}
+
 /// Sends a note about an origin to a client's peers.
 pub type SendNote = Box<dyn FnMut(&str, Note)>;
 
@@ -163,11 +173,7 @@ impl Registry {
 
     /// Tells the peers `notes` about `origin` (nothing when the client does not share).
     pub fn tell(&mut self, origin: &str, notes: [Option<Note>; 2]) {
-        if let Some(share) = &mut self.share {
-            for note in notes.into_iter().flatten() {
-                (share.send)(origin, note);
-            }
-        }
+        tell(&mut self.share, origin, notes);
     }
 
     /// A peer's note about `origin` (`Hello`: about none), applied under `policy`; a
@@ -182,30 +188,21 @@ impl Registry {
     ) -> Option<crate::breaker::Transition> {
         let rank = self.rank()?;
         if note == Note::Hello {
-            let told: Vec<_> = (self.origins.iter())
-                .map(|e| (e.origin.clone(), share::describe(&e.state, now, rank)))
-                .collect();
-            for (origin, notes) in told {
-                self.tell(&origin, notes);
+            for e in &self.origins {
+                tell(
+                    &mut self.share,
+                    &e.origin,
+                    share::describe(&e.state, now, rank),
+                );
             }
             return None;
         }
         let transition = self.with(origin, |_, s| share::apply(s, note, now, policy, rank));
         // Tripped by peers' answers: it leads, and says so (a follower says nothing).
-        if let (Note::Failed, Some(t)) = (note, transition) {
-            let notes = self.peek(origin).map(|s| {
-                share::told(
-                    s,
-                    (true, true),
-                    crate::classify::Judgement::Failure,
-                    Some(t),
-                    now,
-                    rank,
-                )
-            });
-            if let Some(notes) = notes {
-                self.tell(origin, notes);
-            }
+        if let (Note::Failed, Some(_)) = (note, transition)
+            && let Some((until, rank)) = self.peek(origin).and_then(|s| s.breaker.shared(rank))
+        {
+            self.tell(origin, [Some(Note::Opened { until, rank }), None]);
         }
         transition
     }

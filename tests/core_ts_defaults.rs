@@ -153,6 +153,7 @@ fn typescript_defaults_match_the_core() {
         ),
         ("ThrottlePolicy.k", d::THROTTLE_K.to_string()),
         ("ThrottlePolicy.windowMs", d::THROTTLE_WINDOW_MS.to_string()),
+        ("Policy.coalesce", d::COALESCE.to_string()),
         (
             "Policy.share",
             match Policy::default().share {

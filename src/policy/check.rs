@@ -63,6 +63,7 @@ impl Policy {
             idempotency_header: idempotency_header(&mut c, &o),
             max_origins: c.int(&o, "maxOrigins"),
             share: share_name(&mut c, &o),
+            coalesce: c.flag(&o, "coalesce"),
         };
         match c.error {
             Some(error) => Err(error),
@@ -195,6 +196,23 @@ impl Check {
         None
     }
 
+    /// A boolean field, with the default [`schema::FIELDS`] gives it.
+    #[inline(never)]
+    pub(super) fn flag(&mut self, o: &Object, key: &str) -> bool {
+        let default = matches!(
+            schema::get(key).map(|f| f.kind),
+            Some(Kind::Bool { default: true })
+        );
+        match o.get(key) {
+            None => default,
+            Some(Value::Bool(b)) => *b,
+            Some(other) => {
+                self.fail(o.path(key), "true or false", other, false);
+                default
+            }
+        }
+    }
+
     /// A feature field: absent (its default), `false` (off), `true` (on, defaults) or an
     /// object; the object's fields if on.
     #[inline(never)]
@@ -286,7 +304,7 @@ mod tests {
             "bulkhead": {"maxConcurrent": 100000, "maxQueue": 100000},
             "rateLimit": {"maxWaitMs": 0},
             "throttle": {"k": 1.5, "windowMs": 1000},
-            "idempotencyKey": "k-1", "idempotencyHeader": "X-Key", "maxOrigins": 1000000,
+            "idempotencyKey": "k-1", "idempotencyHeader": "X-Key", "maxOrigins": 1000000, "coalesce": true,
             "onEvent": "ignored by the core"
         }))
         .expect("valid");
@@ -330,6 +348,7 @@ mod tests {
             idempotency_header: "X-Key".into(),
             max_origins: 1_000_000,
             share: None,
+            coalesce: true,
         };
         assert_eq!(p, expected);
     }

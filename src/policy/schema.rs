@@ -52,6 +52,11 @@ pub enum Kind {
     Header,
     /// `share`: a name of 1 to 64 characters, or `false` (none, the default).
     Name,
+    /// `true` or `false`, `default` when absent.
+    Bool {
+        /// When absent.
+        default: bool,
+    },
     /// A function: taken out of the policy in JS (js/arguments.js), never data.
     Function,
 }
@@ -224,6 +229,12 @@ pub const FIELDS: &[Field] = &[
         range_text: None,
     },
     field("idempotencyHeader", Kind::Header),
+    field(
+        "coalesce",
+        Kind::Bool {
+            default: d::COALESCE,
+        },
+    ),
     Field {
         path: "maxOrigins",
         kind: Kind::Int {

@@ -375,6 +375,23 @@ mod tests {
     }
 
     #[test]
+    fn coalesce_is_a_boolean() {
+        assert_eq!(parse(json!({})).map(|p| p.coalesce), Ok(false));
+        assert_eq!(
+            parse(json!({"coalesce": true})).map(|p| p.coalesce),
+            Ok(true)
+        );
+        let e = err(json!({"coalesce": "yes"}));
+        assert_eq!(
+            (e.kind, e.message.as_str()),
+            (
+                PolicyErrorKind::Type,
+                "coalesce must be true or false (got a string)"
+            )
+        );
+    }
+
+    #[test]
     fn share_is_a_name_up_to_64_or_false() {
         assert_eq!(parse(json!({})).map(|p| p.share), Ok(None));
         assert_eq!(parse(json!({"share": false})).map(|p| p.share), Ok(None));

@@ -89,6 +89,8 @@ pub mod defaults {
     pub const IDEMPOTENCY_HEADER: &str = "Idempotency-Key";
     /// Origins whose state is kept (JS `maxOrigins`).
     pub const MAX_ORIGINS: u32 = 1000;
+    /// Identical GETs and HEADs in flight on one client are sent once (JS `coalesce`).
+    pub const COALESCE: bool = false;
 }
 
 /// A validated policy: every field concrete, every value in range.
@@ -121,6 +123,8 @@ pub struct Policy {
     pub max_origins: u32,
     /// The name of the peers its origins' health is shared with (JS `share`), if any.
     pub share: Option<String>,
+    /// Whether an identical GET or HEAD in flight on the client is joined, not sent again.
+    pub coalesce: bool,
 }
 
 /// Retry settings.
@@ -305,6 +309,7 @@ impl Default for Policy {
             idempotency_header: defaults::IDEMPOTENCY_HEADER.to_owned(),
             max_origins: defaults::MAX_ORIGINS,
             share: None,
+            coalesce: defaults::COALESCE,
         }
     }
 }

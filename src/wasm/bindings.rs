@@ -165,6 +165,25 @@ unsafe extern "C" {
 }
 
 // The caller's signal, and the response handed back (js/body.js).
+// Coalescing identical reads in flight (policy `coalesce`).
+#[wasm_bindgen(module = "/js/coalesce.js")]
+unsafe extern "C" {
+    /// What makes two calls the same request (method, URL, headers, request options): `request`
+    /// is the general path's, undefined on the fast path.
+    #[wasm_bindgen(js_name = flightKey)]
+    pub fn flight_key(method: &str, input: &JsValue, init: &JsValue, request: &JsValue) -> String;
+    /// Joins client `client`'s flight of `key`, or starts it with `start()` (a call run
+    /// under `controller`'s signal); resolves with this caller's own response.
+    #[wasm_bindgen(js_name = joinFlight)]
+    pub fn join_flight(
+        client: u32,
+        key: &str,
+        signal: &JsValue,
+        controller: &web_sys::AbortController,
+        start: &JsValue,
+    ) -> Promise;
+}
+
 #[wasm_bindgen(module = "/js/body.js")]
 unsafe extern "C" {
     /// The caller's abort reason: `signal.reason`, or an `AbortError` where a

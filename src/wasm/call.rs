@@ -9,9 +9,9 @@ use wasm_bindgen::prelude::*;
 
 use super::abort::AbortGuard;
 use super::bindings::{
-    abort_reason, cross_origin, guard_response, header_of, is_aborted, make_bulkhead_full_error,
-    make_circuit_open_error, make_rate_limit_error, make_throttled_error, make_timeout_error,
-    performance_now, read_arguments, send_local, set_key,
+    abort_reason, cross_origin, flight_key, guard_response, header_of, is_aborted, join_flight,
+    make_bulkhead_full_error, make_circuit_open_error, make_rate_limit_error, make_throttled_error,
+    make_timeout_error, performance_now, read_arguments, send_local, set_key,
 };
 use super::client::ClientInner;
 use super::env::{JsEnv, random_bytes};
@@ -49,13 +49,34 @@ pub struct Ready {
     replayable: bool,
     transport: FetchTransport,
     guard: AbortGuard,
+    /// With `coalesce`, the flight this call joins or starts.
+    flight: Option<Flight>,
+}
+
+/// A read that may join an identical one in flight (policy `coalesce`).
+struct Flight {
+    /// What makes two calls the same request.
+    key: String,
+    /// The caller's signal (it detaches this caller only), or undefined.
+    caller: JsValue,
+    /// The flight's own: aborted when every caller has left. The call runs under it.
+    controller: web_sys::AbortController,
 }
 
 /// Starts one call: reads the arguments, resolves the policy and attaches the key now
 /// (synchronously, like `fetch`), then runs it; resolves like `fetch`.
 pub fn start(client: Rc<ClientInner>, input: JsValue, init: JsValue, policy: JsValue) -> Promise {
     match prepare(client, input, init, policy) {
-        Ok(Prepared::Run(ready)) => wasm_bindgen_futures::future_to_promise(ready.run()),
+        Ok(Prepared::Run(mut ready)) => match ready.flight.take() {
+            None => wasm_bindgen_futures::future_to_promise(ready.run()),
+            Some(flight) => {
+                let id = ready.client.id;
+                let start = Closure::once_into_js(move || {
+                    wasm_bindgen_futures::future_to_promise(ready.run())
+                });
+                join_flight(id, &flight.key, &flight.caller, &flight.controller, &start)
+            }
+        },
         Ok(Prepared::Local(promise)) => promise,
         Err(error) => Promise::reject(&error),
     }
@@ -147,11 +168,25 @@ fn prepare(
         request.as_ref(),
         &copy,
     )?;
+    // A read identical to one in flight joins it; the call runs under the flight's signal.
+    let flight = if resolved.policy.coalesce && (method == "GET" || method == "HEAD") {
+        let none = JsValue::UNDEFINED;
+        Some(Flight {
+            key: flight_key(&method, &input, &copy, request.as_ref().unwrap_or(&none)),
+            caller: signal.clone().unwrap_or(none),
+            controller: web_sys::AbortController::new()?,
+        })
+    } else {
+        None
+    };
     let source = match request {
         Some(request) => Source::Template(request),
         None => Source::Direct { input, init: copy },
     };
-    let guard = AbortGuard::new(signal);
+    let guard = match &flight {
+        Some(flight) => AbortGuard::new(Some(flight.controller.signal().into())),
+        None => AbortGuard::new(signal),
+    };
     let transport = FetchTransport::new(
         source,
         resolved.fetch.clone(),
@@ -175,6 +210,7 @@ fn prepare(
         key,
         replayable,
         transport,
+        flight,
     }))
 }
 
@@ -231,6 +267,7 @@ impl Ready {
             replayable,
             mut transport,
             guard,
+            flight: _,
         } = self;
         let env = JsEnv {
             abort: guard.state().clone(),

@@ -55,6 +55,13 @@ export interface Policy {
   idempotencyKey?: boolean | string;
   /** Name of the idempotency key header (an HTTP token, 1..=64 chars). @default "Idempotency-Key" */
   idempotencyHeader?: string;
+  /**
+   * A GET or HEAD without a body, identical to one in flight on the same client (URL, headers and
+   * request options), is not sent again: it waits for that one and resolves with its own clone of
+   * the response (the first call's policy applies). A caller that aborts leaves alone; the request
+   * is aborted when every caller has. Nothing is kept after it settles. @default false
+   */
+  coalesce?: boolean;
   /** Most origins a client keeps state for; the least recently used is evicted (1..=1000000). @default 1000 */
   maxOrigins?: number;
   /**

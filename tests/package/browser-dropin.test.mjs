@@ -59,6 +59,13 @@ const cases = {
       ms: performance.now() - t0,
     };
   },
+  async coalesce() {
+    const client = new ResilientClient({ coalesce: true });
+    const url = A + "/slow?id=" + id + "&ms=150&bytes=100000";
+    const responses = await Promise.all(Array.from({ length: 20 }, () => client.fetch(url)));
+    const bodies = await Promise.all(responses.map((r) => r.text()));
+    return { distinct: new Set(responses).size, whole: bodies.filter((b) => b.length === 100000).length };
+  },
 };
 try {
   window.__result = await cases[q.get("case")]();
@@ -135,6 +142,13 @@ test("totalTimeoutMs bounds a stalled body in Chromium: TimeoutError, the connec
   assert.ok(r.ms >= 900 && r.ms < 1600, `rejected after ${Math.round(r.ms)} ms`);
   const log = await waitLog(ORIGIN_A, id, (l) => l[0]?.closedEarly);
   assert.ok(log[0]?.closedEarly, "the server never saw the connection closed");
+});
+
+test("coalesce in Chromium: 20 identical GETs reach the server once, each caller reads its own whole body", async () => {
+  const id = uid("coalesce-chromium");
+  const r = await runCase("coalesce", id);
+  assert.deepEqual(r, { distinct: 20, whole: 20 });
+  assert.equal((await logOf(ORIGIN_A, id)).length, 1);
 });
 
 test("in Node (no CORS) a cross-origin POST carries a key as before", async () => {

@@ -14,7 +14,7 @@
 //   /auth?id=X&token=T                   200 with "authorization: Bearer T", else 401
 //   /partial-headers?id=X&then=reset     half a header, then a reset (or then=hang: nothing more)
 //   /stalled-body?id=X                   200 and a first chunk, then the body never ends
-//   /slow?id=X&ms=N                      answers after N ms
+//   /slow?id=X&ms=N&bytes=B              answers after N ms ("slow", or B bytes of "s")
 //   /trickle?id=X&chunks=N&everyMs=M&stallAfter=K
 //                                        200 and headers at once, then one chunk every M ms (the first at
 //                                        once), N chunks in all, then the end; with stallAfter, nothing
@@ -207,7 +207,8 @@ function createOrigin(name) {
         send(res, entry.status, entry.status === 200 ? "ok" : "outage"); return;
       }
       case "/slow": record(id, entry);
-        setTimeout(() => { entry.status = 200; send(res, 200, "slow"); }, Number(q.get("ms") || 1000)); return;
+        setTimeout(() => { entry.status = 200; send(res, 200, q.has("bytes") ? "s".repeat(Number(q.get("bytes"))) : "slow"); },
+          Number(q.get("ms") || 1000)); return;
       case "/retry-after": {
         const n = seen(id); record(id, entry);
         if (n > 0) { entry.status = 200; send(res, 200, "ok"); return; }

@@ -1,0 +1,87 @@
+// Coalescing (policy `coalesce`): identical GETs and HEADs in flight on one client are sent
+// once, each caller with its own response, through the package used by name against the
+// fault server on 127.0.0.1.
+import test from "node:test";
+import assert from "node:assert/strict";
+import { ORIGIN_A, errorOf, serverLog, sleep, uid, waitLog } from "./helpers.mjs";
+import { ResilientClient } from "resilient-fetch";
+
+test("100 concurrent identical GETs reach the server once, and each caller reads the whole body", async () => {
+  const id = uid("coalesce"), client = new ResilientClient({ coalesce: true });
+  const url = `${ORIGIN_A}/slow?id=${id}&ms=150&bytes=200000`;
+  const responses = await Promise.all(Array.from({ length: 100 }, () => client.fetch(url)));
+  assert.equal(new Set(responses).size, 100, "each caller has its own Response");
+  const bodies = await Promise.all(responses.map((r) => r.text()));
+  assert.ok(bodies.every((b) => b.length === 200000 && b === bodies[0]), "every body whole");
+  assert.equal((await serverLog(ORIGIN_A, id)).length, 1);
+  client.free();
+});
+
+test("only identical reads join: other headers, another URL, a POST, or coalescing off are sent", async () => {
+  const id = uid("coalesce"), client = new ResilientClient({ coalesce: true, retry: false });
+  const url = `${ORIGIN_A}/slow?id=${id}&ms=100`;
+  const calls = [
+    client.fetch(url),
+    client.fetch(url, { headers: { authorization: "Bearer a" } }),
+    client.fetch(url, { headers: { authorization: "Bearer b" } }),
+    client.fetch(url, { headers: { authorization: "Bearer b" } }), // joins the one before
+    client.fetch(`${url}&other=1`),
+    client.fetch(url, { method: "POST", body: "x" }),
+    client.fetch(url, undefined, { coalesce: false }),
+    client.fetch(url, { method: "HEAD" }),
+    client.fetch(url, { method: "HEAD" }), // joins the HEAD before
+  ];
+  const statuses = (await Promise.all(calls)).map((r) => r.status);
+  assert.deepEqual(statuses, Array(9).fill(200));
+  assert.equal((await serverLog(ORIGIN_A, id)).length, 7);
+  // Coalescing per call on a client that does not: the second joins the first.
+  const other = new ResilientClient();
+  const id2 = uid("coalesce");
+  const per = `${ORIGIN_A}/slow?id=${id2}&ms=100`;
+  await Promise.all([other.fetch(per, undefined, { coalesce: true }), other.fetch(per, undefined, { coalesce: true })]);
+  assert.equal((await serverLog(ORIGIN_A, id2)).length, 1);
+  client.free(); other.free();
+});
+
+test("a caller that aborts leaves alone; the request is aborted only when every caller has", async () => {
+  const client = new ResilientClient({ coalesce: true, retry: false });
+  // One of two leaves: the other gets the answer, the request is not cut.
+  const id = uid("coalesce"), url = `${ORIGIN_A}/slow?id=${id}&ms=200`;
+  const leaving = new AbortController();
+  const first = client.fetch(url, { signal: leaving.signal });
+  const second = client.fetch(url);
+  await sleep(50);
+  leaving.abort(new Error("changed my mind"));
+  assert.equal((await errorOf(first))?.message, "changed my mind");
+  assert.equal(await (await second).text(), "slow");
+  const [entry] = await serverLog(ORIGIN_A, id);
+  assert.equal(entry.closedEarly, false, "the request went on for the caller still waiting");
+  // Both leave: the request is aborted, so the server sees the connection close.
+  const id2 = uid("coalesce"), hang = `${ORIGIN_A}/hang?id=${id2}`;
+  const a = new AbortController(), b = new AbortController();
+  const calls = [client.fetch(hang, { signal: a.signal }), client.fetch(hang, { signal: b.signal })].map(errorOf);
+  await waitLog(ORIGIN_A, id2, (log) => log.length === 1);
+  a.abort();
+  await sleep(50);
+  assert.equal((await serverLog(ORIGIN_A, id2))[0].closedEarly, false, "one caller still waits");
+  b.abort();
+  const errors = await Promise.all(calls);
+  assert.ok(errors.every((e) => e?.name === "AbortError"), errors.map(String).join());
+  const log = await waitLog(ORIGIN_A, id2, (l) => l[0].closedEarly === true);
+  assert.equal(log[0].closedEarly, true, "the request was aborted once no caller waited");
+  client.free();
+});
+
+test("nothing is kept after a flight settles, and a failure reaches every caller", async () => {
+  const client = new ResilientClient({ coalesce: true, retry: false });
+  const id = uid("coalesce"), url = `${ORIGIN_A}/slow?id=${id}&ms=20`;
+  await (await client.fetch(url)).text();
+  await (await client.fetch(url)).text();
+  assert.equal((await serverLog(ORIGIN_A, id)).length, 2, "a later identical call is sent again");
+  const id2 = uid("coalesce");
+  const failing = `${ORIGIN_A}/flaky?id=${id2}&fail=1&code=drop`;
+  const errors = await Promise.all([client.fetch(failing), client.fetch(failing)].map(errorOf));
+  assert.ok(errors.every((e) => e instanceof TypeError), errors.map(String).join());
+  assert.equal((await serverLog(ORIGIN_A, id2)).length, 1);
+  client.free();
+});

@@ -43,13 +43,14 @@ function readArguments(input, init, client) {
   else if (signal !== undefined && !isSignal(signal)) throw new TypeError("init.signal must be an AbortSignal");
   copy.signal = null;
   if (isRequest) keepReferrer(copy, input);
-  const stream = isA(copy.body, "ReadableStream");
+  // The body: 0 none, 1 one that can be sent again, 2 a stream (sent once).
+  const body = isA(copy.body, "ReadableStream") ? 2 : copy.body === undefined || copy.body === null ? 0 : 1;
   const fast = fastTarget(input, copy);
   const chain = chainOf(signal, client);
-  if (fast !== null) return [copy, signal, fast[0], fast[1], stream, chain];
+  if (fast !== null) return [copy, signal, fast[0], fast[1], body, chain];
   // The general path: the request built once, as fetch builds it.
   const request = new Request(input, copy);
-  return [copy, signal, targetOf(request.url), request.method, stream, chain, request];
+  return [copy, signal, targetOf(request.url), request.method, body || (request.body === null ? 0 : 1), chain, request];
 }
 
 /** The value of the request's header `name`, or null. */

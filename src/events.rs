@@ -98,6 +98,14 @@ pub enum Event<'a> {
         /// Whether it was the call's deadline (`totalTimeoutMs`), not `bodyTimeoutMs`.
         deadline: bool,
     },
+    /// A hedge is sent: attempt `attempt` goes beside those still in flight, after
+    /// `delay_ms` without an answer.
+    Hedge {
+        /// Number of the hedge's attempt.
+        attempt: u32,
+        /// The hedge delay that passed, in ms.
+        delay_ms: f64,
+    },
     /// The call ends with an answer not worth retrying that is not a failure (e.g. 200, 404).
     Success {
         /// Attempts made.
@@ -108,7 +116,7 @@ pub enum Event<'a> {
 impl Event<'_> {
     /// The event's JS name: `attemptStart`, `attemptEnd`, `retry`, `giveUp`,
     /// `breakerTransition`, `shortCircuit`, `bulkheadRejected`, `rateLimitWait`,
-    /// `rateLimitRejected`, `throttled`, `bodyTimeout` or `success`.
+    /// `rateLimitRejected`, `throttled`, `bodyTimeout`, `hedge` or `success`.
     pub fn kind(&self) -> &'static str {
         match self {
             Event::AttemptStart { .. } => "attemptStart",
@@ -122,6 +130,7 @@ impl Event<'_> {
             Event::RateLimitRejected { .. } => "rateLimitRejected",
             Event::Throttled { .. } => "throttled",
             Event::BodyTimeout { .. } => "bodyTimeout",
+            Event::Hedge { .. } => "hedge",
             Event::Success { .. } => "success",
         }
     }

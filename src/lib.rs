@@ -17,6 +17,7 @@
 //! | rate-limit headers (`RateLimit`, `RateLimit-Policy`, `X-RateLimit-*`) parsing | [`rate_limit`] |
 //! | per-origin pacing: quota left, origin-wide waits | [`pacing`] |
 //! | adaptive client-side throttling (SRE book) | [`throttle`] |
+//! | hedged reads: latency sample, delay, when one may go | [`hedge`] |
 //! | circuit breaker state machine | [`breaker`] |
 //! | retry budget (token bucket) | [`budget`] |
 //! | bulkhead (concurrency limit, FIFO queue) | [`bulkhead`] |
@@ -39,6 +40,7 @@ pub mod classify;
 pub mod engine;
 pub mod entropy;
 pub mod events;
+pub mod hedge;
 pub mod idempotency;
 pub mod pacing;
 pub mod policy;

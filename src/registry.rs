@@ -44,6 +44,10 @@ pub struct OriginStats {
     pub rate_limited: u64,
     /// Attempts adaptive throttling refused locally.
     pub throttled: u64,
+    /// Hedges sent (attempts beside one still in flight).
+    pub hedges: u64,
+    /// Calls a hedge answered first.
+    pub hedge_wins: u64,
 }
 
 /// Everything kept for one origin.
@@ -61,6 +65,8 @@ pub struct OriginState {
     pub pacer: Pacer,
     /// Its adaptive throttle's counts.
     pub throttle: Throttle,
+    /// Its recent attempt latencies (kept only while it is hedged).
+    pub latency: crate::hedge::Latency,
     /// Calls waiting to retry on this origin (a backoff wait): they use it as much as an
     /// attempt in flight does, so their breaker history is not evicted under them.
     pub waiting: u32,
@@ -269,6 +275,7 @@ impl Registry {
             state.budget = RetryBudget::new();
             state.pacer.reset();
             state.throttle = Throttle::default();
+            state.latency = Default::default();
             state.stats = OriginStats {
                 in_flight: state.stats.in_flight,
                 ..OriginStats::default()

@@ -19,13 +19,14 @@ use resilient_fetch::engine::{
 };
 use resilient_fetch::events::{Event, GiveUpReason, OutcomeKind, RetryReason};
 use resilient_fetch::pacing::Why;
-use resilient_fetch::policy::{Policy, PolicyInput, TripRule};
+use resilient_fetch::policy::{Policy, PolicyInput, RetryPolicy, TripRule};
 use resilient_fetch::rate_limit::Quota;
 use resilient_fetch::registry::{OriginSnapshot, Registry};
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
 use std::future::{Future, poll_fn};
 use std::pin::Pin;
+use std::rc::Rc;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::task::{Context, Poll, Wake, Waker};
@@ -169,8 +170,8 @@ enum Step {
 /// is the attempt's number, so tests can tell which attempt's output came back.
 struct Script<'e> {
     clock: &'e Clock,
-    steps: VecDeque<Step>,
-    limits: Vec<AttemptLimit>,
+    steps: RefCell<VecDeque<Step>>,
+    limits: RefCell<Vec<AttemptLimit>>,
     took_ms: f64,
     /// The caller's `retry.shouldRetry`, one answer per attempt (none: no hook).
     answers: Option<VecDeque<Answer>>,
@@ -196,8 +197,8 @@ impl<'e> Script<'e> {
     fn new(clock: &'e Clock, steps: &[Step]) -> Self {
         Script {
             clock,
-            steps: steps.iter().cloned().collect(),
-            limits: Vec::new(),
+            steps: RefCell::new(steps.iter().cloned().collect()),
+            limits: RefCell::new(Vec::new()),
             took_ms: 10.0,
             answers: None,
             asked: Vec::new(),
@@ -215,12 +216,16 @@ impl Transport for Script<'_> {
     type Output = u32;
 
     fn send(
-        &mut self,
+        &self,
         attempt: u32,
         limit: AttemptLimit,
     ) -> impl Future<Output = (AttemptOutcome, u32)> {
-        self.limits.push(limit);
-        let step = self.steps.pop_front().unwrap_or(Step::Status(200));
+        self.limits.borrow_mut().push(limit);
+        let step = self
+            .steps
+            .borrow_mut()
+            .pop_front()
+            .unwrap_or(Step::Status(200));
         let (clock, took) = (self.clock, self.took_ms);
         async move {
             let outcome = match step {
@@ -278,7 +283,7 @@ impl Transport for Script<'_> {
         }
     }
 
-    fn is_failure(&mut self, ended: &Ended<'_>, _output: &u32) -> Option<bool> {
+    fn is_failure(&self, ended: &Ended<'_>, _output: &u32) -> Option<bool> {
         self.is_failure.and_then(|f| f(ended.outcome))
     }
 
@@ -357,6 +362,7 @@ fn get(origin: &'static str) -> Call<'static> {
         method: "GET",
         has_key: false,
         replayable: true,
+        has_body: false,
     }
 }
 
@@ -366,6 +372,7 @@ fn post(origin: &'static str, has_key: bool) -> Call<'static> {
         method: "POST",
         has_key,
         replayable: true,
+        has_body: false,
     }
 }
 
@@ -526,7 +533,7 @@ fn hanging_attempts_time_out_and_are_retried() {
     let mut script = Script::new(&clock, &[Step::Hang, Step::Hang, Step::Hang]);
     let (result, log) = call(&reg, &p, get(A), &mut script);
     assert_eq!(result, done(3, 3));
-    assert!(script.limits.iter().all(|l| *l
+    assert!(script.limits.borrow().iter().all(|l| *l
         == AttemptLimit {
             timeout_ms: 1000.0,
             is_deadline: false
@@ -573,7 +580,7 @@ fn the_deadline_cuts_retries_and_limits_the_last_attempt() {
     // 0–1000 attempt 1, wait 100, 1100–2100 attempt 2, wait 200, attempt 3 gets the 200 left.
     assert_eq!(result, done(3, 3));
     assert_eq!(
-        script.limits[2],
+        script.limits.borrow()[2],
         AttemptLimit {
             timeout_ms: 200.0,
             is_deadline: true
@@ -653,7 +660,11 @@ fn a_late_timer_leaving_less_than_the_minimum_sends_nothing_and_refunds() {
     ));
     assert_eq!(result, done(1, 1));
     assert_eq!(clock.now_ms(), 999.5);
-    assert_eq!(script.limits.len(), 1, "no attempt with 0.5 ms to live");
+    assert_eq!(
+        script.limits.borrow().len(),
+        1,
+        "no attempt with 0.5 ms to live"
+    );
     assert_eq!(log.give_ups, [(GiveUpReason::Deadline, 1)]);
     let s = snapshot(&reg, A, clock.now_ms());
     assert_eq!(s.stats.attempts, 1);
@@ -674,7 +685,7 @@ fn a_timeout_cut_by_the_deadline_does_not_count_against_the_breaker() {
     // 503 at 10, wait 985, attempt 2 gets the 5 ms left and times out at 1000.
     assert_eq!(result, done(2, 2));
     assert_eq!(
-        script.limits[1],
+        script.limits.borrow()[1],
         AttemptLimit {
             timeout_ms: 5.0,
             is_deadline: true
@@ -705,7 +716,7 @@ fn a_black_holed_origin_trips_the_breaker_when_the_deadline_is_the_smaller_limit
         let mut script = Script::new(&clock, &[Step::Hang]);
         let (result, _) = call(&reg, &p, get(A), &mut script);
         assert_eq!(result, done(1, 1));
-        assert!(script.limits[0].is_deadline);
+        assert!(script.limits.borrow()[0].is_deadline);
     }
     let s = snapshot(&reg, A, clock.now_ms());
     assert_eq!((s.stats.failures, s.stats.timeouts), (2, 2));
@@ -716,7 +727,7 @@ fn a_black_holed_origin_trips_the_breaker_when_the_deadline_is_the_smaller_limit
         matches!(result, CallResult::ShortCircuited { .. }),
         "{result:?}"
     );
-    assert!(script.limits.is_empty(), "nothing sent while open");
+    assert!(script.limits.borrow().is_empty(), "nothing sent while open");
 }
 
 #[test]
@@ -754,7 +765,7 @@ fn a_timeout_of_the_attempt_limit_still_counts_near_the_deadline() {
     let mut script = Script::new(&clock, &[Step::Hang]);
     let (result, _) = call(&reg, &p, get(A), &mut script);
     assert_eq!(result, done(1, 1));
-    assert!(!script.limits[0].is_deadline);
+    assert!(!script.limits.borrow()[0].is_deadline);
     let s = snapshot(&reg, A, clock.now_ms());
     assert_eq!((s.stats.failures, s.stats.timeouts), (1, 1));
     assert_eq!(s.breaker, BreakerState::Open);
@@ -949,7 +960,7 @@ fn the_breaker_opens_short_circuits_then_a_probe_closes_it() {
             retry_after_ms: 4000.0
         }
     );
-    assert!(script.limits.is_empty(), "nothing sent");
+    assert!(script.limits.borrow().is_empty(), "nothing sent");
     assert_eq!(log.kinds, ["shortCircuit"]);
     assert_eq!(snapshot(&reg, A, clock.now_ms()).stats.short_circuits, 1);
 
@@ -1101,7 +1112,7 @@ fn a_retry_the_breaker_refuses_gives_its_tokens_back() {
         ["retry", "shortCircuit", "giveUp"]
     );
     assert_eq!(log.give_ups, [(GiveUpReason::BreakerOpen, 1)]);
-    assert_eq!(script.limits.len(), 1);
+    assert_eq!(script.limits.borrow().len(), 1);
     let s = snapshot(&reg, A, clock.now_ms());
     assert_eq!(s.stats.short_circuits, 1);
     assert_eq!(
@@ -1148,7 +1159,7 @@ fn post_without_a_key_is_not_retried() {
     let (result, log) = call(&reg, &Policy::default(), post(A, false), &mut script);
     assert_eq!(result, done(1, 1));
     assert_eq!(log.give_ups, [(GiveUpReason::UnsafeMethod, 1)]);
-    assert_eq!(script.limits.len(), 1);
+    assert_eq!(script.limits.borrow().len(), 1);
 }
 
 #[test]
@@ -1166,6 +1177,7 @@ fn a_body_that_cannot_be_replayed_is_not_retried() {
     let reg = registry();
     let once = Call {
         replayable: false,
+        has_body: true,
         ..post(A, true)
     };
     let (result, log) = call(
@@ -1201,7 +1213,7 @@ fn a_caller_abort_during_the_backoff_wait_ends_the_call() {
     let mut script = Script::new(&clock, &[Step::Status(503), Step::Status(200)]);
     let (result, log) = call(&reg, &p, get(A), &mut script);
     assert_eq!(result, CallResult::Aborted);
-    assert_eq!(script.limits.len(), 1, "the retry was never sent");
+    assert_eq!(script.limits.borrow().len(), 1, "the retry was never sent");
     assert_eq!(clock.now_ms(), 50.0);
     assert_eq!(log.kinds.last(), Some(&"retry"));
     assert_eq!(
@@ -1254,7 +1266,7 @@ fn an_abort_before_the_first_attempt_sends_nothing() {
     let mut script = Script::new(&clock, &[]);
     let (result, log) = call(&reg, &Policy::default(), get(A), &mut script);
     assert_eq!(result, CallResult::Aborted);
-    assert!(script.limits.is_empty() && log.kinds.is_empty());
+    assert!(script.limits.borrow().is_empty() && log.kinds.is_empty());
 }
 
 #[test]
@@ -1472,11 +1484,7 @@ struct Hand<'b> {
 impl Transport for Hand<'_> {
     type Output = u32;
 
-    fn send(
-        &mut self,
-        attempt: u32,
-        _: AttemptLimit,
-    ) -> impl Future<Output = (AttemptOutcome, u32)> {
+    fn send(&self, attempt: u32, _: AttemptLimit) -> impl Future<Output = (AttemptOutcome, u32)> {
         self.board.sent.borrow_mut().push(self.name);
         let (board, name) = (self.board, self.name);
         poll_fn(move |cx| {
@@ -1859,11 +1867,12 @@ proptest! {
             method,
             has_key: key_but_not_replayable,
             replayable: !key_but_not_replayable,
+            has_body: true,
         };
         let p = policy(serde_json::json!({"timeoutMs": 100, "retry": {"maxAttempts": 5}}));
         let mut script = Script::new(&clock, &steps);
         let (result, log) = call(&reg, &p, c, &mut script);
-        prop_assert_eq!(script.limits.len(), 1);
+        prop_assert_eq!(script.limits.borrow().len(), 1);
         prop_assert!(log.retries.is_empty());
         let one_attempt = matches!(result, CallResult::Done { attempts: 1, .. });
         prop_assert!(one_attempt, "{:?}", result);
@@ -1916,7 +1925,7 @@ proptest! {
         }
         let mut script = Script::new(&clock, &steps);
         let (result, log) = call(&reg, &p, get(A), &mut script);
-        let sent = script.limits.len() as u32;
+        let sent = script.limits.borrow().len() as u32;
         prop_assert!(sent <= max_attempts);
         let last = log.kinds.last().copied();
         match result {
@@ -2163,7 +2172,7 @@ fn paced_get(
         };
         events.push((e.kind().to_owned(), ms, why));
     }));
-    (result, events, script.limits.len())
+    (result, events, script.limits.borrow().len())
 }
 
 #[test]
@@ -2500,4 +2509,329 @@ fn max_wait_ms_bounds_the_waits_of_a_call_together() {
         pacing_events(&events, "rateLimitWait"),
         [(20_000.0, Why::RetryAfter)]
     );
+}
+
+// ---------------------------------------------------------------- hedged reads
+
+/// Attempts that answer after a planned time of the manual clock: `(took_ms, status)` per
+/// attempt (an attempt past its limit times out). Attempts dropped before they answered
+/// (aborted) are listed in `dropped`.
+struct Timed<'c> {
+    clock: &'c Clock,
+    plan: RefCell<VecDeque<(f64, u16)>>,
+    dropped: Rc<RefCell<Vec<u32>>>,
+}
+
+/// Notes its attempt as dropped unless it answered.
+struct Dropped(u32, bool, Rc<RefCell<Vec<u32>>>);
+
+impl Drop for Dropped {
+    fn drop(&mut self) {
+        if !self.1 {
+            self.2.borrow_mut().push(self.0);
+        }
+    }
+}
+
+impl<'c> Timed<'c> {
+    fn new(clock: &'c Clock, plan: &[(f64, u16)]) -> Self {
+        Timed {
+            clock,
+            plan: RefCell::new(plan.iter().copied().collect()),
+            dropped: Rc::default(),
+        }
+    }
+}
+
+impl Transport for Timed<'_> {
+    type Output = u32;
+
+    fn send(
+        &self,
+        attempt: u32,
+        limit: AttemptLimit,
+    ) -> impl Future<Output = (AttemptOutcome, u32)> {
+        let (took, status) = self.plan.borrow_mut().pop_front().unwrap_or((1.0, 200));
+        let clock = self.clock;
+        let due = clock.now_ms() + took.min(limit.timeout_ms);
+        let mut mark = Dropped(attempt, false, self.dropped.clone());
+        poll_fn(move |cx| {
+            // The whole marker lives in the closure (not just the field set below).
+            let mark = &mut mark;
+            if clock.aborted() {
+                mark.1 = true;
+                return Poll::Ready((AttemptOutcome::Aborted, attempt));
+            }
+            if clock.now_ms() < due {
+                clock.park(cx);
+                return Poll::Pending;
+            }
+            mark.1 = true;
+            let outcome = if took > limit.timeout_ms {
+                AttemptOutcome::Timeout
+            } else {
+                AttemptOutcome::Response {
+                    status,
+                    retry_after: None,
+                    quota: None,
+                }
+            };
+            Poll::Ready((outcome, attempt))
+        })
+    }
+}
+
+/// Runs one call of `call` under `policy` on the manual clock, advancing it `step_ms` at a
+/// time until it ends; returns its result, the events' kinds and the attempts dropped.
+fn hedged_call(
+    reg: &RefCell<Registry>,
+    policy: &Policy,
+    call: Call<'static>,
+    plan: &[(f64, u16)],
+    step_ms: f64,
+) -> (CallResult<u32>, Vec<&'static str>, Vec<u32>, f64) {
+    let clock = Clock::manual();
+    let mut timed = Timed::new(&clock, plan);
+    let kinds = RefCell::new(Vec::new());
+    let mut on_event = |e: &Event<'_>| kinds.borrow_mut().push(e.kind());
+    let result = {
+        let mut pool = Pool::new();
+        pool.spawn(engine::run(
+            reg,
+            policy,
+            call,
+            &mut timed,
+            &clock,
+            &mut on_event,
+        ));
+        let mut result = None;
+        for _ in 0..100_000 {
+            pool.run_until_stalled();
+            if let Some(r) = pool.tasks[0].2.take() {
+                result = Some(r);
+                break;
+            }
+            clock.advance(step_ms);
+        }
+        result.expect("the call ends")
+    };
+    let dropped = timed.dropped.borrow().clone();
+    (result, kinds.into_inner(), dropped, clock.now_ms())
+}
+
+fn hedging(hedge: serde_json::Value) -> Policy {
+    policy(serde_json::json!({ "hedge": hedge, "retry": { "baseDelayMs": 1, "maxDelayMs": 1 } }))
+}
+
+#[test]
+fn a_slow_read_is_hedged_the_hedge_wins_and_the_first_attempt_is_aborted() {
+    let reg = registry();
+    let p = hedging(serde_json::json!({ "delayMs": 50 }));
+    let (result, kinds, dropped, now) =
+        hedged_call(&reg, &p, get(A), &[(1000.0, 200), (10.0, 200)], 1.0);
+    assert_eq!(result, done(2, 2), "the hedge's answer, two attempts");
+    assert_eq!(now, 60.0, "answered at 50 + 10 ms, not 1000");
+    assert_eq!(dropped, [1], "the slow attempt was aborted");
+    assert_eq!(
+        kinds,
+        [
+            "attemptStart",
+            "attemptStart",
+            "hedge",
+            "attemptEnd",
+            "attemptEnd",
+            "success"
+        ]
+    );
+    let a = snapshot(&reg, A, now);
+    assert_eq!(
+        (
+            a.stats.attempts,
+            a.stats.retries,
+            a.stats.hedges,
+            a.stats.hedge_wins
+        ),
+        (2, 0, 1, 1)
+    );
+    assert_eq!(
+        (a.stats.successes, a.stats.failures),
+        (1, 0),
+        "the aborted loser counts as neither"
+    );
+    assert_released(&reg, A);
+}
+
+#[test]
+fn a_read_that_answers_before_the_delay_sends_no_hedge() {
+    let reg = registry();
+    let p = hedging(serde_json::json!({ "delayMs": 50 }));
+    let (result, kinds, dropped, _) = hedged_call(&reg, &p, get(A), &[(49.0, 200)], 1.0);
+    assert_eq!(result, done(1, 1));
+    assert!(dropped.is_empty() && !kinds.contains(&"hedge"));
+}
+
+#[test]
+fn a_transient_failure_waits_for_the_hedge_in_flight_and_counts_against_the_origin() {
+    let reg = registry();
+    let p = hedging(serde_json::json!({ "delayMs": 50 }));
+    // The first fails (503) at 100 ms while the hedge (sent at 50) still runs; it answers at 250.
+    let (result, _, dropped, now) =
+        hedged_call(&reg, &p, get(A), &[(100.0, 503), (200.0, 200)], 1.0);
+    assert_eq!(result, done(2, 2));
+    assert_eq!(now, 250.0);
+    assert!(dropped.is_empty());
+    let a = snapshot(&reg, A, now);
+    assert_eq!(
+        (a.stats.failures, a.stats.successes, a.stats.hedge_wins),
+        (1, 1, 1)
+    );
+}
+
+#[test]
+fn the_first_definite_answer_wins_even_a_404() {
+    let reg = registry();
+    let p = hedging(serde_json::json!({ "delayMs": 20 }));
+    let (result, _, dropped, now) = hedged_call(&reg, &p, get(A), &[(500.0, 200), (5.0, 404)], 1.0);
+    assert_eq!((result, now, dropped), (done(2, 2), 25.0, vec![1]));
+}
+
+#[test]
+fn every_attempt_failing_transiently_ends_the_send_and_the_call_retries_as_usual() {
+    let reg = registry();
+    let p = policy(serde_json::json!({
+        "hedge": { "delayMs": 10 },
+        "retry": { "maxAttempts": 3, "baseDelayMs": 1, "maxDelayMs": 1 },
+    }));
+    // 1 (503 at 30) and its hedge 2 (503 at 10 + 30): both fail; then retry 3 answers.
+    let (result, kinds, _, _) = hedged_call(
+        &reg,
+        &p,
+        get(A),
+        &[(30.0, 503), (30.0, 503), (5.0, 200)],
+        1.0,
+    );
+    assert_eq!(result, done(3, 3));
+    assert_eq!(kinds.iter().filter(|k| **k == "retry").count(), 1);
+}
+
+#[test]
+fn hedges_stop_at_max_hedges_max_attempts_and_half_the_budget() {
+    // maxHedges 3, but maxAttempts 2: one hedge.
+    let reg = registry();
+    let p = policy(serde_json::json!({
+        "hedge": { "delayMs": 10, "maxHedges": 3 }, "retry": { "maxAttempts": 2 },
+    }));
+    let (_, kinds, dropped, _) = hedged_call(&reg, &p, get(A), &[(500.0, 200), (500.0, 200)], 1.0);
+    assert_eq!(kinds.iter().filter(|k| **k == "hedge").count(), 1);
+    assert_eq!(dropped, [2]);
+    // maxHedges 3 and attempts enough: three hedges, 10 ms apart.
+    let reg = registry();
+    let p = hedging(serde_json::json!({ "delayMs": 10, "maxHedges": 3 }));
+    let p = Policy {
+        retry: p.retry.map(|r| RetryPolicy {
+            max_attempts: 5,
+            ..r
+        }),
+        ..p
+    };
+    let (result, kinds, _, now) = hedged_call(&reg, &p, get(A), &[(500.0, 200); 4], 1.0);
+    assert_eq!(kinds.iter().filter(|k| **k == "hedge").count(), 3);
+    assert_eq!(
+        (result, now),
+        (done(1, 4), 500.0),
+        "the first still answered first"
+    );
+    // A budget below half pays for no hedge: capacity 10, a hedge costs 6 (10 -> 4).
+    let reg = registry();
+    let p = policy(serde_json::json!({
+        "hedge": { "delayMs": 10, "maxHedges": 3 }, "retry": { "maxAttempts": 5 },
+        "retryBudget": { "capacity": 10, "retryCost": 6 },
+    }));
+    let (_, kinds, _, now) = hedged_call(&reg, &p, get(A), &[(500.0, 200); 4], 1.0);
+    assert_eq!(kinds.iter().filter(|k| **k == "hedge").count(), 1);
+    // 10 - 6 for the hedge, + 1 for the call's success on its first attempt.
+    assert_eq!(snapshot(&reg, A, now).budget_tokens, 5);
+}
+
+#[test]
+fn only_reads_without_a_body_are_hedged() {
+    let p = hedging(serde_json::json!({ "delayMs": 10 }));
+    for call in [
+        post(A, true),
+        Call {
+            has_body: true,
+            method: "OPTIONS",
+            ..get(A)
+        },
+    ] {
+        let reg = registry();
+        let (result, kinds, _, _) = hedged_call(&reg, &p, call, &[(100.0, 200)], 1.0);
+        assert_eq!(result, done(1, 1));
+        assert!(!kinds.contains(&"hedge"), "{} hedged", call.method);
+    }
+    let reg = registry();
+    let (_, kinds, _, _) = hedged_call(
+        &reg,
+        &p,
+        Call {
+            method: "HEAD",
+            ..get(A)
+        },
+        &[(100.0, 200)],
+        1.0,
+    );
+    assert!(kinds.contains(&"hedge"));
+}
+
+#[test]
+fn auto_hedges_at_the_origins_learnt_p95_and_not_before_it_has_learnt() {
+    let reg = registry();
+    let p = hedging(serde_json::json!({ "minDelayMs": 1, "maxDelayMs": 300 }));
+    // Not learnt yet: the delay is maxDelayMs (300), so a 200 ms answer is not hedged.
+    let (_, kinds, _, _) = hedged_call(&reg, &p, get(A), &[(200.0, 200)], 1.0);
+    assert!(!kinds.contains(&"hedge"));
+    // 30 answers of 8 ms teach it: p95 8 ms.
+    for _ in 0..30 {
+        let _ = hedged_call(&reg, &p, get(A), &[(8.0, 200)], 1.0);
+    }
+    let (result, kinds, _, now) = hedged_call(&reg, &p, get(A), &[(1000.0, 200), (8.0, 200)], 1.0);
+    assert!(kinds.contains(&"hedge"));
+    assert_eq!(
+        (result, now),
+        (done(2, 2), 16.0),
+        "hedged at the p95 (8 ms), answered 8 ms later"
+    );
+}
+
+#[test]
+fn a_caller_abort_ends_every_attempt_in_flight() {
+    let reg = registry();
+    let p = hedging(serde_json::json!({ "delayMs": 10, "maxHedges": 2 }));
+    let clock = Clock::manual();
+    let mut timed = Timed::new(&clock, &[(1000.0, 200), (1000.0, 200), (1000.0, 200)]);
+    let mut on_event = |_: &Event<'_>| {};
+    let mut pool = Pool::new();
+    pool.spawn(engine::run(
+        &reg,
+        &p,
+        get(A),
+        &mut timed,
+        &clock,
+        &mut on_event,
+    ));
+    for _ in 0..30 {
+        pool.run_until_stalled();
+        clock.advance(1.0);
+    }
+    clock.abort();
+    pool.run_until_stalled();
+    // The first attempt polled ends as aborted; the two others are dropped, so aborted.
+    assert!(pool.tasks[0].2.is_some(), "the call ended");
+    drop(pool);
+    assert_eq!(
+        timed.dropped.borrow().len(),
+        2,
+        "the other attempts in flight were aborted"
+    );
+    assert_released(&reg, A);
 }

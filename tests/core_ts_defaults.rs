@@ -155,6 +155,14 @@ fn typescript_defaults_match_the_core() {
         ("ThrottlePolicy.windowMs", d::THROTTLE_WINDOW_MS.to_string()),
         ("Policy.coalesce", d::COALESCE.to_string()),
         (
+            "Policy.hedge",
+            if d::HEDGE_ENABLED { "{}" } else { "false" }.into(),
+        ),
+        ("HedgePolicy.delayMs", "\"auto\"".into()),
+        ("HedgePolicy.maxHedges", d::MAX_HEDGES.to_string()),
+        ("HedgePolicy.minDelayMs", d::HEDGE_MIN_DELAY_MS.to_string()),
+        ("HedgePolicy.maxDelayMs", d::HEDGE_MAX_DELAY_MS.to_string()),
+        (
             "Policy.share",
             match Policy::default().share {
                 None => "false".into(),
@@ -201,6 +209,7 @@ fn the_readme_table_shows_every_declared_default() {
             "BulkheadPolicy" => format!("bulkhead.{field}"),
             "RateLimitPolicy" => format!("rateLimit.{field}"),
             "ThrottlePolicy" => format!("throttle.{field}"),
+            "HedgePolicy" => format!("hedge.{field}"),
             other => panic!("unknown interface {other}"),
         };
         let shown = rows
@@ -235,6 +244,7 @@ fn declared_docs() -> BTreeMap<String, String> {
                 "BulkheadPolicy" => Some("bulkhead."),
                 "RateLimitPolicy" => Some("rateLimit."),
                 "ThrottlePolicy" => Some("throttle."),
+                "HedgePolicy" => Some("hedge."),
                 _ => None,
             };
             doc.clear();

@@ -316,6 +316,9 @@ impl<'a> AttemptGuard<'a> {
                 .throttle
                 .record(now, judgement == Judgement::Success, t);
         }
+        if let Some(ms) = learned.latency_ms {
+            state.latency.record(ms);
+        }
         if self.policy.rate_limit.is_some() {
             if let Some(quota) = learned.quota {
                 state.pacer.learn(quota, now);
@@ -343,6 +346,8 @@ pub(super) struct Learned<'q> {
     pub(super) quota: Option<&'q Quota>,
     /// Until when a `Retry-After` on a 429 or 503 holds the origin (monotonic ms).
     pub(super) hold_until: Option<f64>,
+    /// How long the attempt took to answer, when the origin's latency is learnt (hedging).
+    pub(super) latency_ms: Option<f64>,
 }
 
 /// What giving an attempt's hold back did.

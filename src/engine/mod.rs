@@ -27,12 +27,13 @@ pub use crate::classify::AttemptOutcome;
 
 mod decide;
 mod guards;
+mod hedged;
 
 pub use decide::{Facts, Next, decide};
 
 use crate::breaker::Transition;
 use crate::bulkhead::{Admission, BulkheadPermit};
-use crate::classify::{Judgement, Verdict, classify, is_idempotent_method, judge};
+use crate::classify::{Verdict, classify, is_idempotent_method};
 use crate::events::{Event, GiveUpReason, RetryReason};
 use crate::pacing::Why;
 use crate::policy::Policy;
@@ -76,6 +77,15 @@ pub struct AttemptLimit {
 }
 
 impl AttemptLimit {
+    /// The limit of an attempt that starts with `remaining` ms left before the deadline.
+    pub fn at(policy: &Policy, remaining: f64) -> Self {
+        let timeout = f64::from(policy.timeout_ms);
+        AttemptLimit {
+            timeout_ms: timeout.min(remaining),
+            is_deadline: remaining < timeout,
+        }
+    }
+
     /// Whether a timeout under this limit is held against the origin: yes under
     /// `timeoutMs`, and under the deadline's rest when that was at least half of the
     /// smaller of `timeoutMs` and `totalTimeoutMs` (see the module docs).
@@ -91,16 +101,17 @@ impl AttemptLimit {
 pub trait Transport {
     /// What the shell gets back from an attempt (a JS `Response` or error), opaque here.
     type Output;
-    /// Sends attempt number `attempt` (from 1) within `limit`.
+    /// Sends attempt number `attempt` (from 1) within `limit`. Hedged reads have several
+    /// in flight at once; dropping one before it ends aborts it (its request is cancelled).
     fn send(
-        &mut self,
+        &self,
         attempt: u32,
         limit: AttemptLimit,
     ) -> impl Future<Output = (AttemptOutcome, Self::Output)>;
 
     /// The caller's answer to "does this outcome count against the breaker?": `Some`
     /// overrides the built-in rule, `None` keeps it. Synchronous: the breaker decides at once.
-    fn is_failure(&mut self, _ended: &Ended<'_>, _output: &Self::Output) -> Option<bool> {
+    fn is_failure(&self, _ended: &Ended<'_>, _output: &Self::Output) -> Option<bool> {
         None
     }
 
@@ -160,6 +171,8 @@ pub struct Call<'a> {
     pub has_key: bool,
     /// Whether the body can be sent again (false for a one-shot stream).
     pub replayable: bool,
+    /// Whether the request has a body (then it is never hedged).
+    pub has_body: bool,
 }
 
 /// How a call ended.
@@ -211,6 +224,8 @@ pub async fn run<T: Transport, E: Env>(
         safe: call.replayable && (call.has_key || is_idempotent_method(call.method)),
         deadline: called_at + f64::from(policy.total_timeout_ms),
     };
+    let hedge =
+        (policy.hedge.as_ref()).filter(|_| crate::hedge::may_hedge(call.method, call.has_body));
     // The first attempt starts when the call is made, unless a bulkhead (which may
     // queue the call) stands in between: one clock read fewer per call.
     let mut first_start = policy.bulkhead.is_none().then_some(called_at);
@@ -330,31 +345,51 @@ pub async fn run<T: Transport, E: Env>(
                 return give_up(reason, output, attempt - 1, on_event);
             }
         };
-        let timeout = f64::from(policy.timeout_ms);
-        let limit = AttemptLimit {
-            timeout_ms: timeout.min(remaining),
-            is_deadline: remaining < timeout,
+        let limit = AttemptLimit::at(policy, remaining);
+        let first = hedged::Flight {
+            attempt,
+            guard,
+            start,
+            limit,
         };
-        let (outcome, output) = transport.send(attempt, limit).await;
+        // With hedging, more attempts may go beside this one; the one that answers for the
+        // call comes back (the others were recorded or aborted).
+        let (
+            hedged::Flight {
+                attempt,
+                guard,
+                start,
+                limit,
+            },
+            (outcome, output),
+        ) = match hedge {
+            None => {
+                let sent = transport.send(attempt, limit).await;
+                (first, sent)
+            }
+            Some(hedge) => {
+                hedged::send(
+                    &ctx,
+                    &*transport,
+                    env,
+                    hedge,
+                    first,
+                    &mut progress.attempt,
+                    on_event,
+                )
+                .await
+            }
+        };
+        let attempts = progress.attempt;
         let end = env.now_ms();
         let aborted = outcome.is_local() || env.aborted();
-        // Cut short by the call's own deadline: no verdict on the origin.
-        let cut_by_deadline = outcome == AttemptOutcome::Timeout && !limit.timeout_counts(policy);
         let ended = Ended {
             attempt,
             outcome: &outcome,
             elapsed_ms: end - called_at,
             remaining_ms: ctx.deadline - end,
         };
-        let judgement = if aborted || cut_by_deadline {
-            Judgement::Unjudged
-        } else {
-            match transport.is_failure(&ended, &output) {
-                Some(true) => Judgement::Failure,
-                Some(false) => Judgement::Success,
-                None => judge(&outcome),
-            }
-        };
+        let judgement = hedged::judgement(&ctx, &*transport, &ended, &output, &limit, env);
         let mut verdict = if aborted {
             Verdict::Aborted
         } else {
@@ -375,7 +410,8 @@ pub async fn run<T: Transport, E: Env>(
             _ => None,
         };
         let retry_after_ms = retry_after_at();
-        let learned = learn(&outcome, end, retry_after_ms, policy);
+        let mut learned = learn(&outcome, end, retry_after_ms, policy);
+        learned.latency_ms = hedge.and(outcome.status()).map(|_| end - start);
         let (transition, hold) = guard.finish(judgement, timed_out, end, may_retry, learned);
         waiting = hold;
         on_event(&Event::AttemptEnd {
@@ -441,22 +477,16 @@ pub async fn run<T: Transport, E: Env>(
         };
         match next {
             Applied::Stop => {
-                return CallResult::Done {
-                    output,
-                    attempts: attempt,
-                };
+                return CallResult::Done { output, attempts };
             }
             Applied::Success => {
-                on_event(&Event::Success { attempts: attempt });
-                return CallResult::Done {
-                    output,
-                    attempts: attempt,
-                };
+                on_event(&Event::Success { attempts });
+                return CallResult::Done { output, attempts };
             }
-            Applied::GiveUp(reason) => return give_up(reason, output, attempt, on_event),
+            Applied::GiveUp(reason) => return give_up(reason, output, attempts, on_event),
             Applied::Retry(delay_ms, reason, retry_after, tokens) => {
                 on_event(&Event::Retry {
-                    attempt: attempt + 1,
+                    attempt: attempts + 1,
                     delay_ms,
                     reason,
                     retry_after,
@@ -584,6 +614,7 @@ fn learn<'o>(
             hold_until: retry_after_ms
                 .filter(|_| matches!(status, 429 | 503))
                 .map(|ms| end + ms.min(f64::from(cap))),
+            latency_ms: None,
         },
         _ => Learned::default(),
     }

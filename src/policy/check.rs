@@ -5,8 +5,8 @@ use super::input::Map;
 use super::messages::{int_range, push_number, push_quoted, type_name};
 use super::schema::{self, Kind};
 use super::sections::{
-    budget_policy, bulkhead_policy, idempotency_header, idempotency_key, rate_limit_policy,
-    retry_policy, share_name, throttle_policy,
+    budget_policy, bulkhead_policy, hedge_policy, idempotency_header, idempotency_key,
+    rate_limit_policy, retry_policy, share_name, throttle_policy,
 };
 use super::*;
 
@@ -64,6 +64,7 @@ impl Policy {
             max_origins: c.int(&o, "maxOrigins"),
             share: share_name(&mut c, &o),
             coalesce: c.flag(&o, "coalesce"),
+            hedge: c.feature(&o, "hedge").map(|m| hedge_policy(&mut c, m)),
         };
         match c.error {
             Some(error) => Err(error),
@@ -349,6 +350,7 @@ mod tests {
             max_origins: 1_000_000,
             share: None,
             coalesce: true,
+            hedge: None,
         };
         assert_eq!(p, expected);
     }

@@ -52,6 +52,13 @@ pub enum Kind {
     Header,
     /// `share`: a name of 1 to 64 characters, or `false` (none, the default).
     Name,
+    /// `hedge.delayMs`: a whole number of ms in `min..=max`, or `"auto"` (the default).
+    DelayOrAuto {
+        /// Smallest accepted.
+        min: u32,
+        /// Largest accepted.
+        max: u32,
+    },
     /// `true` or `false`, `default` when absent.
     Bool {
         /// When absent.
@@ -222,6 +229,30 @@ pub const FIELDS: &[Field] = &[
     ),
     bounded("throttle.k", Kind::Factor, "1..=100"),
     int("throttle.windowMs", 1_000, MAX_MS, d::THROTTLE_WINDOW_MS),
+    field(
+        "hedge",
+        Kind::Feature {
+            on: d::HEDGE_ENABLED,
+        },
+    ),
+    field(
+        "hedge.delayMs",
+        Kind::DelayOrAuto {
+            min: 0,
+            max: MAX_MS,
+        },
+    ),
+    int("hedge.maxHedges", 1, 3, d::MAX_HEDGES),
+    int("hedge.minDelayMs", 0, MAX_MS, d::HEDGE_MIN_DELAY_MS),
+    bounded(
+        "hedge.maxDelayMs",
+        Kind::Int {
+            min: 0,
+            max: MAX_MS,
+            default: d::HEDGE_MAX_DELAY_MS,
+        },
+        ">= minDelayMs, ..=2147483647",
+    ),
     Field {
         path: "idempotencyKey",
         kind: Kind::Key,

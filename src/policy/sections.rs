@@ -126,6 +126,41 @@ pub(super) fn throttle_policy(c: &mut Check, map: &Map) -> ThrottlePolicy {
     }
 }
 
+pub(super) fn hedge_policy(c: &mut Check, map: &Map) -> HedgePolicy {
+    let o = c.object(map, "hedge");
+    let max = schema::MAX_MS;
+    let delay = match o.get("delayMs") {
+        None => HedgeDelay::Auto,
+        Some(Value::String(s)) if s == "auto" => HedgeDelay::Auto,
+        Some(Value::Number(n)) if n.fract() == 0.0 && (0.0..=f64::from(max)).contains(n) => {
+            HedgeDelay::Fixed(*n as u32)
+        }
+        Some(other) => {
+            let mut expected = int_range("", 0, "", max);
+            expected.push_str(", or \"auto\"");
+            let right_type = matches!(other, Value::String(_) | Value::Number(_));
+            c.fail("hedge.delayMs".to_owned(), &expected, other, right_type);
+            HedgeDelay::Auto
+        }
+    };
+    let min_delay_ms = c.int(&o, "minDelayMs");
+    let max_delay_ms = c.int(&o, "maxDelayMs");
+    if max_delay_ms < min_delay_ms {
+        c.fail(
+            "hedge.maxDelayMs".to_owned(),
+            &int_range("hedge.minDelayMs", min_delay_ms, "", schema::MAX_MS),
+            &Value::Number(f64::from(max_delay_ms)),
+            true,
+        );
+    }
+    HedgePolicy {
+        delay,
+        max_hedges: c.int(&o, "maxHedges"),
+        min_delay_ms,
+        max_delay_ms,
+    }
+}
+
 pub(super) fn idempotency_key(c: &mut Check, o: &Object) -> IdempotencyKey {
     match o.get("idempotencyKey") {
         None => defaults::IDEMPOTENCY_KEY,
@@ -371,6 +406,57 @@ mod tests {
                 ("idempotencyKey", PolicyErrorKind::Range),
                 "{bad:?}"
             );
+        }
+    }
+
+    #[test]
+    fn hedge_is_off_by_default_and_checks_its_fields() {
+        assert_eq!(parse(json!({})).map(|p| p.hedge), Ok(None));
+        let on = parse(json!({"hedge": true})).map(|p| p.hedge);
+        assert_eq!(
+            on,
+            Ok(Some(HedgePolicy {
+                delay: HedgeDelay::Auto,
+                max_hedges: 1,
+                min_delay_ms: 10,
+                max_delay_ms: 2000
+            }))
+        );
+        let fixed = parse(json!({"hedge": {"delayMs": 50, "maxHedges": 3}})).map(|p| p.hedge);
+        assert_eq!(
+            fixed.map(|h| h.map(|h| (h.delay, h.max_hedges))),
+            Ok(Some((HedgeDelay::Fixed(50), 3)))
+        );
+        for (bad, kind, words) in [
+            (
+                json!({"delayMs": "soon"}),
+                PolicyErrorKind::Range,
+                "hedge.delayMs must be an integer from 0 to 2147483647, or \"auto\" (got \"soon\")",
+            ),
+            (
+                json!({"delayMs": 1.5}),
+                PolicyErrorKind::Range,
+                "hedge.delayMs",
+            ),
+            (
+                json!({"delayMs": true}),
+                PolicyErrorKind::Type,
+                "hedge.delayMs",
+            ),
+            (
+                json!({"maxHedges": 4}),
+                PolicyErrorKind::Range,
+                "hedge.maxHedges must be an integer from 1 to 3 (got 4)",
+            ),
+            (
+                json!({"minDelayMs": 500, "maxDelayMs": 100}),
+                PolicyErrorKind::Range,
+                "hedge.maxDelayMs must be an integer from hedge.minDelayMs (500) to 2147483647 (got 100)",
+            ),
+        ] {
+            let e = err(json!({ "hedge": bad }));
+            assert_eq!(e.kind, kind, "{bad}");
+            assert!(e.message.contains(words), "{}", e.message);
         }
     }
 

@@ -89,6 +89,16 @@ pub mod defaults {
     pub const IDEMPOTENCY_HEADER: &str = "Idempotency-Key";
     /// Origins whose state is kept (JS `maxOrigins`).
     pub const MAX_ORIGINS: u32 = 1000;
+    /// Hedged reads are off unless the policy sets `hedge`.
+    pub const HEDGE_ENABLED: bool = false;
+    /// Hedges after the first attempt at most (JS `hedge.maxHedges`).
+    pub const MAX_HEDGES: u32 = 1;
+    /// The shortest hedge delay `"auto"` uses, in ms (JS `hedge.minDelayMs`).
+    pub const HEDGE_MIN_DELAY_MS: u32 = 10;
+    /// The longest hedge delay `"auto"` uses, and its delay until it has learnt the
+    /// origin's latency, in ms (JS `hedge.maxDelayMs`; Polly's default hedging delay).
+    pub const HEDGE_MAX_DELAY_MS: u32 = 2000;
+
     /// Identical GETs and HEADs in flight on one client are sent once (JS `coalesce`).
     pub const COALESCE: bool = false;
 }
@@ -125,6 +135,30 @@ pub struct Policy {
     pub share: Option<String>,
     /// Whether an identical GET or HEAD in flight on the client is joined, not sent again.
     pub coalesce: bool,
+    /// Hedged reads; `None` sends one attempt at a time.
+    pub hedge: Option<HedgePolicy>,
+}
+
+/// When a hedge goes: after a fixed delay, or the origin's recent p95 of attempt latency.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum HedgeDelay {
+    /// `"auto"`: the origin's p95, within `[min_delay_ms, max_delay_ms]`.
+    Auto,
+    /// This many ms.
+    Fixed(u32),
+}
+
+/// Hedging settings (GET, HEAD and OPTIONS without a body only).
+#[derive(Clone, Debug, PartialEq)]
+pub struct HedgePolicy {
+    /// When a hedge goes.
+    pub delay: HedgeDelay,
+    /// Hedges after the first attempt at most (1..=3).
+    pub max_hedges: u32,
+    /// The shortest `"auto"` delay, in ms.
+    pub min_delay_ms: u32,
+    /// The longest `"auto"` delay (and its delay before it has learnt), in ms.
+    pub max_delay_ms: u32,
 }
 
 /// Retry settings.
@@ -310,6 +344,12 @@ impl Default for Policy {
             max_origins: defaults::MAX_ORIGINS,
             share: None,
             coalesce: defaults::COALESCE,
+            hedge: defaults::HEDGE_ENABLED.then_some(HedgePolicy {
+                delay: HedgeDelay::Auto,
+                max_hedges: defaults::MAX_HEDGES,
+                min_delay_ms: defaults::HEDGE_MIN_DELAY_MS,
+                max_delay_ms: defaults::HEDGE_MAX_DELAY_MS,
+            }),
         }
     }
 }

@@ -57,8 +57,9 @@ pub struct AbortState {
     signal: Option<JsValue>,
     /// Fired by the listener when the caller aborts.
     aborted: Latch,
-    /// The controller of the attempt in flight, aborted with the caller's reason.
-    current: RefCell<Option<AbortController>>,
+    /// The controllers of the attempts in flight (several when hedged), aborted with the
+    /// caller's reason.
+    current: RefCell<Vec<AbortController>>,
 }
 
 impl AbortState {
@@ -79,15 +80,25 @@ impl AbortState {
         self.signal.clone().unwrap_or(JsValue::UNDEFINED)
     }
 
-    /// Makes `controller` the one a caller abort reaches (None when idle).
-    pub fn set_current(&self, controller: Option<AbortController>) {
-        *self.current.borrow_mut() = controller;
+    /// A caller abort reaches `controller` from now on.
+    pub fn track(&self, controller: &AbortController) {
+        self.current.borrow_mut().push(controller.clone());
+    }
+
+    /// A caller abort no longer reaches `controller` (its attempt has ended).
+    pub fn untrack(&self, controller: &AbortController) {
+        let target: &JsValue = controller.as_ref();
+        self.current.borrow_mut().retain(|c| {
+            let c: &JsValue = c.as_ref();
+            c != target
+        });
     }
 
     fn fire(&self) {
         self.aborted.fire();
-        if let Some(c) = self.current.borrow_mut().take() {
-            c.abort_with_reason(&self.reason());
+        let reason = self.reason();
+        for c in self.current.take() {
+            c.abort_with_reason(&reason);
         }
     }
 }
@@ -105,7 +116,7 @@ impl AbortGuard {
         let state = Rc::new(AbortState {
             signal,
             aborted: Latch::default(),
-            current: RefCell::new(None),
+            current: RefCell::new(Vec::new()),
         });
         let listener = state.signal.as_ref().map(|s| {
             let weak = Rc::downgrade(&state);

@@ -47,6 +47,7 @@ pub struct Ready {
     method: String,
     key: Option<String>,
     replayable: bool,
+    has_body: bool,
     transport: FetchTransport,
     guard: AbortGuard,
     /// With `coalesce`, the flight this call joins or starts.
@@ -135,7 +136,7 @@ fn prepare(
     policy: JsValue,
 ) -> Result<Prepared, JsValue> {
     let resolved = resolve_policy(&client, &policy)?;
-    // [init copy without signal, signal, origin ("": no server's), method, stream body,
+    // [init copy without signal, signal, origin ("": no server's), method, body (0, 1, 2),
     //  chain, and off the fast path: the request]
     let args = read_arguments(&input, &init, client.id)?;
     let copy: Object = args.get(0).unchecked_into();
@@ -151,7 +152,9 @@ fn prepare(
         return send_local(&resolved.fetch, &input, &init).map(Prepared::Local);
     }
     let method = args.get(3).as_string().unwrap_or_default();
-    let replayable = !args.get(4).is_truthy();
+    // The body: 0 none, 1 one that can be sent again, 2 a stream (sent once).
+    let body = args.get(4).as_f64().unwrap_or(0.0);
+    let replayable = body != 2.0;
     let chain = args.get(5);
     // On the fast path the request is never built by us (fetch builds it), so a call an
     // open breaker rejects never pays for it.
@@ -209,6 +212,7 @@ fn prepare(
         method,
         key,
         replayable,
+        has_body: body != 0.0,
         transport,
         flight,
     }))
@@ -265,6 +269,7 @@ impl Ready {
             method,
             key,
             replayable,
+            has_body,
             mut transport,
             guard,
             flight: _,
@@ -278,6 +283,7 @@ impl Ready {
             method: &method,
             has_key: key.is_some(),
             replayable,
+            has_body,
         };
         let mut on_event = |event: &crate::events::Event| {
             if let Some(f) = &resolved.on_event {
@@ -338,7 +344,7 @@ impl Ended<'_> {
                 output: Ok(response),
                 ..
             } => Ok(match transport.last_controller() {
-                Some(controller) => self.guard_body(&response, controller),
+                Some(controller) => self.guard_body(&response, &controller),
                 None => response,
             }),
             CallResult::Done { output, .. } => {

@@ -136,6 +136,10 @@ fn to_js(origin: &str, key: Option<&str>, event: &Event) -> JsValue {
             e.timeout_ms = Some(timeout_ms);
             e.reason = Some(if deadline { "deadline" } else { "idle" });
         }
+        Event::Hedge { attempt, delay_ms } => {
+            e.attempt = Some(attempt);
+            e.delay_ms = Some(delay_ms);
+        }
         Event::Success { attempts } => e.attempts = Some(attempts),
     }
     e.serialize(&Serializer::new().serialize_maps_as_objects(true))
@@ -153,7 +157,7 @@ struct JsOriginStats<'a>(&'a OriginSnapshot);
 impl Serialize for JsOriginStats<'_> {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let (snapshot, s) = (self.0, &self.0.stats);
-        let mut map = serializer.serialize_map(Some(13))?;
+        let mut map = serializer.serialize_map(Some(15))?;
         map.serialize_entry("attempts", &(s.attempts as f64))?;
         map.serialize_entry("successes", &(s.successes as f64))?;
         map.serialize_entry("failures", &(s.failures as f64))?;
@@ -166,6 +170,8 @@ impl Serialize for JsOriginStats<'_> {
         map.serialize_entry("rateLimited", &(s.rate_limited as f64))?;
         map.serialize_entry("throttled", &(s.throttled as f64))?;
         map.serialize_entry("waitMs", &snapshot.wait_ms)?;
+        map.serialize_entry("hedges", &(s.hedges as f64))?;
+        map.serialize_entry("hedgeWins", &(s.hedge_wins as f64))?;
         entry(&mut map, "quotaRemaining", snapshot.quota_remaining)?;
         map.end()
     }

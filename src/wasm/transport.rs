@@ -2,6 +2,7 @@
 //! attempt, a timer that aborts it when the limit runs out (so the socket is
 //! really released), and the caller's abort routed to it.
 
+use std::cell::RefCell;
 use std::rc::Rc;
 
 use wasm_bindgen::JsCast;
@@ -79,9 +80,27 @@ pub struct FetchTransport {
     asking: Asking,
     /// Whether the rate-limit headers are read (policy `rateLimit`).
     paced: bool,
-    /// The previous attempt's response and controller; the body is cancelled
-    /// once the core moves on to another attempt (so its connection is freed).
-    previous: Option<(JsValue, AbortController)>,
+    /// The responses of ended attempts and their controllers, last last; their bodies are
+    /// cancelled once the core moves on to another attempt, and all but the call's answer
+    /// when it ends (so their connections are freed).
+    previous: RefCell<Vec<(JsValue, AbortController)>>,
+}
+
+/// An attempt on the wire: aborted if dropped before it ends (a hedge that lost, a call
+/// dropped), so its request is cancelled and its socket released.
+struct OnWire<'a> {
+    abort: &'a AbortState,
+    controller: AbortController,
+    ended: bool,
+}
+
+impl Drop for OnWire<'_> {
+    fn drop(&mut self) {
+        self.abort.untrack(&self.controller);
+        if !self.ended {
+            self.controller.abort();
+        }
+    }
 }
 
 impl FetchTransport {
@@ -105,7 +124,7 @@ impl FetchTransport {
             total_timeout_ms: f64::from(policy.total_timeout_ms),
             asking,
             paced: policy.rate_limit.is_some(),
-            previous: None,
+            previous: RefCell::new(Vec::new()),
         }
     }
 
@@ -121,16 +140,22 @@ impl FetchTransport {
         }
     }
 
-    /// Cancels the body of the last response, when the call ends without it.
-    pub fn discard_previous(&mut self) {
-        if let Some((previous, _)) = self.previous.take() {
+    /// Cancels the bodies of the ended attempts' responses, when the call ends without them.
+    pub fn discard_previous(&self) {
+        for (previous, _) in self.previous.take() {
             discard_body(&previous);
         }
     }
 
-    /// The controller of the attempt whose response the call resolves with.
-    pub fn last_controller(&self) -> Option<&AbortController> {
-        self.previous.as_ref().map(|(_, controller)| controller)
+    /// The controller of the attempt whose response the call resolves with (the last to
+    /// end); the other responses' bodies are cancelled.
+    pub fn last_controller(&self) -> Option<AbortController> {
+        let mut previous = self.previous.take();
+        let last = previous.pop();
+        for (other, _) in previous {
+            discard_body(&other);
+        }
+        last.map(|(_, controller)| controller)
     }
 
     /// The limit that applies and whether it is the whole call's.
@@ -179,7 +204,7 @@ impl FetchTransport {
 impl Transport for FetchTransport {
     type Output = Result<JsValue, JsValue>;
 
-    fn is_failure(&mut self, ended: &Ended<'_>, output: &Self::Output) -> Option<bool> {
+    fn is_failure(&self, ended: &Ended<'_>, output: &Self::Output) -> Option<bool> {
         let hook = self.asking.hooks.is_failure.dyn_ref::<js_sys::Function>()?;
         match ask_is_failure(hook, &self.hook_context(ended, output)) {
             1 => Some(true),
@@ -221,7 +246,9 @@ impl Transport for FetchTransport {
         }
     }
 
-    async fn send(&mut self, _attempt: u32, limit: AttemptLimit) -> (AttemptOutcome, Self::Output) {
+    async fn send(&self, _attempt: u32, limit: AttemptLimit) -> (AttemptOutcome, Self::Output) {
+        // Another attempt: the ended ones' bodies are not the call's answer. (A hedge goes
+        // while the others are on the wire; those that ended failed and are not the answer.)
         self.discard_previous();
         if self.abort.aborted() {
             return (AttemptOutcome::Aborted, Err(self.abort.reason()));
@@ -238,7 +265,12 @@ impl Transport for FetchTransport {
         // before its limit).
         let (deadline, limit_ms) = self.timeout_of(&limit);
         let ms = timer_ms(limit.timeout_ms);
-        self.abort.set_current(Some(controller.clone()));
+        self.abort.track(&controller);
+        let mut wire = OnWire {
+            abort: &self.abort,
+            controller: controller.clone(),
+            ended: false,
+        };
         let settled = Settled::new();
         let (slot, generation) = settled.id();
         // The fast path sends its URL and init; a request of its own goes with no init (and
@@ -271,11 +303,12 @@ impl Transport for FetchTransport {
             },
             // The fetch threw instead of returning a promise (a mock): the caller's setup.
             Err(e) => {
-                self.abort.set_current(None);
+                wire.ended = true;
                 return (AttemptOutcome::InvalidRequest, Err(e));
             }
         };
-        self.abort.set_current(None);
+        wire.ended = true;
+        drop(wire);
 
         match result {
             Ok(value) => {
@@ -294,7 +327,7 @@ impl Transport for FetchTransport {
                 } else {
                     (None, None)
                 };
-                self.previous = Some((value.clone(), controller));
+                self.previous.borrow_mut().push((value.clone(), controller));
                 (
                     AttemptOutcome::Response {
                         status,

@@ -46,6 +46,13 @@ export interface Policy {
    */
   throttle?: boolean | ThrottlePolicy;
   /**
+   * Hedged reads (GET, HEAD and OPTIONS without a body): if an attempt has not answered after the
+   * hedge delay, one more is sent without cancelling it; the first definite answer wins and the
+   * others are aborted. Paid from the retry budget (none below half of it); counts as attempts.
+   * @default false (off)
+   */
+  hedge?: boolean | HedgePolicy;
+  /**
    * Unset: an automatic UUID v4 key for POST and PATCH (same key on every retry), in browsers only
    * to the page's own origin (a cross-origin server may refuse the header's preflight);
    * `true`: the same, cross-origin too; a string (1..=255 visible ASCII characters): this key,
@@ -181,6 +188,17 @@ export interface ThrottlePolicy {
   windowMs?: number;
 }
 
+export interface HedgePolicy {
+  /** ms before a hedge (0..=2147483647), or "auto": the origin's recent p95 attempt latency within [minDelayMs, maxDelayMs]. @default "auto" */
+  delayMs?: number | "auto";
+  /** Hedges after the first attempt at most (1..=3). @default 1 */
+  maxHedges?: number;
+  /** The shortest "auto" delay in ms (0..=2147483647). @default 10 */
+  minDelayMs?: number;
+  /** The longest "auto" delay in ms, also its delay until the origin's latency is learnt (>= minDelayMs, ..=2147483647). @default 2000 */
+  maxDelayMs?: number;
+}
+
 /**
  * One event of a call, as given to `onEvent`: a union discriminated by `type`, so
  * `if (e.type === "retry") e.delayMs` is a number. Fields an event type does not have read
@@ -189,7 +207,7 @@ export interface ThrottlePolicy {
 export type ResilienceEvent =
   | AttemptStartEvent | AttemptEndEvent | RetryEvent | GiveUpEvent | BreakerTransitionEvent
   | ShortCircuitEvent | BulkheadRejectedEvent | RateLimitWaitEvent | RateLimitRejectedEvent
-  | ThrottledEvent | BodyTimeoutEvent | SuccessEvent;
+  | ThrottledEvent | BodyTimeoutEvent | HedgeEvent | SuccessEvent;
 
 /** The fields of every event type; each type sets its own. */
 interface EventFields {
@@ -312,6 +330,15 @@ export type BodyTimeoutEvent = EventOf<{
   reason: "idle" | "deadline";
 }>;
 
+/** A hedge is sent beside the attempts still in flight (policy hedge). */
+export type HedgeEvent = EventOf<{
+  type: "hedge";
+  /** The hedge's attempt number. */
+  attempt: number;
+  /** The hedge delay that passed without an answer, in ms. */
+  delayMs: number;
+}>;
+
 /** The call ends with an answer not worth retrying that is not a failure (e.g. 200, 404). */
 export type SuccessEvent = EventOf<{
   type: "success";
@@ -338,6 +365,10 @@ export interface OriginStats {
   waitMs: number;
   /** Requests left in the origin's rate-limit window, when its headers said (else absent). */
   quotaRemaining?: number;
+  /** Hedges sent (attempts beside one still in flight). */
+  hedges: number;
+  /** Calls a hedge answered first. */
+  hedgeWins: number;
 }
 
 /** Stats per origin ("scheme://host[:port]"). */

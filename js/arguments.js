@@ -361,16 +361,25 @@ function send(fetchFn, input, init, controller, chain, ms, deadline, limitMs, sl
  * cloned first when `replay` and it has a body (the clone tees it, so every attempt sends
  * what the first sent; a request without a body is sent as it is: fetch does not use it up).
  */
-function sendAttempt(fetchFn, input, init, replay, controller, chain, ms, deadline, limitMs, slot, generation) {
+function sendAttempt(fetchFn, input, init, how, controller, chain, ms, deadline, limitMs, slot, generation) {
+  // A hedge (another attempt of the call is on the wire) bypasses the HTTP cache unless the
+  // caller chose a cache mode: a browser lets one request per URL through its cache at a
+  // time, so a hedge through it would wait for the very attempt it is meant to overtake.
+  const hedge = (how & HEDGE) !== 0;
   if (init === undefined) {
-    if (replay && input.body !== null) input = input.clone();
+    if ((how & REPLAY) !== 0 && input.body !== null) input = input.clone();
+    if (hedge && input.cache === "default") input = new Request(input, { cache: "no-store" });
     init = { signal: controller.signal };
     keepReferrer(init, input);
+  } else if (hedge && (init.cache === undefined || init.cache === "default")) {
+    init = { ...init, cache: "no-store", signal: controller.signal };
   } else {
     init.signal = controller.signal;
   }
   send(fetchFn, input, init, controller, chain, ms, deadline, limitMs, slot, generation);
 }
+
+const REPLAY = 1, HEDGE = 2;
 
 /** A URL that is no server's (data:, blob:): sent as fetch would, once, with the caller's arguments. */
 function sendLocal(fetchFn, input, init) {

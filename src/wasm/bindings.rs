@@ -72,7 +72,8 @@ unsafe extern "C" {
     pub fn request_error(input: &JsValue, init: &JsValue) -> JsValue;
     /// One attempt: `fetch(input, init)` (the fast path's URL and init), or
     /// `fetch(request, { signal })` when `init` is undefined (a built request, its referrer
-    /// kept, cloned first when `replay` and it has a body), with the controller's signal, through `fetch_fn` (undefined: the platform's),
+    /// kept, cloned first when `how` has bit 1, replay, and it has a body; bit 2, hedge: the HTTP
+    /// cache bypassed unless the caller chose a mode), with the controller's signal, through `fetch_fn` (undefined: the platform's),
     /// limited to `ms` (then the controller is aborted and the attempt settles with a
     /// `TimeoutError`, see [`is_timeout`]); it settles through the settler under (`slot`,
     /// `generation`); throws what fetch throws synchronously.
@@ -81,7 +82,7 @@ unsafe extern "C" {
         fetch_fn: &JsValue,
         input: &JsValue,
         init: &JsValue,
-        replay: bool,
+        how: u32,
         controller: &web_sys::AbortController,
         chain: &JsValue,
         ms: u32,

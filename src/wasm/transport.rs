@@ -84,18 +84,22 @@ pub struct FetchTransport {
     /// cancelled once the core moves on to another attempt, and all but the call's answer
     /// when it ends (so their connections are freed).
     previous: RefCell<Vec<(JsValue, AbortController)>>,
+    /// Attempts on the wire now (more than one when hedged).
+    on_wire: std::cell::Cell<u32>,
 }
 
 /// An attempt on the wire: aborted if dropped before it ends (a hedge that lost, a call
 /// dropped), so its request is cancelled and its socket released.
 struct OnWire<'a> {
     abort: &'a AbortState,
+    count: &'a std::cell::Cell<u32>,
     controller: AbortController,
     ended: bool,
 }
 
 impl Drop for OnWire<'_> {
     fn drop(&mut self) {
+        self.count.set(self.count.get() - 1);
         self.abort.untrack(&self.controller);
         if !self.ended {
             self.controller.abort();
@@ -125,6 +129,7 @@ impl FetchTransport {
             asking,
             paced: policy.rate_limit.is_some(),
             previous: RefCell::new(Vec::new()),
+            on_wire: std::cell::Cell::new(0),
         }
     }
 
@@ -266,8 +271,12 @@ impl Transport for FetchTransport {
         let (deadline, limit_ms) = self.timeout_of(&limit);
         let ms = timer_ms(limit.timeout_ms);
         self.abort.track(&controller);
+        // Another attempt of the call still on the wire: this one is a hedge.
+        let hedge = self.on_wire.get() > 0;
+        self.on_wire.set(self.on_wire.get() + 1);
         let mut wire = OnWire {
             abort: &self.abort,
+            count: &self.on_wire,
             controller: controller.clone(),
             ended: false,
         };
@@ -284,7 +293,7 @@ impl Transport for FetchTransport {
             &self.fetch,
             input,
             init,
-            self.replayable,
+            u32::from(self.replayable) | (u32::from(hedge) << 1),
             &controller,
             &self.chain,
             ms,

@@ -59,6 +59,12 @@ const cases = {
       ms: performance.now() - t0,
     };
   },
+  async hedge() {
+    const client = new ResilientClient({ hedge: { delayMs: 50 } });
+    const t0 = performance.now();
+    const res = await client.fetch(A + "/tail?id=" + id + "&slow=1&ms=3000");
+    return { text: await res.text(), ms: performance.now() - t0, stats: client.stats()[A] };
+  },
   async coalesce() {
     const client = new ResilientClient({ coalesce: true });
     const url = A + "/slow?id=" + id + "&ms=150&bytes=100000";
@@ -149,6 +155,16 @@ test("coalesce in Chromium: 20 identical GETs reach the server once, each caller
   const r = await runCase("coalesce", id);
   assert.deepEqual(r, { distinct: 20, whole: 20 });
   assert.equal((await logOf(ORIGIN_A, id)).length, 1);
+});
+
+test("hedge in Chromium: the hedge answers a slow GET, the first attempt's connection is closed", async () => {
+  const id = uid("hedge-chromium");
+  const r = await runCase("hedge", id);
+  assert.equal(r.text, "tail");
+  assert.ok(r.ms < 1000, `answered after ${Math.round(r.ms)} ms`);
+  assert.deepEqual([r.stats.hedges, r.stats.hedgeWins, r.stats.inFlight], [1, 1, 0]);
+  const log = await waitLog(ORIGIN_A, id, (l) => l[0]?.closedEarly === true);
+  assert.equal(log[0]?.closedEarly, true, JSON.stringify(log));
 });
 
 test("in Node (no CORS) a cross-origin POST carries a key as before", async () => {

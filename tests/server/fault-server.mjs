@@ -39,6 +39,7 @@
 //   /effect?id=X&drop=N&dropRate=P (POST) applies the effect once per Idempotency-Key, then drops the
 //                                        connection on the first N attempts of X (and on a random
 //                                        fraction P of all) instead of answering
+//   /tail?id=X&slow=N&ms=M               the first N requests of X answer 200 "tail" after M ms, the rest at once
 //   /outage?id=X&from=T&ms=D             503 while the wall clock is in [T, T + D) (epoch ms), else 200 "ok"
 //   /log?id=X                            JSON: every request of X {method, key, t, closedEarly, status,
 //                                        headers (the names the client sent), referer}
@@ -201,6 +202,12 @@ function createOrigin(name) {
       }
       case "/redirect": record(id, entry).status = 302;
         send(res, 302, "", { location: q.get("to") || "/ok" }); return;
+      case "/tail": {
+        const n = seen(id); record(id, entry);
+        const answer = () => { entry.status = 200; send(res, 200, "tail"); };
+        if (n < Number(q.get("slow") || 1)) setTimeout(answer, Number(q.get("ms") || 1000)); else answer();
+        return;
+      }
       case "/outage": {
         const from = Number(q.get("from")), now = Date.now();
         record(id, entry).status = now >= from && now < from + Number(q.get("ms")) ? 503 : 200;

@@ -6,6 +6,7 @@
 # Env: BENCH_CALLS, BENCH_ROUNDS, BENCH_WARMUP (overhead.mjs), BENCH_BROWSER_CALLS,
 # BENCH_BROWSER_ROUNDS, BENCH_BROWSER_WARMUP (browser.mjs), BENCH_STARTUP_RUNS,
 # BENCH_STARTUP_BROWSER_RUNS (startup.mjs), BENCH_CLIENTS, BENCH_CALLS_PER_CLIENT (outage.mjs),
+# BENCH_HEDGE_CALLS, BENCH_HEDGE_RATE, BENCH_HEDGE_TAIL (hedge.mjs),
 # BENCH_CHROMIUM (default /usr/bin/chromium), RF_BENCH_NO_TWIGGY=1 (skip the twiggy breakdown).
 # Not part of scripts/test.sh: benchmarks are not tests.
 set -euo pipefail
@@ -124,6 +125,9 @@ node --no-warnings outage.mjs | emit
 
 step "rate limits: pacing against a quota, adaptive throttling (servers on 127.0.0.1)"
 node --no-warnings ratelimit.mjs | emit
+
+step "the read path's tail: hedged reads (server on 127.0.0.1)"
+node --no-warnings hedge.mjs | emit
 
 step "retry storm (native Rust, cargo run --release --example retry_storm)"
 (cd "$ROOT" && cargo build --release --example retry_storm --quiet)

@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import path from "node:path";
 import readline from "node:readline";
-import { OUT, openDemo, outageLane, pacedBurstLane, postEffectsLane, root, shareLane, stormLane } from "./lanes.mjs";
+import { OUT, openDemo, outageLane, pacedBurstLane, hedgeLane, postEffectsLane, root, shareLane, stormLane } from "./lanes.mjs";
 
 let server, urls, browser, page;
 
@@ -36,6 +36,8 @@ test("the retry-storm chart: resilientFetch sends far fewer requests than a naiv
 test("rate limits: the paced burst gets no 429 where the unpaced one does", () => pacedBurstLane(page));
 
 test("two tabs sharing breakers: one opens with the other without sending; one probe closes both", () => shareLane(page));
+
+test("hedged reads: the slow tail cut for a few extra requests", () => hedgeLane(page));
 
 test("jitter lane: 'none' sends every retry at once, 'full' spreads them over the window", async () => {
   await page.click("#jitter-button");

@@ -125,3 +125,15 @@ export async function shareLane(page) {
   seen = await tabs();
   assert.deepEqual([seen.left.sent, seen.right.sent], [4, 0], "one probe from the left tab closed both");
 }
+
+/** Lane 8: hedging cuts the slow tail (a stub origin in the page) for a few extra requests. */
+export async function hedgeLane(page) {
+  await page.click("#hedge-button");
+  await page.waitForFunction(() => document.querySelector("#hedge-summary").dataset.onP99 !== undefined, null,
+    { timeout: 30000 });
+  const d = await page.locator("#hedge-summary").evaluate((p) => ({ ...p.dataset }));
+  assert.ok(Number(d.offP99) >= 1000, `without hedging the slow answers set p99: ${JSON.stringify(d)}`);
+  assert.ok(Number(d.onP99) < 200, `with hedging p99 is far lower: ${JSON.stringify(d)}`);
+  assert.ok(Number(d.onRequests) <= 440 && Number(d.onAborted) >= 5, JSON.stringify(d));
+  assert.equal(await page.locator("#hedge-chart polyline").count(), 2);
+}

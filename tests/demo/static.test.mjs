@@ -10,7 +10,7 @@ import http from "node:http";
 import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
-import { OUT, openDemo, outageLane, pacedBurstLane, postEffectsLane, root, shareLane, stormLane, settled } from "./lanes.mjs";
+import { OUT, openDemo, outageLane, pacedBurstLane, hedgeLane, postEffectsLane, root, shareLane, stormLane, settled } from "./lanes.mjs";
 
 const BASE = "/resilient-fetch/"; // the site's path on its host, as a GitHub Pages project site's
 
@@ -81,6 +81,8 @@ test("the retry-storm chart, from the worker's request log", () => stormLane(pag
 test("rate limits: the paced burst gets no 429 where the unpaced one does", () => pacedBurstLane(page));
 
 test("two tabs sharing breakers: one opens with the other without sending; one probe closes both", () => shareLane(page));
+
+test("hedged reads: the slow tail cut for a few extra requests", () => hedgeLane(page));
 
 test("a hang: the attempt times out and the worker still answers the next calls", async () => {
   const hang = '.origin[data-origin="b"] input[name=hang]';

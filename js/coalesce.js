@@ -23,20 +23,20 @@ function flightKey(method, input, init, request) {
   return parts.join("\n");
 }
 
-// In flight, by client and key: { waiters: Set, controller }.
+// In flight, by client and key: { waiters: Set, abort }.
 const FLIGHTS = new Map();
 
 /**
- * Joins the flight of `key` on client `client`, or starts it: `start()` runs the call under
- * `controller`'s signal. The caller's `signal` detaches only this caller; the flight's
- * controller aborts when every caller has left. Each caller gets its own response: the
- * last one the response itself, the others clones made before anyone reads it.
+ * Joins the flight of `key` on client `client`, or starts it: `start()` runs the call, and
+ * `abort()` stops it. The caller's `signal` detaches only this caller; the call is aborted
+ * when every caller has left. Each caller gets its own response: the last one the response
+ * itself, the others clones made before anyone reads it.
  */
-function joinFlight(client, key, signal, controller, start) {
+function joinFlight(client, key, signal, start, abort) {
   const id = `${client}\n${key}`;
   let flight = FLIGHTS.get(id);
   if (flight === undefined) {
-    flight = { waiters: new Set(), controller };
+    flight = { waiters: new Set(), abort };
     FLIGHTS.set(id, flight);
     const settle = (ok, value) => {
       if (FLIGHTS.get(id) === flight) FLIGHTS.delete(id);
@@ -60,7 +60,7 @@ function joinFlight(client, key, signal, controller, start) {
       reject(signal.reason);
       if (joined.waiters.size === 0) {
         if (FLIGHTS.get(id) === joined) FLIGHTS.delete(id);
-        joined.controller.abort(signal.reason);
+        joined.abort();
       }
     }
     joined.waiters.add(waiter);

@@ -94,7 +94,10 @@ impl AbortState {
         });
     }
 
-    fn fire(&self) {
+    /// Aborts the call: its waits end, and every attempt in flight is aborted (with the
+    /// caller's reason). The caller's signal does it; so does a coalesced flight that every
+    /// caller has left.
+    pub fn fire(&self) {
         self.aborted.fire();
         let reason = self.reason();
         for c in self.current.take() {

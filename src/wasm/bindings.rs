@@ -173,15 +173,16 @@ unsafe extern "C" {
     /// is the general path's, undefined on the fast path.
     #[wasm_bindgen(js_name = flightKey)]
     pub fn flight_key(method: &str, input: &JsValue, init: &JsValue, request: &JsValue) -> String;
-    /// Joins client `client`'s flight of `key`, or starts it with `start()` (a call run
-    /// under `controller`'s signal); resolves with this caller's own response.
+    /// Joins client `client`'s flight of `key`, or starts it with `start()` (the call,
+    /// stopped by `abort()` when every caller has left); resolves with this caller's own
+    /// response.
     #[wasm_bindgen(js_name = joinFlight)]
     pub fn join_flight(
         client: u32,
         key: &str,
         signal: &JsValue,
-        controller: &web_sys::AbortController,
         start: &JsValue,
+        abort: &JsValue,
     ) -> Promise;
 }
 

@@ -54,14 +54,13 @@ pub struct Ready {
     flight: Option<Flight>,
 }
 
-/// A read that may join an identical one in flight (policy `coalesce`).
+/// A read that may join an identical one in flight (policy `coalesce`). The call runs with
+/// no signal of its own: it is aborted (`AbortState::fire`) when every caller has left.
 struct Flight {
     /// What makes two calls the same request.
     key: String,
     /// The caller's signal (it detaches this caller only), or undefined.
     caller: JsValue,
-    /// The flight's own: aborted when every caller has left. The call runs under it.
-    controller: web_sys::AbortController,
 }
 
 /// Starts one call: reads the arguments, resolves the policy and attaches the key now
@@ -72,10 +71,12 @@ pub fn start(client: Rc<ClientInner>, input: JsValue, init: JsValue, policy: JsV
             None => wasm_bindgen_futures::future_to_promise(ready.run()),
             Some(flight) => {
                 let id = ready.client.id;
+                let state = ready.guard.state().clone();
+                let abort = Closure::once_into_js(move || state.fire());
                 let start = Closure::once_into_js(move || {
                     wasm_bindgen_futures::future_to_promise(ready.run())
                 });
-                join_flight(id, &flight.key, &flight.caller, &flight.controller, &start)
+                join_flight(id, &flight.key, &flight.caller, &start, &abort)
             }
         },
         Ok(Prepared::Local(promise)) => promise,
@@ -177,7 +178,6 @@ fn prepare(
         Some(Flight {
             key: flight_key(&method, &input, &copy, request.as_ref().unwrap_or(&none)),
             caller: signal.clone().unwrap_or(none),
-            controller: web_sys::AbortController::new()?,
         })
     } else {
         None
@@ -186,10 +186,7 @@ fn prepare(
         Some(request) => Source::Template(request),
         None => Source::Direct { input, init: copy },
     };
-    let guard = match &flight {
-        Some(flight) => AbortGuard::new(Some(flight.controller.signal().into())),
-        None => AbortGuard::new(signal),
-    };
+    let guard = AbortGuard::new(if flight.is_some() { None } else { signal });
     let transport = FetchTransport::new(
         source,
         resolved.fetch.clone(),

@@ -72,6 +72,8 @@ export function makeVariants({ stub, rf, ky, ofetch, cockatiel, CircuitBreaker, 
     if (openClient.breakerState(URL_) !== "open") throw new Error("the breaker did not open");
   }
 
+  const CALLER = { signal: new AbortController().signal };
+
   async function floor() {
     const controller = new AbortController();
     const timer = setTimeout(() => controller.abort(), 10_000);
@@ -102,6 +104,13 @@ export function makeVariants({ stub, rf, ky, ofetch, cockatiel, CircuitBreaker, 
       name: "ours: resilientFetch, defaults, GET, 1 000 URLs in turn",
       ours: true,
       call: () => resilientFetch(MANY_URLS[(nextUrl = (nextUrl + 1) % MANY_URLS.length)]),
+    },
+    {
+      // The caller's own signal (one for many calls, as a page's or a query's): watched for
+      // the call, then linked to the body.
+      name: "ours: resilientFetch, defaults, GET with the caller's AbortSignal",
+      ours: true,
+      call: () => resilientFetch(URL_, CALLER),
     },
     {
       name: "ours: resilientFetch, defaults, POST (idempotency key)",

@@ -7,7 +7,7 @@ use std::rc::Rc;
 use js_sys::{Function, Object, Promise};
 use wasm_bindgen::prelude::*;
 
-use super::abort::AbortGuard;
+use super::abort::{AbortGuard, AbortState};
 use super::bindings::{
     abort_reason, cross_origin, flight_key, guard_response, header_of, is_aborted, join_flight,
     make_bulkhead_full_error, make_circuit_open_error, make_rate_limit_error, make_throttled_error,
@@ -296,7 +296,6 @@ impl Ready {
             &mut on_event,
         )
         .await;
-        let abort_reason = guard.state().reason();
         // The engine reads the clock first when the call starts.
         let started = env.started.get().unwrap_or_else(performance_now);
         let ended = Ended {
@@ -307,7 +306,7 @@ impl Ready {
             started,
             signal: guard.state().signal(),
         };
-        let mapped = ended.map(result, &mut transport, abort_reason);
+        let mapped = ended.map(result, &mut transport, guard.state());
         drop(guard);
         mapped
     }
@@ -333,7 +332,7 @@ impl Ended<'_> {
         &self,
         result: CallResult<Result<JsValue, JsValue>>,
         transport: &mut FetchTransport,
-        abort_reason: JsValue,
+        abort: &AbortState,
     ) -> Result<JsValue, JsValue> {
         let policy = &self.resolved.policy;
         match result {
@@ -367,7 +366,9 @@ impl Ended<'_> {
             }
             CallResult::Aborted => {
                 transport.discard_previous();
-                Err(abort_reason)
+                // Read only now: an AbortError is made when the signal has no reason, and
+                // making one for every call that ends otherwise cost more than the call.
+                Err(abort.reason())
             }
             CallResult::DeadlineExceeded => {
                 transport.discard_previous();

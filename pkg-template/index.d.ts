@@ -2,7 +2,7 @@
 export { resilientFetch, ResilientClient, install, uninstall, memoryBytes } from "./web/resilient_fetch.js";
 export type {
   AttemptContext, BreakerState, BreakerPolicy, BulkheadPolicy, ClientStats, OriginStats, Policy, ResilienceEvent,
-  RetryBudgetPolicy, RetryPolicy, RateLimitPolicy, ThrottlePolicy,
+  RetryBudgetPolicy, RetryPolicy, RateLimitPolicy, ThrottlePolicy, HedgePolicy,
 } from "./web/resilient_fetch.js";
 export { TimeoutError, CircuitOpenError, BulkheadFullError, RateLimitError, ThrottledError } from "./errors.js";
 

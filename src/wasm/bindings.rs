@@ -161,14 +161,7 @@ unsafe extern "C" {
     /// The policy argument, read once: `[plain copy without functions, onEvent or
     /// undefined, fetch or undefined]`; throws a `TypeError` naming the field for what no
     /// policy holds, and whatever a getter throws.
-    #[wasm_bindgen(js_name = readPolicy, catch)]
-    pub fn read_policy(policy: &JsValue) -> Result<js_sys::Array, JsValue>;
-}
-
-// The caller's signal, and the response handed back (js/body.js).
-// Coalescing identical reads in flight (policy `coalesce`).
-#[wasm_bindgen(module = "/js/coalesce.js")]
-unsafe extern "C" {
+    // Coalescing identical reads in flight (policy `coalesce`).
     /// What makes two calls the same request (method, URL, headers, request options): `request`
     /// is the general path's, undefined on the fast path.
     #[wasm_bindgen(js_name = flightKey)]
@@ -184,8 +177,11 @@ unsafe extern "C" {
         start: &JsValue,
         abort: &JsValue,
     ) -> Promise;
+    #[wasm_bindgen(js_name = readPolicy, catch)]
+    pub fn read_policy(policy: &JsValue) -> Result<js_sys::Array, JsValue>;
 }
 
+// The caller's signal, and the response handed back (js/body.js).
 #[wasm_bindgen(module = "/js/body.js")]
 unsafe extern "C" {
     /// The caller's abort reason: `signal.reason`, or an `AbortError` where a

@@ -4,7 +4,7 @@
 //! | part | file |
 //! | --- | --- |
 //! | JS globals (`Request`, `performance`), the error classes and the JS helpers | `bindings.rs`, `js/errors.js` |
-//! | the caller's arguments, each attempt's send, install(), CORS, onEvent calls | `js/arguments.js` |
+//! | the caller's arguments, each attempt's send, coalescing, install(), CORS, onEvent calls | `js/arguments.js` |
 //! | the caller's signal, the response's bounded body | `js/body.js` |
 //! | `resilientFetch`, `ResilientClient`, the default client | `client.rs` |
 //! | one call: request, key, signal, core loop, result | `call.rs` |

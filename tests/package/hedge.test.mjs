@@ -2,7 +2,7 @@
 // on 127.0.0.1: the hedge answers for a slow first attempt, whose request is really aborted.
 import test from "node:test";
 import assert from "node:assert/strict";
-import { ORIGIN_A, serverLog, uid, waitLog } from "./helpers.mjs";
+import { ORIGIN_A, countListeners, serverLog, sleep, uid, waitLog } from "./helpers.mjs";
 import { ResilientClient } from "resilient-fetch";
 
 /** A client whose events are kept. */
@@ -15,10 +15,14 @@ function recorded(policy) {
 test("a slow GET is hedged: the hedge answers, the first attempt's request is aborted (the server sees it closed)", async () => {
   const id = uid("hedge");
   const { client, events } = recorded({ hedge: { delayMs: 50 } });
+  const timers = () => process.getActiveResourcesInfo().filter((r) => r === "Timeout").length;
+  const timersBefore = timers();
   const t0 = performance.now();
   const res = await client.fetch(`${ORIGIN_A}/tail?id=${id}&slow=1&ms=3000`);
   const ms = performance.now() - t0;
   assert.equal(await res.text(), "tail");
+  await sleep(0);
+  assert.equal(timers(), timersBefore, "no attempt's timer is left (the loser's was cleared)");
   assert.ok(ms < 1000, `answered after ${Math.round(ms)} ms, not 3 s`);
   const log = await waitLog(ORIGIN_A, id, (l) => l[0]?.closedEarly === true);
   assert.equal(log.length, 2);
@@ -48,10 +52,12 @@ test("the caller's abort stops the attempt and its hedge alike", async () => {
   const id = uid("hedge");
   const client = new ResilientClient({ hedge: { delayMs: 30 } });
   const controller = new AbortController();
+  const listeners = countListeners(controller.signal);
   const call = client.fetch(`${ORIGIN_A}/tail?id=${id}&slow=5&ms=5000`, { signal: controller.signal });
   await waitLog(ORIGIN_A, id, (l) => l.length === 2);
   controller.abort();
   await assert.rejects(call, { name: "AbortError" });
+  assert.equal(listeners.live, 0, "no listener left on the caller's signal");
   const log = await waitLog(ORIGIN_A, id, (l) => l.every((e) => e.closedEarly));
   assert.deepEqual(log.map((e) => e.closedEarly), [true, true]);
   assert.equal(client.stats()[ORIGIN_A].inFlight, 0);

@@ -36,7 +36,8 @@ function compile(name, source, file = "main.ts", options = {}, extraFiles = []) 
 test("a strict TypeScript program using the whole API compiles", () => {
   const r = compile("ok", `
 import { resilientFetch, ResilientClient, TimeoutError, CircuitOpenError, BulkheadFullError, RateLimitError, ThrottledError,
-  type Policy, type ResilienceEvent, type ClientStats, type BreakerState, type RateLimitPolicy, type ThrottlePolicy }
+  type Policy, type ResilienceEvent, type ClientStats, type BreakerState, type RateLimitPolicy, type ThrottlePolicy,
+  type HedgePolicy }
   from "resilient-fetch";
 
 const policy: Policy = {
@@ -47,8 +48,15 @@ const policy: Policy = {
   bulkhead: { maxConcurrent: 4, maxQueue: 8 },
   rateLimit: { maxWaitMs: 5000 } satisfies RateLimitPolicy, throttle: { k: 1.5, windowMs: 60000 } satisfies ThrottlePolicy,
   idempotencyKey: true, idempotencyHeader: "Idempotency-Key", maxOrigins: 100,
-  onEvent: (e: ResilienceEvent) => { const t: string = e.type; void t; },
+  hedge: { delayMs: "auto", maxHedges: 2, minDelayMs: 5, maxDelayMs: 500 } satisfies HedgePolicy, coalesce: true,
+  onEvent: (e: ResilienceEvent) => {
+    const t: string = e.type;
+    if (e.type === "hedge") { const n: number = e.attempt + e.delayMs; void n; }
+    void t;
+  },
 };
+const sharing = new ResilientClient({ share: "api", hedge: { delayMs: 20 } });
+void sharing;
 async function main(): Promise<number> {
   const res: Response = await resilientFetch(new URL("http://127.0.0.1/x"), { method: "POST" }, policy);
   const client = new ResilientClient({ retry: false, breaker: false });
@@ -65,7 +73,8 @@ async function main(): Promise<number> {
     if (e instanceof ThrottledError) { const o: string = e.origin; void o; }
   }
   const s = stats["http://127.0.0.1"];
-  const pace: number = (s?.waitMs ?? 0) + (s?.quotaRemaining ?? 0) + (s?.rateLimited ?? 0) + (s?.throttled ?? 0);
+  const pace: number = (s?.waitMs ?? 0) + (s?.quotaRemaining ?? 0) + (s?.rateLimited ?? 0) + (s?.throttled ?? 0)
+    + (s?.hedges ?? 0) + (s?.hedgeWins ?? 0);
   return res.status + r2.status + n + state.length + pace;
 }
 void main;

@@ -51,3 +51,27 @@ export function judge({ shared, alone, from, ms, firstOpen }) {
   const recovery = shared.find((e) => e.t >= from + ms);
   return { sharedCount: sharedDuring.length, aloneCount: during(alone).length, probes, gaps, recovery };
 }
+
+/**
+ * The proof's claims (issue: shared origin health), checked with `assert` (node:assert/strict,
+ * handed in: this module also runs in pages): at most 1.2× the lone tab's requests during the
+ * outage, one probe per cooldown, every tab closed within 200 ms of the successful probe.
+ * `diagnostic` gets the figures.
+ */
+export function checkProof({ assert, diagnostic, verdict, tabs, cooldownMs, detail }) {
+  diagnostic(`during the outage: shared ${verdict.sharedCount} requests, alone ${verdict.aloneCount}; ` +
+    `${verdict.probes.length} probes, gaps ${verdict.gaps.join(" ")} ms; closed ` +
+    `${tabs.map((x) => x.closed.at(-1) - verdict.recovery?.t).join(" ")} ms after the probe`);
+  assert.ok(verdict.aloneCount >= 10, `the lone tab saw the outage: ${detail}`);
+  assert.ok(verdict.sharedCount <= 1.2 * verdict.aloneCount,
+    `shared ${verdict.sharedCount} vs alone ${verdict.aloneCount}: ${detail}`);
+  assert.ok(verdict.probes.length >= 7, `probes went on through the outage: ${detail}`);
+  assert.ok(verdict.gaps.every((g) => g >= 0.9 * cooldownMs && g <= 1.6 * cooldownMs), `one probe per cooldown: ${detail}`);
+  assert.equal(verdict.recovery?.status, 200, detail);
+  for (const x of tabs) {
+    assert.equal(x.state, "closed", detail);
+    const closedAt = x.closed.at(-1);
+    assert.ok(closedAt >= verdict.recovery.t && closedAt - verdict.recovery.t <= 200,
+      `closed ${closedAt - verdict.recovery.t} ms after the probe: ${detail}`);
+  }
+}

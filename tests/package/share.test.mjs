@@ -5,7 +5,7 @@ import test from "node:test";
 import assert from "node:assert/strict";
 import { Worker } from "node:worker_threads";
 import { ORIGIN_A, serverLog, uid } from "./helpers.mjs";
-import { judge, sleep } from "./share-tab.mjs";
+import { checkProof, judge, sleep } from "./share-tab.mjs";
 import { ResilientClient } from "resilient-fetch";
 
 /** A client of share `name` whose breaker transitions are kept: { client, moves }. */
@@ -176,18 +176,5 @@ test("four worker_threads through a 10 s outage: at most 1.2x one alone's reques
     firstOpen: Math.min(...tabs.flatMap((t) => t.opened)),
   });
   const detail = JSON.stringify({ ...verdict, tabs: tabs.map(({ opened, closed, sent, shortCircuits, state }) => ({ opened, closed, sent, shortCircuits, state })) });
-  t.diagnostic(`during the outage: shared ${verdict.sharedCount} requests, alone ${verdict.aloneCount}; ` +
-    `${verdict.probes.length} probes, gaps ${verdict.gaps.join(" ")} ms; closed ` +
-    `${tabs.map((x) => x.closed.at(-1) - verdict.recovery?.t).join(" ")} ms after the probe`);
-  assert.ok(verdict.aloneCount >= 10, `the lone tab saw the outage: ${detail}`);
-  assert.ok(verdict.sharedCount <= 1.2 * verdict.aloneCount,
-    `shared ${verdict.sharedCount} vs alone ${verdict.aloneCount}: ${detail}`);
-  assert.ok(verdict.probes.length >= 7, `probes went on through the outage: ${detail}`);
-  assert.ok(verdict.gaps.every((g) => g >= 0.9 * cooldownMs && g <= 1.6 * cooldownMs), `one probe per cooldown: ${detail}`);
-  assert.equal(verdict.recovery?.status, 200, detail);
-  for (const t of tabs) {
-    assert.equal(t.state, "closed", detail);
-    const closedAt = t.closed.at(-1);
-    assert.ok(closedAt >= verdict.recovery.t && closedAt - verdict.recovery.t <= 200, `closed ${closedAt - verdict.recovery.t} ms after the probe: ${detail}`);
-  }
+  checkProof({ assert, diagnostic: (m) => t.diagnostic(m), verdict, tabs, cooldownMs, detail });
 });

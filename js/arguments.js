@@ -363,10 +363,11 @@ function send(fetchFn, input, init, controller, chain, ms, deadline, limitMs, sl
  * what the first sent; a request without a body is sent as it is: fetch does not use it up).
  */
 function sendAttempt(fetchFn, input, init, how, controller, chain, ms, deadline, limitMs, slot, generation) {
-  // A hedge (another attempt of the call is on the wire) bypasses the HTTP cache unless the
-  // caller chose a cache mode: a browser lets one request per URL through its cache at a
-  // time, so a hedge through it would wait for the very attempt it is meant to overtake.
-  const hedge = (how & HEDGE) !== 0;
+  // A hedge (another attempt of the call is on the wire) bypasses a browser's HTTP cache
+  // unless the caller chose a cache mode: a browser lets one request per URL through its
+  // cache at a time, so a hedge through it would wait for the very attempt it is meant to
+  // overtake. Elsewhere there is no such cache, and some runtimes refuse the option.
+  const hedge = (how & HEDGE) !== 0 && BROWSER_CACHE;
   if (init === undefined) {
     if ((how & REPLAY) !== 0 && input.body !== null) input = input.clone();
     if (hedge && input.cache === "default") input = new Request(input, { cache: "no-store" });
@@ -381,6 +382,9 @@ function sendAttempt(fetchFn, input, init, how, controller, chain, ms, deadline,
 }
 
 const REPLAY = 1, HEDGE = 2;
+// A browser page or worker (Cloudflare Workers look like a worker but have no HTTP cache).
+const BROWSER_CACHE = (typeof document === "object" || typeof WorkerGlobalScope === "function") &&
+  !(typeof navigator === "object" && navigator.userAgent === "Cloudflare-Workers");
 
 /** A URL that is no server's (data:, blob:): sent as fetch would, once, with the caller's arguments. */
 function sendLocal(fetchFn, input, init) {
@@ -580,6 +584,8 @@ function flightKey(method, input, init, request) {
   const parts = [method];
   if (request === undefined) {
     parts.push(input);
+    // The fast path's only headers are ours (a key given to the call).
+    for (const [name, value] of Object.entries(init.headers ?? {})) parts.push(`${name.toLowerCase()}:${value}`);
     for (const name of OPTIONS) if (init[name] !== undefined && init[name] !== null) parts.push(`${name}=${init[name]}`);
   } else {
     parts.push(request.url);
@@ -593,15 +599,16 @@ function flightKey(method, input, init, request) {
 const FLIGHTS = new Map();
 
 /**
- * Joins the flight of `key` on client `client`, or starts it: `start()` runs the call, and
- * `abort()` stops it. The caller's `signal` detaches only this caller; the call is aborted
- * when every caller has left. Each caller gets its own response: the last one the response
- * itself, the others clones made before anyone reads it.
+ * Joins the flight of `key` on client `client`, or starts it: `start()` runs the call and
+ * returns [its promise, a function that aborts it]. The caller's `signal` detaches only this
+ * caller; the call is aborted when every caller has left. Each caller gets its own response:
+ * the last one the response itself, the others clones made before anyone reads it.
  */
-function joinFlight(client, key, signal, start, abort) {
+function joinFlight(client, key, signal, start) {
   const id = `${client}\n${key}`;
   let flight = FLIGHTS.get(id);
   if (flight === undefined) {
+    const [promise, abort] = start();
     flight = { waiters: new Set(), abort };
     FLIGHTS.set(id, flight);
     const settle = (ok, value) => {
@@ -615,7 +622,7 @@ function joinFlight(client, key, signal, start, abort) {
         else w.resolve(i === waiters.length - 1 ? value : value.clone());
       });
     };
-    start().then((r) => settle(true, r), (e) => settle(false, e));
+    promise.then((r) => settle(true, r), (e) => settle(false, e));
   }
   const joined = flight;
   return new Promise((resolve, reject) => {

@@ -184,6 +184,20 @@ impl Breaker {
             .then(|| self.open(now_ms + f64::from(policy.cooldown_ms), None))
     }
 
+    /// A peer's successes told late (with its next failure): counted in a failure-rate
+    /// window, so that the rate is the site's; not in a run of failures (they came before
+    /// whatever failures this breaker has counted since, so they break no run). At most a
+    /// window's worth.
+    pub fn observe_successes(&mut self, n: u32, now_ms: f64, policy: &BreakerPolicy) {
+        if let (Phase::Closed(health), TripRule::FailureRate { window, .. }) =
+            (&mut self.phase, policy.trip)
+        {
+            for _ in 0..n.min(MAX_WINDOW_CALLS as u32) {
+                health.push(false, now_ms, window);
+            }
+        }
+    }
+
     /// A peer's breaker opened until `until_ms` (at most a cooldown from now, as its own
     /// would): this one follows it, open until a cooldown after the leader's `until` (so
     /// that the leader probes alone; if the leader is gone, it probes itself then). Two
@@ -199,11 +213,12 @@ impl Breaker {
         let cooldown = f64::from(policy.cooldown_ms);
         let until_ms = until_ms.min(now_ms + cooldown);
         match &mut self.phase {
-            // About itself (its own note, passed on by a peer), or a later leader's.
+            // About itself (its own note, passed on by a peer), or a later leader's while its
+            // own cooldown runs (once it has run out, a peer's reopening is news: follow it).
             Phase::Open {
                 until_ms: own,
                 led: None,
-            } if rank == mine || (*own, mine) < (until_ms, rank) => None,
+            } if rank == mine || (*own > now_ms && (*own, mine) < (until_ms, rank)) => None,
             Phase::Open {
                 until_ms: own,
                 led: Some(led),

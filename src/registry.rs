@@ -70,6 +70,8 @@ pub struct OriginState {
     /// Calls waiting to retry on this origin (a backoff wait): they use it as much as an
     /// attempt in flight does, so their breaker history is not evicted under them.
     pub waiting: u32,
+    /// Successes not yet told to the peers (`share`): told with the next failure.
+    pub untold: u32,
 }
 
 impl OriginState {
@@ -205,7 +207,7 @@ impl Registry {
         }
         let transition = self.with(origin, |_, s| share::apply(s, note, now, policy, rank));
         // Tripped by peers' answers: it leads, and says so (a follower says nothing).
-        if let (Note::Failed, Some(_)) = (note, transition)
+        if let (Note::Failed { .. }, Some(_)) = (note, transition)
             && let Some((until, rank)) = self.peek(origin).and_then(|s| s.breaker.shared(rank))
         {
             self.tell(origin, [Some(Note::Opened { until, rank }), None]);

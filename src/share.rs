@@ -39,8 +39,13 @@ pub const VERSION: u32 = 1;
 pub enum Note {
     /// A client starts: tell it what you know.
     Hello,
-    /// An attempt failed, by the breaker's rule.
-    Failed,
+    /// An attempt failed, by the breaker's rule, after `successes` of the sender's own
+    /// answers it had not told (so that peers count the site's answers, not its failures
+    /// alone).
+    Failed {
+        /// The sender's successes since its last note.
+        successes: u32,
+    },
     /// An attempt succeeded while the breaker counted failures.
     Succeeded,
     /// A breaker opened until `until`; `rank` breaks ties between leaders.
@@ -60,11 +65,13 @@ pub enum Note {
 }
 
 impl Note {
-    /// The note as `(kind, time, rank)` numbers, as they cross to peers.
+    /// The note as `(kind, time, rank)` numbers, as they cross to peers (the shell converts
+    /// the time to wall-clock time and back; the third number crosses as it is).
     pub fn encode(self) -> (u32, f64, u32) {
         match self {
             Note::Hello => (0, 0.0, 0),
-            Note::Failed => (1, 0.0, 0),
+            // The count rides in the rank's place: the time's is converted to wall-clock time.
+            Note::Failed { successes } => (1, 0.0, successes),
             Note::Succeeded => (2, 0.0, 0),
             Note::Opened { until, rank } => (3, until, rank),
             Note::Closed => (4, 0.0, 0),
@@ -77,7 +84,7 @@ impl Note {
         let until = time.is_finite().then_some(time);
         Some(match kind {
             0 => Note::Hello,
-            1 => Note::Failed,
+            1 => Note::Failed { successes: rank },
             2 => Note::Succeeded,
             3 => Note::Opened {
                 until: until?,
@@ -101,9 +108,12 @@ pub fn apply(
 ) -> Option<Transition> {
     let breaker = policy.breaker.as_ref();
     match (note, breaker) {
-        (Note::Failed | Note::Succeeded, Some(b)) => {
-            state.breaker.observe(note == Note::Failed, now, b)
+        (Note::Failed { successes }, Some(b)) => {
+            // Its successes first (in a failure-rate window only), then the failure.
+            state.breaker.observe_successes(successes, now, b);
+            state.breaker.observe(true, now, b)
         }
+        (Note::Succeeded, Some(b)) => state.breaker.observe(false, now, b),
         (
             Note::Opened {
                 until,
@@ -150,9 +160,10 @@ pub fn describe(state: &OriginState, now: f64, rank: u32) -> [Option<Note>; 2] {
 
 /// What one recorded answer tells the peers: `failing` is whether the breaker counted
 /// failures before it ([`crate::breaker::Breaker::is_failing`]), `waited` whether the
-/// origin had a wait before it; `state` is after it.
+/// origin had a wait before it; `state` is after it. A success while the origin is healthy
+/// is not told at once: it is counted (`untold`) and told with the next failure.
 pub fn told(
-    state: &OriginState,
+    state: &mut OriginState,
     (failing, waited): (bool, bool),
     judgement: Judgement,
     transition: Option<Transition>,
@@ -167,8 +178,14 @@ pub fn told(
         Some(t) if t.to == Closed => Some(Note::Closed),
         Some(_) => None,
         None => match judgement {
-            Judgement::Failure if state.breaker.is_closed() => Some(Note::Failed),
+            Judgement::Failure if state.breaker.is_closed() => Some(Note::Failed {
+                successes: std::mem::take(&mut state.untold),
+            }),
             Judgement::Success if failing => Some(Note::Succeeded),
+            Judgement::Success => {
+                state.untold = state.untold.saturating_add(1);
+                None
+            }
             _ => None,
         },
     };
@@ -202,7 +219,7 @@ mod tests {
     fn notes_round_trip_and_bad_ones_are_dropped() {
         for note in [
             Note::Hello,
-            Note::Failed,
+            Note::Failed { successes: 3 },
             Note::Succeeded,
             Note::Opened {
                 until: 12.5,
@@ -215,6 +232,11 @@ mod tests {
             assert_eq!(Note::decode(kind, time, rank), Some(note));
         }
         assert_eq!(Note::decode(6, 0.0, 0), None);
+        // The shell converts times to and from wall-clock time: a count never rides there.
+        assert_eq!(
+            Note::decode(1, 1.8e12, 5),
+            Some(Note::Failed { successes: 5 })
+        );
         assert_eq!(Note::decode(3, f64::NAN, 0), None);
         assert_eq!(Note::decode(5, f64::INFINITY, 0), None);
     }
@@ -223,12 +245,24 @@ mod tests {
     fn peers_failures_count_and_a_success_resets_them() {
         let p = policy(1000);
         let mut s = state();
-        assert_eq!(apply(&mut s, Note::Failed, 0.0, &p, 1), None);
-        assert_eq!(apply(&mut s, Note::Failed, 1.0, &p, 1), None);
+        assert_eq!(
+            apply(&mut s, Note::Failed { successes: 0 }, 0.0, &p, 1),
+            None
+        );
+        assert_eq!(
+            apply(&mut s, Note::Failed { successes: 0 }, 1.0, &p, 1),
+            None
+        );
         assert_eq!(apply(&mut s, Note::Succeeded, 2.0, &p, 1), None);
-        assert_eq!(apply(&mut s, Note::Failed, 3.0, &p, 1), None);
-        assert_eq!(apply(&mut s, Note::Failed, 4.0, &p, 1), None);
-        let t = apply(&mut s, Note::Failed, 5.0, &p, 1).map(|t| t.to);
+        assert_eq!(
+            apply(&mut s, Note::Failed { successes: 0 }, 3.0, &p, 1),
+            None
+        );
+        assert_eq!(
+            apply(&mut s, Note::Failed { successes: 0 }, 4.0, &p, 1),
+            None
+        );
+        let t = apply(&mut s, Note::Failed { successes: 0 }, 5.0, &p, 1).map(|t| t.to);
         assert_eq!(t, Some(BreakerState::Open));
         // Tripped by peers' answers: it leads (until its own cooldown), so it tells.
         assert_eq!(s.breaker.shared(1).map(|s| s.0), Some(1005.0));
@@ -406,6 +440,49 @@ mod tests {
     }
 
     #[test]
+    fn late_successes_do_not_break_a_run_of_failures() {
+        // Consecutive rule (threshold 3): a peer's first failure brings its earlier
+        // successes; they happened before the run this breaker counts, so the run goes on.
+        let p = policy(1000);
+        let mut s = state();
+        assert_eq!(
+            apply(&mut s, Note::Failed { successes: 0 }, 0.0, &p, 1),
+            None
+        );
+        assert_eq!(
+            apply(&mut s, Note::Failed { successes: 40 }, 1.0, &p, 1),
+            None
+        );
+        let t = apply(&mut s, Note::Failed { successes: 7 }, 2.0, &p, 1).map(|t| t.to);
+        assert_eq!(t, Some(BreakerState::Open));
+    }
+
+    #[test]
+    fn a_leader_whose_cooldown_ran_out_follows_a_peers_reopening() {
+        let p = policy(1000);
+        let bp = p.breaker.clone().expect("breaker on");
+        let mut leader = state();
+        for _ in 0..3 {
+            let _ = leader.breaker.observe(true, 0.0, &bp);
+        }
+        // Idle past its until (1000): a follower probed, failed, and opened until 2100.
+        let note = Note::Opened {
+            until: 2100.0,
+            rank: 9,
+        };
+        assert_eq!(
+            apply(&mut leader, note, 1100.0, &p, 1),
+            None,
+            "open to open"
+        );
+        assert_eq!(
+            leader.breaker.open_until(),
+            Some(3100.0),
+            "it follows: no extra probe at once"
+        );
+    }
+
+    #[test]
     fn notes_never_go_past_what_the_receiver_would_reach_itself() {
         let p = policy(1000);
         let mut s = state();
@@ -436,7 +513,7 @@ mod tests {
         let p = Policy::from_input(&input).unwrap_or_else(|e| panic!("{}", e.message));
         let mut s = state();
         for note in [
-            Note::Failed,
+            Note::Failed { successes: 0 },
             Note::Opened {
                 until: 10.0,
                 rank: 0,
@@ -450,27 +527,42 @@ mod tests {
     }
 
     #[test]
-    fn answers_tell_failures_successes_while_failing_transitions_and_new_waits() {
+    fn answers_tell_failures_with_the_successes_before_them_and_transitions_and_new_waits() {
         let p = policy(1000);
         let bp = p.breaker.clone().expect("breaker on");
         let mut s = state();
-        let told_now = |s: &OriginState, failing, j, t| told(s, (failing, false), j, t, 0.0, 3);
-        // Healthy: a success says nothing.
-        assert_eq!(told_now(&s, false, Judgement::Success, None), [None, None]);
+        let told_now = |s: &mut OriginState, failing, j, t| told(s, (failing, false), j, t, 0.0, 3);
+        // Healthy: a success says nothing now; it is told with the next failure.
+        assert_eq!(
+            told_now(&mut s, false, Judgement::Success, None),
+            [None, None]
+        );
+        assert_eq!(
+            told_now(&mut s, false, Judgement::Success, None),
+            [None, None]
+        );
         let _ = s.breaker.observe(true, 0.0, &bp);
         assert_eq!(
-            told_now(&s, false, Judgement::Failure, None),
-            [Some(Note::Failed), None]
+            told_now(&mut s, false, Judgement::Failure, None),
+            [Some(Note::Failed { successes: 2 }), None]
         );
         assert_eq!(
-            told_now(&s, true, Judgement::Success, None),
+            told_now(&mut s, false, Judgement::Failure, None)[0],
+            Some(Note::Failed { successes: 0 }),
+            "told once"
+        );
+        assert_eq!(
+            told_now(&mut s, true, Judgement::Success, None),
             [Some(Note::Succeeded), None]
         );
-        assert_eq!(told_now(&s, false, Judgement::Unjudged, None), [None, None]);
+        assert_eq!(
+            told_now(&mut s, false, Judgement::Unjudged, None),
+            [None, None]
+        );
         let _ = s.breaker.observe(true, 0.0, &bp);
         let t = s.breaker.observe(true, 0.0, &bp);
         assert_eq!(
-            told_now(&s, true, Judgement::Failure, t)[0],
+            told_now(&mut s, true, Judgement::Failure, t)[0],
             Some(Note::Opened {
                 until: 1000.0,
                 rank: 3
@@ -478,22 +570,65 @@ mod tests {
         );
         let t = s.breaker.close();
         assert_eq!(
-            told_now(&s, false, Judgement::Success, t)[0],
+            told_now(&mut s, false, Judgement::Success, t)[0],
             Some(Note::Closed)
         );
         s.pacer.hold(300.0);
         assert_eq!(
-            told(&s, (false, false), Judgement::Failure, None, 0.0, 3)[1],
+            told(&mut s, (false, false), Judgement::Failure, None, 0.0, 3)[1],
             Some(Note::Hold { until: 300.0 })
         );
         assert_eq!(
-            told(&s, (false, true), Judgement::Failure, None, 0.0, 3)[1],
+            told(&mut s, (false, true), Judgement::Failure, None, 0.0, 3)[1],
             None,
             "a wait it had is not news"
         );
         assert_eq!(
             describe(&s, 0.0, 3),
             [None, Some(Note::Hold { until: 300.0 })]
+        );
+    }
+
+    #[test]
+    fn a_blip_on_a_busy_client_does_not_trip_an_idle_peer() {
+        // The default rule: half of at least 10 calls over 30 s.
+        let p = Policy::default();
+        let bp = p.breaker.clone().expect("breaker on");
+        let (mut busy, mut idle) = (state(), state());
+        let mut notes = Vec::new();
+        for i in 0..600 {
+            let _ = busy.breaker.observe(false, f64::from(i), &bp);
+            notes.extend(told(
+                &mut busy,
+                (false, false),
+                Judgement::Success,
+                None,
+                0.0,
+                1,
+            ));
+        }
+        for i in 0..10 {
+            let failing = busy.breaker.is_failing();
+            let t = busy.breaker.observe(true, 600.0 + f64::from(i), &bp);
+            notes.extend(told(
+                &mut busy,
+                (failing, false),
+                Judgement::Failure,
+                t,
+                0.0,
+                1,
+            ));
+        }
+        assert!(
+            busy.breaker.is_closed(),
+            "10 failures in 610 calls do not trip the busy one"
+        );
+        for note in notes.into_iter().flatten() {
+            assert_eq!(apply(&mut idle, note, 610.0, &p, 2), None);
+        }
+        assert!(
+            idle.breaker.is_closed(),
+            "nor the idle peer that counted the same answers"
         );
     }
 }

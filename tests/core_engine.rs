@@ -2572,7 +2572,8 @@ impl Transport for Timed<'_> {
             } else {
                 AttemptOutcome::Response {
                     status,
-                    retry_after: None,
+                    // A 429 here always says when to come back: in 5 s.
+                    retry_after: (status == 429).then(|| "5".to_owned()),
                     quota: None,
                 }
             };
@@ -2834,4 +2835,57 @@ fn a_caller_abort_ends_every_attempt_in_flight() {
         "the other attempts in flight were aborted"
     );
     assert_released(&reg, A);
+}
+
+#[test]
+fn a_hedged_attempts_retry_after_holds_the_origin_though_another_attempt_answered() {
+    let reg = registry();
+    let p = hedging(serde_json::json!({ "delayMs": 50 }));
+    // The first gets a 429 (Retry-After: 5) at 100 ms while the hedge runs; the hedge answers.
+    let (result, _, _, now) = hedged_call(&reg, &p, get(A), &[(100.0, 429), (200.0, 200)], 1.0);
+    assert_eq!(result, done(2, 2));
+    let wait = snapshot(&reg, A, now).wait_ms;
+    assert!(
+        wait > 4000.0 && wait <= 5000.0,
+        "the origin is held for the Retry-After: {wait}"
+    );
+}
+
+#[test]
+fn a_hedge_the_origin_would_refuse_is_not_sent_and_leaves_no_trace() {
+    let reg = registry();
+    let p = policy(serde_json::json!({
+        "hedge": { "delayMs": 10 },
+        "breaker": { "mode": "consecutive", "failureThreshold": 1, "cooldownMs": 1 },
+    }));
+    let bp = p.breaker.clone().expect("breaker on");
+    // Tripped long ago: the next call is the half-open probe, which is never hedged.
+    reg.borrow_mut().with(A, |_, s| {
+        let _ = s.breaker.observe(true, -1000.0, &bp);
+    });
+    let (result, kinds, _, now) = hedged_call(&reg, &p, get(A), &[(100.0, 200)], 1.0);
+    assert_eq!(result, done(1, 1));
+    assert!(
+        !kinds.contains(&"hedge") && !kinds.contains(&"shortCircuit"),
+        "{kinds:?}"
+    );
+    let a = snapshot(&reg, A, now);
+    assert_eq!(
+        (a.stats.short_circuits, a.stats.hedges, a.breaker),
+        (0, 0, BreakerState::Closed)
+    );
+}
+
+#[test]
+fn a_hedge_that_fails_too_wins_nothing() {
+    let reg = registry();
+    let p = policy(serde_json::json!({
+        "hedge": { "delayMs": 10 }, "retry": { "maxAttempts": 2 },
+    }));
+    let (_, _, _, now) = hedged_call(&reg, &p, get(A), &[(30.0, 503), (30.0, 503)], 1.0);
+    let a = snapshot(&reg, A, now);
+    assert_eq!(
+        (a.stats.hedges, a.stats.hedge_wins, a.stats.failures),
+        (1, 0, 2)
+    );
 }

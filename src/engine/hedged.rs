@@ -12,10 +12,12 @@ use std::task::Poll;
 
 use super::guards::AttemptGuard;
 use super::{AttemptLimit, Ctx, Ended, Env, MIN_ATTEMPT_MS, Transport, learn, report};
+use crate::breaker::BreakerState;
 use crate::classify::{AttemptOutcome, Judgement, Verdict, classify, judge};
 use crate::events::{Event, OutcomeKind};
 use crate::hedge;
 use crate::policy::{HedgePolicy, RetryPolicy};
+use crate::retry_after;
 
 /// One attempt of the call: its number, its hold on the origin, when it started, its limit.
 pub(super) struct Flight<'a> {
@@ -110,7 +112,7 @@ pub(super) async fn send<'a, T: Transport, E: Env>(
                             duration_ms: now - loser.flight.start,
                         });
                     }
-                    if flight.attempt != first_attempt {
+                    if flight.attempt != first_attempt && !transient {
                         ctx.registry
                             .borrow_mut()
                             .with(ctx.origin, |_, s| s.stats.hedge_wins += 1);
@@ -127,7 +129,15 @@ pub(super) async fn send<'a, T: Transport, E: Env>(
                     remaining_ms: ctx.deadline - end,
                 };
                 let judgement = judgement(ctx, transport, &ended, &output, &flight.limit, env);
-                let mut learned = learn(&outcome, end, None, ctx.policy);
+                // Its Retry-After (a 429 or 503) holds the origin as any attempt's does.
+                let retry_after_ms = match &outcome {
+                    AttemptOutcome::Response {
+                        retry_after: Some(value),
+                        ..
+                    } => retry_after::parse(value, env.unix_ms()),
+                    _ => None,
+                };
+                let mut learned = learn(&outcome, end, retry_after_ms, ctx.policy);
                 learned.latency_ms = outcome.status().map(|_| end - flight.start);
                 let timed_out = outcome == AttemptOutcome::Timeout;
                 let (transition, _) = flight
@@ -184,15 +194,22 @@ fn begin<'a, E: Env>(
     if attempt > max_attempts || remaining < MIN_ATTEMPT_MS || env.aborted() {
         return None;
     }
+    // Checked first, so that a hedge the origin would refuse is simply not sent (no
+    // short-circuit, rate-limit or throttle event or count for it): a closed breaker (a
+    // probe is never hedged), no wait for the origin, no throttling, half the budget.
     let budget = policy.retry_budget.as_ref();
-    if let Some(b) = budget {
-        let tokens = ctx
-            .registry
-            .borrow_mut()
-            .with(ctx.origin, |_, s| s.budget.tokens(b.capacity));
-        if !hedge::budget_allows(tokens, b.capacity) || tokens < b.retry_cost {
-            return None;
-        }
+    let clear = ctx.registry.borrow_mut().with(ctx.origin, |_, s| {
+        s.breaker.state(now) == BreakerState::Closed
+            && s.pacer.wait(now).is_none()
+            && (policy.throttle.as_ref())
+                .is_none_or(|t| s.throttle.reject_probability(now, t) <= 0.0)
+            && budget.is_none_or(|b| {
+                let tokens = s.budget.tokens(b.capacity);
+                hedge::budget_allows(tokens, b.capacity) && tokens >= b.retry_cost
+            })
+    });
+    if !clear {
+        return None;
     }
     let guard =
         AttemptGuard::begin(ctx, now, attempt, (false, 0.0), &|| env.random(), on_event).ok()?;

@@ -71,12 +71,16 @@ pub fn start(client: Rc<ClientInner>, input: JsValue, init: JsValue, policy: JsV
             None => wasm_bindgen_futures::future_to_promise(ready.run()),
             Some(flight) => {
                 let id = ready.client.id;
-                let state = ready.guard.state().clone();
-                let abort = Closure::once_into_js(move || state.fire());
-                let start = Closure::once_into_js(move || {
-                    wasm_bindgen_futures::future_to_promise(ready.run())
+                // Called by joinFlight only when this call starts a flight: [its promise, a
+                // function that aborts it]. A call that joins another's is dropped here, with
+                // the handle (not left for the garbage collector).
+                let start: Closure<dyn FnMut() -> js_sys::Array> = Closure::once(move || {
+                    let state = ready.guard.state().clone();
+                    let promise = wasm_bindgen_futures::future_to_promise(ready.run());
+                    let abort = Closure::once_into_js(move || state.fire());
+                    js_sys::Array::of2(&promise, &abort)
                 });
-                join_flight(id, &flight.key, &flight.caller, &start, &abort)
+                join_flight(id, &flight.key, &flight.caller, start.as_ref())
             }
         },
         Ok(Prepared::Local(promise)) => promise,

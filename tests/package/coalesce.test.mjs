@@ -30,10 +30,12 @@ test("only identical reads join: other headers, another URL, a POST, or coalesci
     client.fetch(url, undefined, { coalesce: false }),
     client.fetch(url, { method: "HEAD" }),
     client.fetch(url, { method: "HEAD" }), // joins the HEAD before
+    client.fetch(url, undefined, { idempotencyKey: "k-1" }), // a key header of its own
+    client.fetch(url, undefined, { idempotencyKey: "k-2" }),
   ];
   const statuses = (await Promise.all(calls)).map((r) => r.status);
-  assert.deepEqual(statuses, Array(9).fill(200));
-  assert.equal((await serverLog(ORIGIN_A, id)).length, 7);
+  assert.deepEqual(statuses, Array(11).fill(200));
+  assert.equal((await serverLog(ORIGIN_A, id)).length, 9);
   // Coalescing per call on a client that does not: the second joins the first.
   const other = new ResilientClient();
   const id2 = uid("coalesce");

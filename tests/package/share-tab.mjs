@@ -14,7 +14,9 @@ export async function runTab(api, { url, share, cooldownMs, everyMs = 50, startA
     ...(share ? { share } : {}),
     retry: false,
     timeoutMs: 2000,
-    breaker: { cooldownMs },
+    // Five failures in a row open it (the site's row, when shared); with the failure-rate rule
+    // the rate is the site's too, so a busy site needs as many failures as its successes.
+    breaker: { mode: "consecutive", failureThreshold: 5, cooldownMs },
     onEvent: (e) => {
       if (e.type === "breakerTransition" && e.to === "open") opened.push(Date.now());
       if (e.type === "breakerTransition" && e.to === "closed") closed.push(Date.now());

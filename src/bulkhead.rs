@@ -81,6 +81,16 @@ impl Bulkhead {
         })
     }
 
+    /// A free slot now, or none (never a place in the queue): what a hedge takes.
+    pub fn try_acquire(&self, policy: &BulkheadPolicy) -> Option<BulkheadPermit> {
+        let mut slots = self.0.borrow_mut();
+        if slots.active < policy.max_concurrent && slots.queue.is_empty() {
+            slots.active += 1;
+            return Some(BulkheadPermit(self.clone()));
+        }
+        None
+    }
+
     /// Slots held.
     pub fn active(&self) -> u32 {
         self.0.borrow().active
@@ -195,6 +205,24 @@ mod tests {
             Poll::Ready(p) => Some(p),
             Poll::Pending => None,
         }
+    }
+
+    #[test]
+    fn try_acquire_takes_a_free_slot_and_never_queues_or_overtakes() {
+        let b = Bulkhead::new();
+        let p = policy(1, 5);
+        let first = b.try_acquire(&p).expect("a free slot");
+        assert!(
+            b.try_acquire(&p).is_none(),
+            "full: no slot, and no place in the queue"
+        );
+        assert_eq!(b.queued(), 0);
+        let _waiting = queued(b.acquire(&p));
+        drop(first);
+        assert!(
+            b.try_acquire(&p).is_none(),
+            "the freed slot went to the waiter"
+        );
     }
 
     #[test]

@@ -2889,3 +2889,28 @@ fn a_hedge_that_fails_too_wins_nothing() {
         (1, 0, 2)
     );
 }
+
+#[test]
+fn a_hedge_holds_a_bulkhead_slot_of_its_own_and_goes_only_if_one_is_free() {
+    // One slot per origin: the call holds it, so no hedge goes.
+    let reg = registry();
+    let p = policy(serde_json::json!({
+        "hedge": { "delayMs": 10 }, "bulkhead": { "maxConcurrent": 1, "maxQueue": 5 },
+    }));
+    let (_, kinds, _, _) = hedged_call(&reg, &p, get(A), &[(100.0, 200)], 1.0);
+    assert!(!kinds.contains(&"hedge"), "{kinds:?}");
+    // Two slots: the hedge takes the second while in flight, and gives it back.
+    let reg = registry();
+    let p = policy(serde_json::json!({
+        "hedge": { "delayMs": 10 }, "bulkhead": { "maxConcurrent": 2 },
+    }));
+    let (result, kinds, dropped, now) =
+        hedged_call(&reg, &p, get(A), &[(100.0, 200), (5.0, 200)], 1.0);
+    assert!(kinds.contains(&"hedge"));
+    assert_eq!((result, dropped), (done(2, 2), vec![1]));
+    assert_eq!(
+        snapshot(&reg, A, now).bulkhead_active,
+        0,
+        "every slot given back"
+    );
+}

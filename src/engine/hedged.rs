@@ -5,6 +5,8 @@
 //! (a network error, a timeout, a status worth retrying) does not end the send while
 //! another attempt is still in flight: it is recorded against the origin as any attempt
 //! is, and the others go on. An aborted loser counts neither as a failure nor as a success.
+//! With the bulkhead on, a hedge holds a slot of its own while in flight, and none goes when
+//! no slot is free.
 
 use std::future::{Future, poll_fn};
 use std::pin::Pin;
@@ -13,6 +15,7 @@ use std::task::Poll;
 use super::guards::AttemptGuard;
 use super::{AttemptLimit, Ctx, Ended, Env, MIN_ATTEMPT_MS, Transport, learn, report};
 use crate::breaker::BreakerState;
+use crate::bulkhead::BulkheadPermit;
 use crate::classify::{AttemptOutcome, Judgement, Verdict, classify, judge};
 use crate::events::{Event, OutcomeKind};
 use crate::hedge;
@@ -25,6 +28,8 @@ pub(super) struct Flight<'a> {
     pub(super) guard: AttemptGuard<'a>,
     pub(super) start: f64,
     pub(super) limit: AttemptLimit,
+    /// A hedge's own bulkhead slot, held while it is in flight (the call holds its own).
+    pub(super) _slot: Option<BulkheadPermit>,
 }
 
 /// An attempt on the wire.
@@ -211,6 +216,17 @@ fn begin<'a, E: Env>(
     if !clear {
         return None;
     }
+    // A hedge takes a bulkhead slot of its own, if one is free (it never queues).
+    let slot = match &policy.bulkhead {
+        Some(b) => {
+            let bulkhead = ctx
+                .registry
+                .borrow_mut()
+                .with(ctx.origin, |_, s| s.bulkhead.clone());
+            Some(bulkhead.try_acquire(b)?)
+        }
+        None => None,
+    };
     let guard =
         AttemptGuard::begin(ctx, now, attempt, (false, 0.0), &|| env.random(), on_event).ok()?;
     ctx.registry.borrow_mut().with(ctx.origin, |_, s| {
@@ -231,5 +247,6 @@ fn begin<'a, E: Env>(
         guard,
         start: now,
         limit: AttemptLimit::at(policy, remaining),
+        _slot: slot,
     })
 }

@@ -351,6 +351,7 @@ pub async fn run<T: Transport, E: Env>(
             guard,
             start,
             limit,
+            _slot: None,
         };
         // With hedging, more attempts may go beside this one; the one that answers for the
         // call comes back (the others were recorded or aborted).
@@ -360,6 +361,7 @@ pub async fn run<T: Transport, E: Env>(
                 guard,
                 start,
                 limit,
+                _slot: _,
             },
             (outcome, output),
         ) = match hedge {

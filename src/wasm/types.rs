@@ -48,7 +48,8 @@ export interface Policy {
   /**
    * Hedged reads (GET, HEAD and OPTIONS without a body): if an attempt has not answered after the
    * hedge delay, one more is sent without cancelling it; the first definite answer wins and the
-   * others are aborted. Paid from the retry budget (none below half of it); counts as attempts.
+   * others are aborted. Paid from the retry budget (none below half of it); counts as attempts; takes
+   * a free bulkhead slot of its own (none goes without one).
    * @default false (off)
    */
   hedge?: boolean | HedgePolicy;

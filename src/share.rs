@@ -5,16 +5,19 @@
 //! over a `BroadcastChannel`) send each other [`Note`]s about origins. Nothing but origins,
 //! states and times crosses: never a URL's path or query, a header, a body or a key.
 //!
-//! - **Answers while failing.** A closed breaker tells its failures, and its successes
-//!   while it has failures counted, so that every client's count is the site's: one that
-//!   sends a request a minute learns the origin is down from the others. In the healthy
-//!   steady state nothing is sent.
+//! - **Answers.** A closed breaker tells each failure, with the successes it had not told
+//!   since its last note (counted in a failure-rate window only: they came before whatever
+//!   run of failures the receiver counts), and each success while it has failures counted,
+//!   so that every client's count is the site's: one that sends a request a minute learns
+//!   the origin is down from the others, and a blip on a busy client does not open an idle
+//!   one. In the healthy steady state nothing is sent.
 //! - **Opened.** A breaker that opens tells until when. Every client that hears it opens
 //!   as a *follower*, until one cooldown after the leader's `until`: the leader probes
 //!   alone, and its outcome reaches all (`Closed`, or `Opened` again with a new `until`,
 //!   which the followers follow). If the leader is gone (its tab closed), the followers
 //!   probe one cooldown later. Two breakers that open at once settle on one leader: the
-//!   earlier `until`, then the lower rank (a random number per client).
+//!   earlier `until`, then the lower rank (a random number per client); a leader whose own
+//!   cooldown has run out follows a peer's reopening.
 //! - **Closed.** A probe succeeded: every breaker of the origin closes.
 //! - **Hold.** An origin-wide wait (a `Retry-After` on a 429 or 503, a spent rate-limit
 //!   quota): every client holds its sends until then.

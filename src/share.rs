@@ -128,22 +128,11 @@ pub fn apply(
         (Note::Hold { until }, _) if policy.rate_limit.is_some() => {
             state
                 .pacer
-                .hold(until.min(now + f64::from(max_hold_ms(policy))));
+                .hold(until.min(now + f64::from(policy.max_retry_after_ms())));
             None
         }
         _ => None,
     }
-}
-
-/// The longest hold a note may put on an origin: the longest `Retry-After` the client
-/// honours.
-fn max_hold_ms(policy: &Policy) -> u32 {
-    policy
-        .retry
-        .as_ref()
-        .map_or(crate::policy::defaults::MAX_RETRY_AFTER_MS, |r| {
-            r.max_retry_after_ms
-        })
 }
 
 /// What a client that starts is told of an origin: its breaker's open period, and its wait.

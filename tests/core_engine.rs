@@ -2520,6 +2520,8 @@ struct Timed<'c> {
     clock: &'c Clock,
     plan: RefCell<VecDeque<(f64, u16)>>,
     dropped: Rc<RefCell<Vec<u32>>>,
+    /// What `isFailure` was asked: (attempt, elapsed since the call started).
+    asked: RefCell<Vec<(u32, f64)>>,
 }
 
 /// Notes its attempt as dropped unless it answered.
@@ -2539,12 +2541,20 @@ impl<'c> Timed<'c> {
             clock,
             plan: RefCell::new(plan.iter().copied().collect()),
             dropped: Rc::default(),
+            asked: RefCell::default(),
         }
     }
 }
 
 impl Transport for Timed<'_> {
     type Output = u32;
+
+    fn is_failure(&self, ended: &Ended<'_>, _output: &u32) -> Option<bool> {
+        self.asked
+            .borrow_mut()
+            .push((ended.attempt, ended.elapsed_ms));
+        None
+    }
 
     fn send(
         &self,
@@ -2913,4 +2923,29 @@ fn a_hedge_holds_a_bulkhead_slot_of_its_own_and_goes_only_if_one_is_free() {
         0,
         "every slot given back"
     );
+}
+
+#[test]
+fn a_hedges_ended_attempt_is_timed_from_the_calls_start_for_the_callers_hooks() {
+    let reg = registry();
+    let p = hedging(serde_json::json!({ "delayMs": 50 }));
+    let clock = Clock::manual();
+    // The hedge (sent at 50) fails at 150 while the first still runs; the first answers at 300.
+    let mut timed = Timed::new(&clock, &[(300.0, 200), (100.0, 503)]);
+    let mut on_event = |_: &Event<'_>| {};
+    let mut pool = Pool::new();
+    pool.spawn(engine::run(
+        &reg,
+        &p,
+        get(A),
+        &mut timed,
+        &clock,
+        &mut on_event,
+    ));
+    while pool.tasks[0].2.is_none() {
+        pool.run_until_stalled();
+        clock.advance(1.0);
+    }
+    drop(pool);
+    assert_eq!(timed.asked.borrow().as_slice(), [(2, 150.0), (1, 300.0)]);
 }

@@ -12,15 +12,16 @@ use std::future::{Future, poll_fn};
 use std::pin::Pin;
 use std::task::Poll;
 
-use super::guards::AttemptGuard;
-use super::{AttemptLimit, Ctx, Ended, Env, MIN_ATTEMPT_MS, Transport, learn, report};
+use super::guards::{AttemptGuard, WaitHold};
+use super::{
+    AttemptLimit, Ctx, Env, MIN_ATTEMPT_MS, Transport, judgement, learn, report, retry_after_of,
+};
 use crate::breaker::BreakerState;
 use crate::bulkhead::BulkheadPermit;
-use crate::classify::{AttemptOutcome, Judgement, Verdict, classify, judge};
+use crate::classify::{AttemptOutcome, Judgement, Verdict, classify};
 use crate::events::{Event, OutcomeKind};
 use crate::hedge;
 use crate::policy::{HedgePolicy, RetryPolicy};
-use crate::retry_after;
 
 /// One attempt of the call: its number, its hold on the origin, when it started, its limit.
 pub(super) struct Flight<'a> {
@@ -30,6 +31,36 @@ pub(super) struct Flight<'a> {
     pub(super) limit: AttemptLimit,
     /// A hedge's own bulkhead slot, held while it is in flight (the call holds its own).
     pub(super) _slot: Option<BulkheadPermit>,
+}
+
+impl<'a> Flight<'a> {
+    /// Ends the attempt with `outcome`: `(judgement, end, retry_after_ms, learn_latency)`
+    /// recorded against its origin (its latency too when the origin is hedged), then its
+    /// `attemptEnd` and any breaker transition reported. With `hold`, the call keeps the
+    /// origin in use for a retry: the hold is returned.
+    pub(super) fn end(
+        self,
+        ctx: &Ctx<'a>,
+        outcome: &AttemptOutcome,
+        (judgement, end, retry_after_ms, learn_latency): (Judgement, f64, Option<f64>, bool),
+        hold: bool,
+        on_event: &mut dyn FnMut(&Event<'_>),
+    ) -> Option<WaitHold<'a>> {
+        let mut learned = learn(outcome, end, retry_after_ms, ctx.policy);
+        if learn_latency {
+            learned.latency_ms = outcome.status().map(|_| end - self.start);
+        }
+        let timed_out = *outcome == AttemptOutcome::Timeout;
+        let (transition, hold) = self.guard.finish(judgement, timed_out, end, hold, learned);
+        on_event(&Event::AttemptEnd {
+            attempt: self.attempt,
+            outcome: outcome.kind(),
+            status: outcome.status(),
+            duration_ms: end - self.start,
+        });
+        report(transition, ctx.origin, on_event);
+        hold
+    }
 }
 
 /// An attempt on the wire.
@@ -125,60 +156,14 @@ pub(super) async fn send<'a, T: Transport, E: Env>(
                     return (flight, (outcome, output));
                 }
                 // A transient failure while others are still in flight: recorded as any
-                // attempt is; the call waits for the others.
+                // attempt is (its Retry-After holds the origin); the call waits for the others.
                 let end = env.now_ms();
-                let ended = Ended {
-                    attempt: flight.attempt,
-                    outcome: &outcome,
-                    elapsed_ms: end - flight.start,
-                    remaining_ms: ctx.deadline - end,
-                };
+                let ended = ctx.ended(flight.attempt, &outcome, end);
                 let judgement = judgement(ctx, transport, &ended, &output, &flight.limit, env);
-                // Its Retry-After (a 429 or 503) holds the origin as any attempt's does.
-                let retry_after_ms = match &outcome {
-                    AttemptOutcome::Response {
-                        retry_after: Some(value),
-                        ..
-                    } => retry_after::parse(value, env.unix_ms()),
-                    _ => None,
-                };
-                let mut learned = learn(&outcome, end, retry_after_ms, ctx.policy);
-                learned.latency_ms = outcome.status().map(|_| end - flight.start);
-                let timed_out = outcome == AttemptOutcome::Timeout;
-                let (transition, _) = flight
-                    .guard
-                    .finish(judgement, timed_out, end, false, learned);
-                on_event(&Event::AttemptEnd {
-                    attempt: flight.attempt,
-                    outcome: outcome.kind(),
-                    status: outcome.status(),
-                    duration_ms: end - flight.start,
-                });
-                report(transition, ctx.origin, on_event);
+                let ending = (judgement, end, retry_after_of(&outcome, env), true);
+                let _ = flight.end(ctx, &outcome, ending, false, on_event);
             }
         }
-    }
-}
-
-/// How an ended attempt counts for the breaker: as the caller's `isFailure` says, else by
-/// the built-in rule; nothing when the caller aborted or the call's own deadline cut it.
-pub(super) fn judgement<T: Transport, E: Env>(
-    ctx: &Ctx<'_>,
-    transport: &T,
-    ended: &Ended<'_>,
-    output: &T::Output,
-    limit: &AttemptLimit,
-    env: &E,
-) -> Judgement {
-    let outcome = ended.outcome;
-    let cut_by_deadline = *outcome == AttemptOutcome::Timeout && !limit.timeout_counts(ctx.policy);
-    if outcome.is_local() || env.aborted() || cut_by_deadline {
-        return Judgement::Unjudged;
-    }
-    match transport.is_failure(ended, output) {
-        Some(true) => Judgement::Failure,
-        Some(false) => Judgement::Success,
-        None => judge(outcome),
     }
 }
 

@@ -33,7 +33,7 @@ pub use decide::{Facts, Next, decide};
 
 use crate::breaker::Transition;
 use crate::bulkhead::{Admission, BulkheadPermit};
-use crate::classify::{Verdict, classify, is_idempotent_method};
+use crate::classify::{Judgement, Verdict, classify, is_idempotent_method, judge};
 use crate::events::{Event, GiveUpReason, RetryReason};
 use crate::pacing::Why;
 use crate::policy::Policy;
@@ -222,6 +222,7 @@ pub async fn run<T: Transport, E: Env>(
         policy,
         origin: call.origin,
         safe: call.replayable && (call.has_key || is_idempotent_method(call.method)),
+        called_at,
         deadline: called_at + f64::from(policy.total_timeout_ms),
     };
     let hedge =
@@ -355,16 +356,7 @@ pub async fn run<T: Transport, E: Env>(
         };
         // With hedging, more attempts may go beside this one; the one that answers for the
         // call comes back (the others were recorded or aborted).
-        let (
-            hedged::Flight {
-                attempt,
-                guard,
-                start,
-                limit,
-                _slot: _,
-            },
-            (outcome, output),
-        ) = match hedge {
+        let (flight, (outcome, output)) = match hedge {
             None => {
                 let sent = transport.send(attempt, limit).await;
                 (first, sent)
@@ -382,16 +374,12 @@ pub async fn run<T: Transport, E: Env>(
                 .await
             }
         };
+        let (attempt, limit) = (flight.attempt, flight.limit);
         let attempts = progress.attempt;
         let end = env.now_ms();
         let aborted = outcome.is_local() || env.aborted();
-        let ended = Ended {
-            attempt,
-            outcome: &outcome,
-            elapsed_ms: end - called_at,
-            remaining_ms: ctx.deadline - end,
-        };
-        let judgement = hedged::judgement(&ctx, &*transport, &ended, &output, &limit, env);
+        let ended = ctx.ended(attempt, &outcome, end);
+        let judgement = judgement(&ctx, &*transport, &ended, &output, &limit, env);
         let mut verdict = if aborted {
             Verdict::Aborted
         } else {
@@ -401,28 +389,11 @@ pub async fn run<T: Transport, E: Env>(
         // A call that may retry keeps its origin in use from the end of this attempt
         // (handed over in the same registry access), through the events and the wait.
         let may_retry = matches!(verdict, Verdict::Retry(_)) || asks;
-        let timed_out = outcome == AttemptOutcome::Timeout;
-        // Read only from error statuses (the shell reads the header only then); an HTTP date
-        // is read against the wall clock when the decision is taken (again after a hook).
-        let retry_after_at = || match &outcome {
-            AttemptOutcome::Response {
-                retry_after: Some(value),
-                ..
-            } => retry_after::parse(value, env.unix_ms()),
-            _ => None,
-        };
-        let retry_after_ms = retry_after_at();
-        let mut learned = learn(&outcome, end, retry_after_ms, policy);
-        learned.latency_ms = hedge.and(outcome.status()).map(|_| end - start);
-        let (transition, hold) = guard.finish(judgement, timed_out, end, may_retry, learned);
-        waiting = hold;
-        on_event(&Event::AttemptEnd {
-            attempt,
-            outcome: outcome.kind(),
-            status: outcome.status(),
-            duration_ms: end - start,
-        });
-        report(transition, ctx.origin, on_event);
+        // An HTTP date is read against the wall clock when the decision is taken (again
+        // after a hook).
+        let retry_after_ms = retry_after_of(&outcome, env);
+        let ending = (judgement, end, retry_after_ms, hedge.is_some());
+        waiting = flight.end(&ctx, &outcome, ending, may_retry, on_event);
         let mut output = output;
         if asks {
             let deadline = env.sleep(ctx.deadline - end);
@@ -443,7 +414,7 @@ pub async fn run<T: Transport, E: Env>(
         }
         // The decision is taken now: after the hook's wait, if there was one.
         let (now, retry_after_ms) = if asks {
-            (env.now_ms(), retry_after_at())
+            (env.now_ms(), retry_after_of(&outcome, env))
         } else {
             (end, retry_after_ms)
         };
@@ -534,11 +505,23 @@ struct Ctx<'a> {
     origin: &'a str,
     /// Whether repeating the request is safe.
     safe: bool,
+    /// When the call started (monotonic ms).
+    called_at: f64,
     /// When the whole call must be over (monotonic ms).
     deadline: f64,
 }
 
 impl Ctx<'_> {
+    /// An attempt that ended at `end`, as the caller's decisions see it.
+    fn ended<'o>(&self, attempt: u32, outcome: &'o AttemptOutcome, end: f64) -> Ended<'o> {
+        Ended {
+            attempt,
+            outcome,
+            elapsed_ms: end - self.called_at,
+            remaining_ms: self.deadline - end,
+        }
+    }
+
     /// The facts a decision needs, read from the origin's entry (not marked used).
     fn facts<'o>(
         &self,
@@ -593,6 +576,40 @@ enum Blocked {
     Throttled(f64),
 }
 
+/// The wait an attempt's `Retry-After` asks for, in ms, read now (an HTTP date against the
+/// wall clock). The shell reads the header only from error statuses.
+fn retry_after_of<E: Env>(outcome: &AttemptOutcome, env: &E) -> Option<f64> {
+    match outcome {
+        AttemptOutcome::Response {
+            retry_after: Some(value),
+            ..
+        } => retry_after::parse(value, env.unix_ms()),
+        _ => None,
+    }
+}
+
+/// How an ended attempt counts for the breaker: as the caller's `isFailure` says, else by
+/// the built-in rule; nothing when the caller aborted or the call's own deadline cut it.
+fn judgement<T: Transport, E: Env>(
+    ctx: &Ctx<'_>,
+    transport: &T,
+    ended: &Ended<'_>,
+    output: &T::Output,
+    limit: &AttemptLimit,
+    env: &E,
+) -> Judgement {
+    let outcome = ended.outcome;
+    let cut_by_deadline = *outcome == AttemptOutcome::Timeout && !limit.timeout_counts(ctx.policy);
+    if outcome.is_local() || env.aborted() || cut_by_deadline {
+        return Judgement::Unjudged;
+    }
+    match transport.is_failure(ended, output) {
+        Some(true) => Judgement::Failure,
+        Some(false) => Judgement::Success,
+        None => judge(outcome),
+    }
+}
+
 /// What an attempt's answer says of its origin's limits: its rate-limit headers, and the
 /// hold its `Retry-After` (`retry_after_ms`) puts on the whole origin after a 429 or 503
 /// (from `end`, monotonic). The hold lasts at most `retry.maxRetryAfterMs` (its default
@@ -604,12 +621,7 @@ fn learn<'o>(
     retry_after_ms: Option<f64>,
     policy: &Policy,
 ) -> Learned<'o> {
-    let cap = policy
-        .retry
-        .as_ref()
-        .map_or(crate::policy::defaults::MAX_RETRY_AFTER_MS, |r| {
-            r.max_retry_after_ms
-        });
+    let cap = policy.max_retry_after_ms();
     match outcome {
         AttemptOutcome::Response { status, quota, .. } => Learned {
             quota: quota.as_ref(),

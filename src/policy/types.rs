@@ -322,6 +322,16 @@ pub enum IdempotencyKey {
     Fixed(String),
 }
 
+impl Policy {
+    /// The longest `Retry-After` the client honours, in ms (`retry.maxRetryAfterMs`, its
+    /// default without retries): it also bounds an origin-wide hold, its own or a peer's.
+    pub fn max_retry_after_ms(&self) -> u32 {
+        self.retry
+            .as_ref()
+            .map_or(defaults::MAX_RETRY_AFTER_MS, |r| r.max_retry_after_ms)
+    }
+}
+
 impl Default for Policy {
     fn default() -> Self {
         Policy {

@@ -572,8 +572,8 @@ function copyValue(value, path, depth, ancestors, functions) {
 // A GET or HEAD identical to one in flight on the same client joins it instead of being sent
 // again, and resolves with its own clone of the response.
 
-// The request options fetch reads besides URL, method, headers and body.
-const OPTIONS = ["cache", "credentials", "integrity", "keepalive", "mode", "priority", "redirect", "referrer", "referrerPolicy"];
+// The request options fetch reads besides the URL, method, headers, body and signal.
+const OPTIONS = INIT_MEMBERS.filter((m) => !["body", "duplex", "headers", "method", "signal", "window"].includes(m));
 
 /**
  * What makes two calls the same request: the method, the URL, the headers (names lower-cased, in order,

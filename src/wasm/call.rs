@@ -176,7 +176,8 @@ fn prepare(
         request.as_ref(),
         &copy,
     )?;
-    // A read identical to one in flight joins it; the call runs under the flight's signal.
+    // A read identical to one in flight joins it; the call runs with no signal of its own
+    // (every caller's signal detaches that caller only).
     let flight = if resolved.policy.coalesce && (method == "GET" || method == "HEAD") {
         let none = JsValue::UNDEFINED;
         Some(Flight {
@@ -310,7 +311,7 @@ impl Ready {
             started,
             signal: guard.state().signal(),
         };
-        let mapped = ended.map(result, &mut transport, guard.state());
+        let mapped = ended.map(result, &transport, guard.state());
         drop(guard);
         mapped
     }
@@ -335,24 +336,27 @@ impl Ended<'_> {
     fn map(
         &self,
         result: CallResult<Result<JsValue, JsValue>>,
-        transport: &mut FetchTransport,
+        transport: &FetchTransport,
         abort: &AbortState,
     ) -> Result<JsValue, JsValue> {
         let policy = &self.resolved.policy;
-        match result {
+        let result = match result {
             CallResult::Done {
                 output: Ok(response),
                 ..
-            } => Ok(match transport.last_controller() {
-                Some(controller) => self.guard_body(&response, &controller),
-                None => response,
-            }),
-            CallResult::Done { output, .. } => {
-                transport.discard_previous();
-                output
+            } => {
+                return Ok(match transport.last_controller() {
+                    Some(controller) => self.guard_body(&response, &controller),
+                    None => response,
+                });
             }
+            other => other,
+        };
+        // The call ends without a response: the bodies of the ones it got are cancelled.
+        transport.discard_previous();
+        match result {
+            CallResult::Done { output, .. } => output,
             CallResult::ShortCircuited { retry_after_ms } => {
-                transport.discard_previous();
                 // Refused while not open: half-open with its probes out (no clock read).
                 let half_open = self.client.registry.try_borrow().is_ok_and(|r| {
                     r.peek(self.origin)
@@ -364,35 +368,22 @@ impl Ended<'_> {
                     half_open,
                 ))
             }
-            CallResult::BulkheadFull => {
-                transport.discard_previous();
-                Err(make_bulkhead_full_error(self.origin))
-            }
-            CallResult::Aborted => {
-                transport.discard_previous();
-                // Read only now: an AbortError is made when the signal has no reason, and
-                // making one for every call that ends otherwise cost more than the call.
-                Err(abort.reason())
-            }
+            CallResult::BulkheadFull => Err(make_bulkhead_full_error(self.origin)),
+            // Read only now: an AbortError is made when the signal has no reason, and making
+            // one for every call that ends otherwise cost more than the call.
+            CallResult::Aborted => Err(abort.reason()),
             CallResult::DeadlineExceeded => {
-                transport.discard_previous();
                 Err(make_timeout_error(1, f64::from(policy.total_timeout_ms)))
             }
             CallResult::RateLimited {
                 retry_after_ms,
                 reason,
-            } => {
-                transport.discard_previous();
-                Err(make_rate_limit_error(
-                    self.origin,
-                    retry_after_ms,
-                    reason.as_str(),
-                ))
-            }
-            CallResult::Throttled => {
-                transport.discard_previous();
-                Err(make_throttled_error(self.origin))
-            }
+            } => Err(make_rate_limit_error(
+                self.origin,
+                retry_after_ms,
+                reason.as_str(),
+            )),
+            CallResult::Throttled => Err(make_throttled_error(self.origin)),
         }
     }
 

@@ -520,11 +520,13 @@ function readPolicy(policy) {
   if (typeof policy !== "object" || Array.isArray(policy)) throw new TypeError("policy must be an object");
   const functions = {};
   const plain = copyObject(policy, "", 1, [], functions);
-  return [plain, ...FUNCTIONS.map((path) => functions[path])];
+  return [plain, ...FUNCTIONS.map((path) => functions[path]), ...HELD.map((path) => functions[path])];
 }
 
 // The policy fields that hold functions, taken out of the copy (in the schema's order).
-const FUNCTIONS = ["retry.shouldRetry", "breaker.isFailure", "onEvent", "fetch"];
+const FUNCTIONS = ["retry.shouldRetry", "breaker.isFailure", "outbox.onReplay", "onEvent", "fetch"];
+// The policy fields that hold objects the client keeps as they are (in the schema's order).
+const HELD = ["outbox.store"];
 
 function copyObject(object, path, depth, ancestors, functions) {
   ancestors.push(object);
@@ -535,6 +537,12 @@ function copyObject(object, path, depth, ancestors, functions) {
     if (FUNCTIONS.includes(at)) {
       if (value !== undefined && value !== null && typeof value !== "function") {
         throw new TypeError(`policy.${at} must be a function`);
+      }
+      functions[at] = value;
+    } else if (HELD.includes(at)) {
+      if (value !== undefined && value !== null &&
+          !["put", "delete", "list"].every((m) => typeof value?.[m] === "function")) {
+        throw new TypeError(`policy.${at} must be an object with put, delete and list methods`);
       }
       functions[at] = value;
     } else {

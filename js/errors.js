@@ -63,6 +63,25 @@ class ThrottledError extends Error {
   }
 }
 
+/**
+ * The call got no definite answer, and its request is kept in the client's outbox (policy
+ * `outbox`), to be delivered later with the same idempotency key. `name === "QueuedError"`.
+ */
+class QueuedError extends Error {
+  constructor(message, id, idempotencyKey, reason, cause, response) {
+    super(message, cause === undefined ? undefined : { cause });
+    this.name = "QueuedError";
+    /** The outbox entry's id (for `client.outbox.retry(id)` and `discard(id)`). */
+    this.id = id;
+    /** The key it is delivered with. */
+    this.idempotencyKey = idempotencyKey;
+    /** Why it was kept: "network", "timeout", "status", "breakerOpen", "bulkheadFull", "rateLimited", "throttled" or "deadline". */
+    this.reason = reason;
+    /** The last answer, when it was a transient status (reason "status"); its body is unread. */
+    this.response = response;
+  }
+}
+
 // The shell's constructors: the messages are written here, once. The errors
 // are made without stack frames: the only frames there would be are the
 // wasm's own (a rejected call's stack never reaches the caller's code anyway),
@@ -114,4 +133,9 @@ function makeThrottledError(origin) {
   return bare(() => new ThrottledError(`resilientFetch: ${origin} rejects most requests; throttled locally, nothing was sent`, origin));
 }
 
-export { TimeoutError, CircuitOpenError, BulkheadFullError, RateLimitError, ThrottledError, makeTimeoutError, makeCircuitOpenError, makeBulkheadFullError, makeRateLimitError, makeThrottledError };
+function makeQueuedError(id, key, reason, cause, response, origin) {
+  return bare(() => new QueuedError(`resilientFetch: ${origin} gave no definite answer (${reason}); the request is kept in the outbox `
+    + `as ${id} and will be delivered later with its idempotency key`, id, key, reason, cause, response));
+}
+
+export { TimeoutError, CircuitOpenError, BulkheadFullError, RateLimitError, ThrottledError, QueuedError, makeQueuedError, makeTimeoutError, makeCircuitOpenError, makeBulkheadFullError, makeRateLimitError, makeThrottledError };

@@ -45,3 +45,23 @@ export class ThrottledError extends Error {
   /** The origin the call was for. */
   readonly origin: string;
 }
+
+/** The call got no definite answer and its request is kept in the client's outbox (policy `outbox`), to be delivered later with the same key. */
+export class QueuedError extends Error {
+  constructor(message: string, id: string, idempotencyKey: string, reason: OutboxReason, cause?: unknown, response?: Response);
+  readonly name: "QueuedError";
+  /** The outbox entry's id (for `client.outbox.retry(id)` and `discard(id)`). */
+  readonly id: string;
+  /** The idempotency key it is delivered with. */
+  readonly idempotencyKey: string;
+  /** Why it was kept. */
+  readonly reason: OutboxReason;
+  /** The error the call would have rejected with, when there was one. */
+  readonly cause?: unknown;
+  /** The last answer, when it was a transient status (reason "status"); its body is unread. */
+  readonly response?: Response;
+}
+
+/** Why a call was kept in the outbox. */
+type OutboxReason =
+  | "network" | "timeout" | "status" | "breakerOpen" | "bulkheadFull" | "rateLimited" | "throttled" | "deadline";

@@ -3,8 +3,9 @@ export { resilientFetch, ResilientClient, install, uninstall, memoryBytes } from
 export type {
   AttemptContext, BreakerState, BreakerPolicy, BulkheadPolicy, ClientStats, OriginStats, Policy, ResilienceEvent,
   RetryBudgetPolicy, RetryPolicy, RateLimitPolicy, ThrottlePolicy, HedgePolicy,
+  Outbox, OutboxPolicy, OutboxStore, OutboxEntry, OutboxReason, OutboxFlush,
 } from "./web/resilient_fetch.js";
-export { TimeoutError, CircuitOpenError, BulkheadFullError, RateLimitError, ThrottledError } from "./errors.js";
+export { TimeoutError, CircuitOpenError, BulkheadFullError, RateLimitError, ThrottledError, QueuedError } from "./errors.js";
 
 /** Resolves once the module is ready; every entry point is ready when its import resolves. */
 export default function ready(): Promise<void>;

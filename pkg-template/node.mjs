@@ -4,7 +4,7 @@
 import api from "./node.cjs";
 
 export const {
-  resilientFetch, ResilientClient, install, uninstall, memoryBytes, TimeoutError, CircuitOpenError, BulkheadFullError, RateLimitError, ThrottledError,
+  resilientFetch, ResilientClient, install, uninstall, memoryBytes, TimeoutError, CircuitOpenError, BulkheadFullError, RateLimitError, ThrottledError, QueuedError,
 } = api;
 /** Resolves at once: the module is ready when its import resolves. */
 export default async function ready() {}

@@ -74,7 +74,7 @@ snippet_dir() {
 }
 web_snippets="$(snippet_dir web)"
 cjs_snippets="$(snippet_dir cjs)"
-echo "export { TimeoutError, CircuitOpenError, BulkheadFullError, RateLimitError, ThrottledError } from \"./web/$web_snippets/errors.js\";" > "$PKG/errors.js"
+echo "export { TimeoutError, CircuitOpenError, BulkheadFullError, RateLimitError, ThrottledError, QueuedError } from \"./web/$web_snippets/errors.js\";" > "$PKG/errors.js"
 exports_line='^export \{ ([A-Za-z, ]+) \};$'
 # A snippet may import another snippet by name: `import { a, b } from "./x.js";`.
 import_line='^import \{ ([A-Za-z, ]+) \} from "(\./[a-z]+\.js)";$'

@@ -111,12 +111,41 @@ pub enum Event<'a> {
         /// Attempts made.
         attempts: u32,
     },
+    /// The call got no definite answer: its request is kept in the outbox.
+    Queued {
+        /// The entry's id.
+        id: &'a str,
+        /// Why it was kept.
+        reason: crate::outbox::Reason,
+    },
+    /// A kept request is sent again (`attempt`: its attempts so far, this one included).
+    Replayed {
+        /// The entry's id.
+        id: &'a str,
+        /// Attempts so far, the original call's included.
+        attempt: u32,
+    },
+    /// A kept request got its answer and left the outbox.
+    Delivered {
+        /// The entry's id.
+        id: &'a str,
+        /// The answer's status.
+        status: u16,
+    },
+    /// A kept request will not be sent again: a final refusal, or too old.
+    DeadLettered {
+        /// The entry's id.
+        id: &'a str,
+        /// The refusal's status (none: it expired).
+        status: Option<u16>,
+    },
 }
 
 impl Event<'_> {
     /// The event's JS name: `attemptStart`, `attemptEnd`, `retry`, `giveUp`,
     /// `breakerTransition`, `shortCircuit`, `bulkheadRejected`, `rateLimitWait`,
-    /// `rateLimitRejected`, `throttled`, `bodyTimeout`, `hedge` or `success`.
+    /// `rateLimitRejected`, `throttled`, `bodyTimeout`, `hedge`, `success`, `queued`,
+    /// `replayed`, `delivered` or `deadLettered`.
     pub fn kind(&self) -> &'static str {
         match self {
             Event::AttemptStart { .. } => "attemptStart",
@@ -132,6 +161,10 @@ impl Event<'_> {
             Event::BodyTimeout { .. } => "bodyTimeout",
             Event::Hedge { .. } => "hedge",
             Event::Success { .. } => "success",
+            Event::Queued { .. } => "queued",
+            Event::Replayed { .. } => "replayed",
+            Event::Delivered { .. } => "delivered",
+            Event::DeadLettered { .. } => "deadLettered",
         }
     }
 }

@@ -24,6 +24,7 @@
 //! | per-origin state, LRU bound, stats | [`registry`] |
 //! | origin health shared between clients (`share`): notes and what they do | [`share`] |
 //! | idempotency keys, UUID v4 | [`idempotency`] |
+//! | the outbox (`outbox`): which calls are kept, replay verdicts, order and timing | [`outbox`] |
 //! | CSPRNG bytes drawn in batches | [`entropy`] |
 //! | events for `onEvent` | [`events`] |
 //!
@@ -42,6 +43,7 @@ pub mod entropy;
 pub mod events;
 pub mod hedge;
 pub mod idempotency;
+pub mod outbox;
 pub mod pacing;
 pub mod policy;
 pub mod rate_limit;

@@ -163,6 +163,14 @@ fn typescript_defaults_match_the_core() {
         ("HedgePolicy.minDelayMs", d::HEDGE_MIN_DELAY_MS.to_string()),
         ("HedgePolicy.maxDelayMs", d::HEDGE_MAX_DELAY_MS.to_string()),
         (
+            "Policy.outbox",
+            if d::OUTBOX_ENABLED { "{}" } else { "false" }.into(),
+        ),
+        ("OutboxPolicy.name", format!("{:?}", d::OUTBOX_NAME)),
+        ("OutboxPolicy.maxEntries", d::OUTBOX_MAX_ENTRIES.to_string()),
+        ("OutboxPolicy.maxAgeMs", d::OUTBOX_MAX_AGE_MS.to_string()),
+        ("OutboxPolicy.maxBodyBytes", d::OUTBOX_MAX_BODY_BYTES.to_string()),
+        (
             "Policy.share",
             match Policy::default().share {
                 None => "false".into(),
@@ -210,6 +218,7 @@ fn the_readme_table_shows_every_declared_default() {
             "RateLimitPolicy" => format!("rateLimit.{field}"),
             "ThrottlePolicy" => format!("throttle.{field}"),
             "HedgePolicy" => format!("hedge.{field}"),
+            "OutboxPolicy" => format!("outbox.{field}"),
             other => panic!("unknown interface {other}"),
         };
         let shown = rows
@@ -245,6 +254,7 @@ fn declared_docs() -> BTreeMap<String, String> {
                 "RateLimitPolicy" => Some("rateLimit."),
                 "ThrottlePolicy" => Some("throttle."),
                 "HedgePolicy" => Some("hedge."),
+                "OutboxPolicy" => Some("outbox."),
                 _ => None,
             };
             doc.clear();
@@ -299,6 +309,17 @@ fn js_takes_out_the_schemas_function_fields() {
     let schema: Vec<&str> = FIELDS
         .iter()
         .filter(|f| f.kind == Kind::Function)
+        .map(|f| f.path)
+        .collect();
+    assert_eq!(named, schema);
+    let line = js
+        .lines()
+        .find(|l| l.starts_with("const HELD = "))
+        .expect("js/arguments.js names the fields it holds as they are");
+    let named: Vec<&str> = line.split('"').skip(1).step_by(2).collect();
+    let schema: Vec<&str> = FIELDS
+        .iter()
+        .filter(|f| f.kind == Kind::Held)
         .map(|f| f.path)
         .collect();
     assert_eq!(named, schema);

@@ -6,7 +6,7 @@ use super::messages::{int_range, push_number, push_quoted, type_name};
 use super::schema::{self, Kind};
 use super::sections::{
     budget_policy, bulkhead_policy, hedge_policy, idempotency_header, idempotency_key,
-    rate_limit_policy, retry_policy, share_name, throttle_policy,
+    outbox_policy, rate_limit_policy, retry_policy, share_name, throttle_policy,
 };
 use super::*;
 
@@ -65,6 +65,7 @@ impl Policy {
             share: share_name(&mut c, &o),
             coalesce: c.flag(&o, "coalesce"),
             hedge: c.feature(&o, "hedge").map(|m| hedge_policy(&mut c, m)),
+            outbox: c.feature(&o, "outbox").map(|m| outbox_policy(&mut c, m)),
         };
         match c.error {
             Some(error) => Err(error),
@@ -118,7 +119,7 @@ impl Check {
         for (key, value) in map.iter() {
             let known = schema::FIELDS
                 .iter()
-                .filter(|f| f.kind != Kind::Function)
+                .filter(|f| !matches!(f.kind, Kind::Function | Kind::Held))
                 .find_map(|f| schema::key_in(f, prefix).filter(|k| k == key));
             match known {
                 Some(key) if !matches!(value, Value::Null) => object.given.push((key, value)),
@@ -306,6 +307,7 @@ mod tests {
             "rateLimit": {"maxWaitMs": 0},
             "throttle": {"k": 1.5, "windowMs": 1000},
             "idempotencyKey": "k-1", "idempotencyHeader": "X-Key", "maxOrigins": 1000000, "coalesce": true,
+            "outbox": {"name": "é".repeat(64), "maxEntries": 100000, "maxAgeMs": 1000, "maxBodyBytes": 0},
             "onEvent": "ignored by the core"
         }))
         .expect("valid");
@@ -351,6 +353,12 @@ mod tests {
             share: None,
             coalesce: true,
             hedge: None,
+            outbox: Some(OutboxPolicy {
+                name: "é".repeat(64),
+                max_entries: 100_000,
+                max_age_ms: 1000,
+                max_body_bytes: 0,
+            }),
         };
         assert_eq!(p, expected);
     }

@@ -50,7 +50,7 @@ pub enum Kind {
     Key,
     /// `idempotencyHeader`: a header name scripts may set.
     Header,
-    /// `share`: a name of 1 to 64 characters, or `false` (none, the default).
+    /// A name of 1 to 64 characters (`share`: or `false`, none, the default).
     Name,
     /// `hedge.delayMs`: a whole number of ms in `min..=max`, or `"auto"` (the default).
     DelayOrAuto {
@@ -66,6 +66,8 @@ pub enum Kind {
     },
     /// A function: taken out of the policy in JS (js/arguments.js), never data.
     Function,
+    /// An object the client holds as it is (`outbox.store`): taken out in JS too.
+    Held,
 }
 
 /// Where a field may be given.
@@ -282,6 +284,25 @@ pub const FIELDS: &[Field] = &[
         scope: Scope::Client,
         range_text: None,
     },
+    Field {
+        path: "outbox",
+        kind: Kind::Feature {
+            on: d::OUTBOX_ENABLED,
+        },
+        scope: Scope::Client,
+        range_text: None,
+    },
+    field("outbox.name", Kind::Name),
+    int("outbox.maxEntries", 1, 100_000, d::OUTBOX_MAX_ENTRIES),
+    int("outbox.maxAgeMs", 1_000, MAX_MS, d::OUTBOX_MAX_AGE_MS),
+    int(
+        "outbox.maxBodyBytes",
+        0,
+        67_108_864,
+        d::OUTBOX_MAX_BODY_BYTES,
+    ),
+    field("outbox.store", Kind::Held),
+    field("outbox.onReplay", Kind::Function),
     field("onEvent", Kind::Function),
     field("fetch", Kind::Function),
 ];
@@ -316,6 +337,10 @@ pub fn check_scope(root: &Value, per_call: bool) -> Result<(), PolicyError> {
     };
     for (key, value) in map {
         let message = match get(key).map(|f| f.scope) {
+            Some(Scope::Client) if per_call && key == "outbox" => {
+                "outbox keeps a client's writes for later: give it to new ResilientClient(...), \
+                 not to one call (a call opts out with idempotencyKey: false)"
+            }
             Some(Scope::Client) if per_call && key == "share" => {
                 "share names the peers a client's origin health is shared with: give it to new \
                  ResilientClient(...), not to one call"

@@ -206,6 +206,31 @@ pub(super) fn idempotency_header(c: &mut Check, o: &Object) -> String {
     }
 }
 
+/// `outbox`: the outbox's settings (its store and `onReplay` are the shell's).
+pub(super) fn outbox_policy(c: &mut Check, map: &Map) -> OutboxPolicy {
+    let o = c.object(map, "outbox");
+    let name = match o.get("name") {
+        None => defaults::OUTBOX_NAME.to_owned(),
+        Some(Value::String(s)) if (1..=64).contains(&s.chars().count()) => s.clone(),
+        Some(other) => {
+            let right_type = matches!(other, Value::String(_));
+            c.fail(
+                "outbox.name".to_owned(),
+                "a name of 1 to 64 characters",
+                other,
+                right_type,
+            );
+            defaults::OUTBOX_NAME.to_owned()
+        }
+    };
+    OutboxPolicy {
+        name,
+        max_entries: c.int(&o, "maxEntries"),
+        max_age_ms: c.int(&o, "maxAgeMs"),
+        max_body_bytes: c.int(&o, "maxBodyBytes"),
+    }
+}
+
 /// `share`: the name of the peers a client shares its origins' health with (see
 /// [`crate::share`]); `false` or absent: none.
 pub(super) fn share_name(c: &mut Check, o: &Object) -> Option<String> {
@@ -455,6 +480,52 @@ mod tests {
             ),
         ] {
             let e = err(json!({ "hedge": bad }));
+            assert_eq!(e.kind, kind, "{bad}");
+            assert!(e.message.contains(words), "{}", e.message);
+        }
+    }
+
+    #[test]
+    fn outbox_is_off_by_default_and_checked() {
+        assert_eq!(parse(json!({})).map(|p| p.outbox), Ok(None));
+        let on = parse(json!({"outbox": true})).map(|p| p.outbox);
+        assert_eq!(on, Ok(Policy::default_outbox()));
+        let named = parse(json!({"outbox": {"name": "orders", "maxEntries": 5}}));
+        let named = named.map(|p| p.outbox.map(|o| (o.name, o.max_entries, o.max_age_ms)));
+        assert_eq!(named, Ok(Some(("orders".into(), 5, 86_400_000))));
+        for (bad, kind, words) in [
+            (
+                json!({"name": ""}),
+                PolicyErrorKind::Range,
+                "outbox.name must be a name of 1 to 64 characters",
+            ),
+            (
+                json!({"name": 7}),
+                PolicyErrorKind::Type,
+                "outbox.name must be a name of 1 to 64 characters (got a number)",
+            ),
+            (
+                json!({"maxEntries": 0}),
+                PolicyErrorKind::Range,
+                "outbox.maxEntries must be an integer from 1 to 100000",
+            ),
+            (
+                json!({"maxAgeMs": 999}),
+                PolicyErrorKind::Range,
+                "outbox.maxAgeMs must be an integer from 1000 to 2147483647",
+            ),
+            (
+                json!({"maxBodyBytes": 67108865}),
+                PolicyErrorKind::Range,
+                "outbox.maxBodyBytes must be an integer from 0 to 67108864",
+            ),
+            (
+                json!({"size": 1}),
+                PolicyErrorKind::Type,
+                "unknown policy field \"outbox.size\"",
+            ),
+        ] {
+            let e = err(json!({ "outbox": bad }));
             assert_eq!(e.kind, kind, "{bad}");
             assert!(e.message.contains(words), "{}", e.message);
         }

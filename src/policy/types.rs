@@ -101,6 +101,18 @@ pub mod defaults {
 
     /// Identical GETs and HEADs in flight on one client are sent once (JS `coalesce`).
     pub const COALESCE: bool = false;
+
+    /// Keyed writes without a definite answer are kept and delivered later (JS `outbox`).
+    pub const OUTBOX_ENABLED: bool = false;
+    /// The outbox's name: clients of one name share its entries (JS `outbox.name`).
+    pub const OUTBOX_NAME: &str = "default";
+    /// Entries kept at most, dead letters included (JS `outbox.maxEntries`).
+    pub const OUTBOX_MAX_ENTRIES: u32 = 1000;
+    /// How long an entry is replayed before it is a dead letter, in ms: a day, the
+    /// shortest time servers such as Stripe's keep a key (JS `outbox.maxAgeMs`).
+    pub const OUTBOX_MAX_AGE_MS: u32 = 86_400_000;
+    /// The largest body kept, in bytes (JS `outbox.maxBodyBytes`).
+    pub const OUTBOX_MAX_BODY_BYTES: u32 = 1_048_576;
 }
 
 /// A validated policy: every field concrete, every value in range.
@@ -137,6 +149,21 @@ pub struct Policy {
     pub coalesce: bool,
     /// Hedged reads; `None` sends one attempt at a time.
     pub hedge: Option<HedgePolicy>,
+    /// The outbox; `None` (the default) keeps nothing.
+    pub outbox: Option<OutboxPolicy>,
+}
+
+/// Outbox settings (see [`crate::outbox`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct OutboxPolicy {
+    /// Its name (1 to 64 characters): the store and the replay lock are per name.
+    pub name: String,
+    /// Entries kept at most (1..=100000).
+    pub max_entries: u32,
+    /// How long an entry is replayed before it is a dead letter, in ms.
+    pub max_age_ms: u32,
+    /// The largest body kept, in bytes (0..=67108864).
+    pub max_body_bytes: u32,
 }
 
 /// When a hedge goes: after a fixed delay, or the origin's recent p95 of attempt latency.
@@ -332,6 +359,18 @@ impl Policy {
     }
 }
 
+impl Policy {
+    /// The outbox settings `outbox: true` gives.
+    pub fn default_outbox() -> Option<OutboxPolicy> {
+        Some(OutboxPolicy {
+            name: defaults::OUTBOX_NAME.to_owned(),
+            max_entries: defaults::OUTBOX_MAX_ENTRIES,
+            max_age_ms: defaults::OUTBOX_MAX_AGE_MS,
+            max_body_bytes: defaults::OUTBOX_MAX_BODY_BYTES,
+        })
+    }
+}
+
 impl Default for Policy {
     fn default() -> Self {
         Policy {
@@ -360,6 +399,7 @@ impl Default for Policy {
                 min_delay_ms: defaults::HEDGE_MIN_DELAY_MS,
                 max_delay_ms: defaults::HEDGE_MAX_DELAY_MS,
             }),
+            outbox: Policy::default_outbox().filter(|_| defaults::OUTBOX_ENABLED),
         }
     }
 }

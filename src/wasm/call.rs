@@ -19,7 +19,9 @@ use super::events::emit;
 use super::options::{Hooks, decode, policy_error};
 use super::transport::{Asking, FetchTransport, Source};
 use crate::engine::{self, Call, CallResult};
+use crate::events::OutcomeKind;
 use crate::idempotency::{self, Key, KeyChoice};
+use crate::outbox::{self, End};
 use crate::policy::Policy;
 
 fn type_error(message: &str) -> JsValue {
@@ -52,6 +54,8 @@ pub struct Ready {
     guard: AbortGuard,
     /// With `coalesce`, the flight this call joins or starts.
     flight: Option<Flight>,
+    /// Whether the client's outbox may keep it (not a replay of a kept one).
+    keep: bool,
 }
 
 /// A read that may join an identical one in flight (policy `coalesce`). The call runs with
@@ -65,8 +69,15 @@ struct Flight {
 
 /// Starts one call: reads the arguments, resolves the policy and attaches the key now
 /// (synchronously, like `fetch`), then runs it; resolves like `fetch`.
-pub fn start(client: Rc<ClientInner>, input: JsValue, init: JsValue, policy: JsValue) -> Promise {
-    match prepare(client, input, init, policy) {
+/// `keep`: the client's outbox may keep the call (false for its replays).
+pub fn start(
+    client: Rc<ClientInner>,
+    input: JsValue,
+    init: JsValue,
+    policy: JsValue,
+    keep: bool,
+) -> Promise {
+    match prepare(client, input, init, policy, keep) {
         Ok(Prepared::Run(mut ready)) => match ready.flight.take() {
             None => wasm_bindgen_futures::future_to_promise(ready.run()),
             Some(flight) => {
@@ -139,6 +150,7 @@ fn prepare(
     input: JsValue,
     init: JsValue,
     policy: JsValue,
+    keep: bool,
 ) -> Result<Prepared, JsValue> {
     let resolved = resolve_policy(&client, &policy)?;
     // [init copy without signal, signal, origin ("": no server's), method, body (0, 1, 2),
@@ -205,6 +217,7 @@ fn prepare(
             key: key.clone(),
         },
     );
+    let client_keeps = client_keeps(&resolved);
     Ok(Prepared::Run(Ready {
         guard,
         client,
@@ -217,7 +230,24 @@ fn prepare(
         has_body: body != 0.0,
         transport,
         flight,
+        keep: keep && client_keeps,
     }))
+}
+
+/// A replay of a kept request, through its client (breaker, budget, bulkhead), never kept again.
+pub fn replay(client: Rc<ClientInner>, request: JsValue) -> Promise {
+    start(
+        client,
+        request,
+        JsValue::UNDEFINED,
+        JsValue::UNDEFINED,
+        false,
+    )
+}
+
+/// Whether the call's client keeps writes (policy `outbox`).
+fn client_keeps(resolved: &Resolved) -> bool {
+    resolved.policy.outbox.is_some()
 }
 
 /// The idempotency key the call carries, if any (the caller's header `existing`, a given
@@ -275,6 +305,7 @@ impl Ready {
             mut transport,
             guard,
             flight: _,
+            keep,
         } = self;
         let env = JsEnv {
             abort: guard.state().clone(),
@@ -311,9 +342,64 @@ impl Ready {
             started,
             signal: guard.state().signal(),
         };
+        let end = keep.then(|| end_of(&result, &transport));
         let mapped = ended.map(result, &transport, guard.state());
         drop(guard);
-        mapped
+        let keeps = end.and_then(|(end, attempts)| Some((outbox::keep(end)?, attempts)));
+        match (keeps, &key, client.outbox.as_ref()) {
+            (Some((reason, attempts)), Some(key), Some(outbox)) => {
+                let first = js_sys::Date::now() - (performance_now() - started);
+                let (value, failed) = match &mapped {
+                    Ok(response) => (response, false),
+                    Err(error) => (error, true),
+                };
+                // The call adopts this promise: it settles once the request is stored.
+                Ok(outbox
+                    .keep(
+                        transport.request(),
+                        key,
+                        &origin,
+                        reason,
+                        first,
+                        attempts,
+                        value,
+                        failed,
+                        resolved.on_event.as_ref(),
+                    )
+                    .into())
+            }
+            _ => mapped,
+        }
+    }
+}
+
+/// How a call ended, as the outbox sees it, and the attempts it made.
+fn end_of(result: &CallResult<Result<JsValue, JsValue>>, transport: &FetchTransport) -> (End, u32) {
+    match result {
+        CallResult::Done {
+            output: Ok(response),
+            attempts,
+        } => {
+            let status = js_sys::Reflect::get(response, &"status".into())
+                .ok()
+                .and_then(|s| s.as_f64())
+                .unwrap_or(0.0);
+            (End::Answered(status as u16), *attempts)
+        }
+        CallResult::Done { attempts, .. } => (
+            End::Failed(
+                transport
+                    .last_outcome()
+                    .unwrap_or(OutcomeKind::InvalidRequest),
+            ),
+            *attempts,
+        ),
+        CallResult::ShortCircuited { .. } => (End::ShortCircuited, 0),
+        CallResult::BulkheadFull => (End::BulkheadFull, 0),
+        CallResult::Aborted => (End::Aborted, 0),
+        CallResult::DeadlineExceeded => (End::Deadline, 0),
+        CallResult::RateLimited { .. } => (End::RateLimited, 0),
+        CallResult::Throttled => (End::Throttled, 0),
     }
 }
 

@@ -12,6 +12,7 @@ use super::bindings::{fetch_to_wrap, install_fetch, make_timeout_error, uninstal
 use super::call;
 use super::events::{emit, stats_to_js};
 use super::options::{Hooks, decode, policy_error};
+use super::outbox::{Outbox, OutboxHandle};
 use super::share::{self, Sharing};
 use super::types::{FetchInit, FetchInput, PolicyArg};
 use crate::events::Event;
@@ -43,6 +44,8 @@ pub struct ClientInner {
     pub registry: RefCell<Registry>,
     /// Its channel to its peers, when it shares (`share`).
     _sharing: Option<Sharing>,
+    /// Its outbox, when it keeps writes (`outbox`).
+    pub outbox: Option<Outbox>,
 }
 
 thread_local! {
@@ -66,6 +69,9 @@ impl ClientInner {
             let mut registry = Registry::new(validated.max_origins);
             let sharing = (validated.share.as_deref())
                 .and_then(|name| share::open(name, weak.clone(), &mut registry));
+            let (store, on_replay) = options.outbox;
+            let outbox = (validated.outbox.clone())
+                .map(|policy| Outbox::open(policy, store, on_replay, weak.clone()));
             let weak = weak.clone();
             let expire = Closure::new(
                 move |deadline: bool, ms: f64, origin: String, on_event: JsValue| {
@@ -82,6 +88,7 @@ impl ClientInner {
                 expire,
                 registry: RefCell::new(registry),
                 _sharing: sharing,
+                outbox,
                 validated: Rc::new(validated),
                 policy: options.input,
                 on_event: options.on_event,
@@ -131,7 +138,7 @@ fn spawn(
 ) -> Promise {
     let init = init.map_or(JsValue::UNDEFINED, Into::into);
     let policy = policy.map_or(JsValue::UNDEFINED, Into::into);
-    call::start(client, input.into(), init, policy)
+    call::start(client, input.into(), init, policy, true)
 }
 
 /// `fetch`, made resilient: per-attempt timeouts, retries with full jitter,
@@ -190,6 +197,12 @@ impl ResilientClient {
             .map_err(|_| busy())?
             .breaker_state(&key, super::env::now());
         Ok(state.as_str().to_string())
+    }
+
+    /// The client's outbox (policy `outbox`), or undefined when it has none.
+    #[wasm_bindgen(getter, unchecked_return_type = "Outbox | undefined")]
+    pub fn outbox(&self) -> Option<OutboxHandle> {
+        OutboxHandle::of(&self.inner)
     }
 
     /// Counters and state per origin.

@@ -32,6 +32,7 @@ struct JsEvent<'a> {
     to: Option<&'static str>,
     timeout_ms: Option<f64>,
     probability: Option<f64>,
+    id: Option<&'a str>,
 }
 
 /// Adds `key: value` to `map` when there is a value.
@@ -66,13 +67,14 @@ impl Serialize for JsEvent<'_> {
         entry(&mut map, "to", self.to)?;
         entry(&mut map, "timeoutMs", self.timeout_ms)?;
         entry(&mut map, "probability", self.probability)?;
+        entry(&mut map, "id", self.id)?;
         map.end()
     }
 }
 
 /// The event as a JS object: `{ type, origin, ... }`; `key` is the call's idempotency
 /// key, shown on `attemptStart`.
-fn to_js(origin: &str, key: Option<&str>, event: &Event) -> JsValue {
+pub fn to_js(origin: &str, key: Option<&str>, event: &Event) -> JsValue {
     let mut e = JsEvent {
         kind: event.kind(),
         origin,
@@ -141,6 +143,28 @@ fn to_js(origin: &str, key: Option<&str>, event: &Event) -> JsValue {
             e.delay_ms = Some(delay_ms);
         }
         Event::Success { attempts } => e.attempts = Some(attempts),
+        Event::Queued { id, reason } => {
+            e.id = Some(id);
+            e.idempotency_key = key;
+            e.reason = Some(reason.as_str());
+        }
+        Event::Replayed { id, attempt } => {
+            e.id = Some(id);
+            e.attempt = Some(attempt);
+        }
+        Event::Delivered { id, status } => {
+            e.id = Some(id);
+            e.status = Some(status);
+        }
+        Event::DeadLettered { id, status } => {
+            e.id = Some(id);
+            e.status = status;
+            e.reason = Some(if status.is_some() {
+                "status"
+            } else {
+                "expired"
+            });
+        }
     }
     e.serialize(&Serializer::new().serialize_maps_as_objects(true))
         .unwrap_or(JsValue::UNDEFINED)

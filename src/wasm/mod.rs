@@ -13,6 +13,7 @@
 //! | the caller's `AbortSignal` | `abort.rs` |
 //! | clock, randomness, sleep for the core | `env.rs` |
 //! | origin health shared with peers (`share`) over a `BroadcastChannel` | `share.rs`, `js/share.js` |
+//! | the outbox (`outbox`): keeping a call, the replay, `client.outbox` | `outbox.rs`, `js/outbox.js` |
 //! | policy objects into the core's input | `options.rs` |
 //! | events to `onEvent`, and `stats()`, as JS objects (serde-wasm-bindgen) | `events.rs` |
 //! | TypeScript declarations | `types.rs` |
@@ -30,6 +31,7 @@ mod client;
 mod env;
 mod events;
 mod options;
+mod outbox;
 mod settle;
 mod share;
 mod transport;

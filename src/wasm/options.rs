@@ -22,6 +22,8 @@ pub struct Options {
     /// `retry.shouldRetry` and `breaker.isFailure`: undefined when not given, null when
     /// given as null (none, whatever the client has), else the function.
     pub hooks: Hooks,
+    /// `outbox.store` and `outbox.onReplay`, as given (undefined when not).
+    pub outbox: (JsValue, JsValue),
 }
 
 /// The caller's own decisions, as given.
@@ -57,7 +59,8 @@ pub fn decode(policy: &JsValue) -> Result<Options, JsValue> {
     if policy.is_undefined() || policy.is_null() {
         return Ok(Options::default());
     }
-    // [plain copy without functions, retry.shouldRetry, breaker.isFailure, onEvent, fetch]
+    // [plain copy without functions, retry.shouldRetry, breaker.isFailure, outbox.onReplay,
+    //  onEvent, fetch, outbox.store]
     let read = read_policy(policy)?;
     let input = PolicyInput::new(to_value(&read.get(0)));
     let hooks = Hooks {
@@ -66,9 +69,10 @@ pub fn decode(policy: &JsValue) -> Result<Options, JsValue> {
     };
     Ok(Options {
         input,
-        on_event: read.get(3).dyn_into::<Function>().ok(),
-        fetch: read.get(4).dyn_into::<Function>().ok(),
+        on_event: read.get(4).dyn_into::<Function>().ok(),
+        fetch: read.get(5).dyn_into::<Function>().ok(),
         hooks,
+        outbox: (read.get(6), read.get(3)),
     })
 }
 

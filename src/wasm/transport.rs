@@ -18,6 +18,7 @@ use super::env::timer_ms;
 use super::options::Hooks;
 use super::settle::Settled;
 use crate::engine::{AttemptLimit, AttemptOutcome, Either, Ended, HookAnswer, Transport, race};
+use crate::events::OutcomeKind;
 use crate::policy::Policy;
 use crate::rate_limit::{self, Headers, Quota};
 
@@ -86,6 +87,8 @@ pub struct FetchTransport {
     previous: RefCell<Vec<(JsValue, AbortController)>>,
     /// Attempts on the wire now (more than one when hedged).
     on_wire: std::cell::Cell<u32>,
+    /// How the last attempt to end ended (a `shouldRetry` that threw: the caller's doing).
+    last: std::cell::Cell<Option<OutcomeKind>>,
 }
 
 /// An attempt on the wire: aborted if dropped before it ends (a hedge that lost, a call
@@ -130,6 +133,7 @@ impl FetchTransport {
             paced: policy.rate_limit.is_some(),
             previous: RefCell::new(Vec::new()),
             on_wire: std::cell::Cell::new(0),
+            last: std::cell::Cell::new(None),
         }
     }
 
@@ -161,6 +165,21 @@ impl FetchTransport {
             discard_body(&other);
         }
         last.map(|(_, controller)| controller)
+    }
+
+    /// How the last attempt to end ended, if one was sent.
+    pub fn last_outcome(&self) -> Option<OutcomeKind> {
+        self.last.get()
+    }
+
+    /// What the call sends: its request, or its URL and init (the outbox copies it), and
+    /// whether its body is a stream.
+    pub fn request(&self) -> (&JsValue, &JsValue, bool) {
+        const NONE: &JsValue = &JsValue::UNDEFINED;
+        match &self.source {
+            Source::Direct { input, init } => (input, init.as_ref(), !self.replayable),
+            Source::Template(request) => (request, NONE, !self.replayable),
+        }
     }
 
     /// The limit that applies and whether it is the whole call's.
@@ -238,6 +257,7 @@ impl Transport for FetchTransport {
                 ask_should_retry(hook, &self.hook_context(ended, output), slot, generation);
                 answer
             });
+        let last = &self.last;
         async move {
             match answer {
                 None => HookAnswer::Default,
@@ -245,13 +265,28 @@ impl Transport for FetchTransport {
                     Ok(v) if v.as_f64() == Some(1.0) => HookAnswer::Retry,
                     Ok(v) if v.as_f64() == Some(0.0) => HookAnswer::Stop,
                     Ok(_) => HookAnswer::Default,
-                    Err(thrown) => HookAnswer::Fail(Err(thrown)),
+                    Err(thrown) => {
+                        last.set(Some(OutcomeKind::InvalidRequest));
+                        HookAnswer::Fail(Err(thrown))
+                    }
                 },
             }
         }
     }
 
-    async fn send(&self, _attempt: u32, limit: AttemptLimit) -> (AttemptOutcome, Self::Output) {
+    async fn send(&self, attempt: u32, limit: AttemptLimit) -> (AttemptOutcome, Self::Output) {
+        let sent = self.send_one(attempt, limit).await;
+        self.last.set(Some(sent.0.kind()));
+        sent
+    }
+}
+
+impl FetchTransport {
+    async fn send_one(
+        &self,
+        _attempt: u32,
+        limit: AttemptLimit,
+    ) -> (AttemptOutcome, Result<JsValue, JsValue>) {
         // Another attempt: the ended ones' bodies are not the call's answer. (A hedge goes
         // while the others are on the wire; those that ended failed and are not the answer.)
         self.discard_previous();

@@ -80,6 +80,13 @@ export interface Policy {
    * (a name of 1 to 64 characters, or false) @default false
    */
   share?: string | false;
+  /**
+   * Client only. A call with an idempotency key that ends without a definite answer (network
+   * error, timeout, open breaker, full bulkhead, rate limit, throttling, deadline, or a 408/429/5xx
+   * its attempts could not get past) is stored before it settles, rejects with a QueuedError, and
+   * is delivered later with the same key (client.outbox). @default false (off)
+   */
+  outbox?: boolean | OutboxPolicy;
   /** Called with every event of the call. A listener that throws or rejects does not break the call. */
   onEvent?: (event: ResilienceEvent) => void | Promise<void>;
   /** The fetch to send with. @default globalThis.fetch, looked up at each attempt (what install() wrapped, if installed) */
@@ -200,6 +207,61 @@ export interface HedgePolicy {
   maxDelayMs?: number;
 }
 
+export interface OutboxPolicy {
+  /** The outbox's name: the store and the replayer are per name (a name of 1 to 64 characters). @default "default" */
+  name?: string;
+  /** Entries kept at most, dead letters included (1..=100000). @default 1000 */
+  maxEntries?: number;
+  /** Age at which an entry becomes a dead letter, in ms from its first attempt (1000..=2147483647). @default 86400000 (a day) */
+  maxAgeMs?: number;
+  /** The largest body kept, in bytes (0..=67108864). @default 1048576 */
+  maxBodyBytes?: number;
+  /** Where entries are kept. Default: IndexedDB in browsers and their workers, memory elsewhere. */
+  store?: OutboxStore;
+  /** Called with each request before it is replayed; returns the request to send (e.g. with a fresh Authorization). */
+  onReplay?: (request: Request) => Request | Promise<Request>;
+}
+
+/** A store of outbox entries: a file, Deno KV, a Durable Object's storage... */
+export interface OutboxStore {
+  put(entry: OutboxEntry): void | Promise<void>;
+  delete(id: string): void | Promise<void>;
+  list(): OutboxEntry[] | Promise<OutboxEntry[]>;
+}
+
+/** A kept request, as stored (never with Authorization, Cookie or Proxy-Authorization). */
+export interface OutboxEntry {
+  /** The entry's id (its idempotency key). */
+  id: string;
+  origin: string;
+  url: string;
+  method: string;
+  headers: [string, string][];
+  body: ArrayBuffer | null;
+  credentials: RequestCredentials;
+  redirect: RequestRedirect;
+  idempotencyKey: string;
+  /** When the call first tried, in ms since the epoch. */
+  firstAttemptAt: number;
+  /** Attempts so far, replays included. */
+  attempts: number;
+  /** Why it was kept. */
+  reason: OutboxReason;
+  /** Set once it will not be sent again: a final refusal (status) or too old (expired). */
+  deadLetter?: { reason: "status" | "expired"; status?: number; at: number };
+}
+
+/** Why a call was kept in the outbox. */
+export type OutboxReason =
+  | "network" | "timeout" | "status" | "breakerOpen" | "bulkheadFull" | "rateLimited" | "throttled" | "deadline";
+
+/** What a replay did. */
+export interface OutboxFlush {
+  delivered: number;
+  deadLettered: number;
+  waiting: number;
+}
+
 /**
  * One event of a call, as given to `onEvent`: a union discriminated by `type`, so
  * `if (e.type === "retry") e.delayMs` is a number. Fields an event type does not have read
@@ -208,7 +270,8 @@ export interface HedgePolicy {
 export type ResilienceEvent =
   | AttemptStartEvent | AttemptEndEvent | RetryEvent | GiveUpEvent | BreakerTransitionEvent
   | ShortCircuitEvent | BulkheadRejectedEvent | RateLimitWaitEvent | RateLimitRejectedEvent
-  | ThrottledEvent | BodyTimeoutEvent | HedgeEvent | SuccessEvent;
+  | ThrottledEvent | BodyTimeoutEvent | HedgeEvent | SuccessEvent
+  | QueuedEvent | ReplayedEvent | DeliveredEvent | DeadLetteredEvent;
 
 /** The fields of every event type; each type sets its own. */
 interface EventFields {
@@ -227,6 +290,7 @@ interface EventFields {
   from?: undefined;
   to?: undefined;
   probability?: undefined;
+  id?: undefined;
 }
 type EventOf<T> = Omit<EventFields, keyof T> & T;
 
@@ -345,6 +409,40 @@ export type SuccessEvent = EventOf<{
   type: "success";
   /** Attempts made. */
   attempts: number;
+}>;
+
+/** The call got no definite answer: its request is kept in the outbox. */
+export type QueuedEvent = EventOf<{
+  type: "queued";
+  /** The entry's id. */
+  id: string;
+  idempotencyKey: string;
+  /** Why it was kept. */
+  reason: OutboxReason;
+}>;
+
+/** A kept request is sent again. */
+export type ReplayedEvent = EventOf<{
+  type: "replayed";
+  id: string;
+  /** Attempts so far, this one and the original call's included. */
+  attempt: number;
+}>;
+
+/** A kept request got its answer (2xx or 3xx) and left the outbox. */
+export type DeliveredEvent = EventOf<{
+  type: "delivered";
+  id: string;
+  status: number;
+}>;
+
+/** A kept request will not be sent again: refused (a 4xx but 408, 409, 429) or too old. */
+export type DeadLetteredEvent = EventOf<{
+  type: "deadLettered";
+  id: string;
+  reason: "status" | "expired";
+  /** The refusal's status (reason "status"). */
+  status?: number;
 }>;
 
 /** Counters and state of one origin. */

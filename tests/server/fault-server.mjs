@@ -56,6 +56,8 @@ import { fileURLToPath } from "node:url";
 function createOrigin(name) {
   const logs = new Map(); // id -> [{...}]
   const effects = new Map(); // id -> Set of idempotency keys applied
+  // id -> an idempotent ledger (the outbox's proof): { down, applied: key -> { body, answers }, order: [body] }
+  const ledgers = new Map();
   // The demo's controls for /api: errorRate in [0, 1], failStatus 503 | 500 | 429 (with Retry-After).
   // rateLimit: requests per second /api takes (0: no limit); it then advertises its quota
   // (RateLimit/RateLimit-Policy and X-RateLimit-*) and answers 429 beyond it.
@@ -249,6 +251,36 @@ function createOrigin(name) {
         });
         return;
       }
+      case "/ledger": { // POST: while down 503 (or a dropped connection), else the effect once per key
+        if (!ledgers.has(id)) ledgers.set(id, { down: false, drop: false, applied: new Map(), order: [], refused: [] });
+        const ledger = ledgers.get(id);
+        record(id, entry);
+        if (req.method === "PUT") { // switch: ?down=0|1&drop=0|1
+          ledger.down = q.get("down") === "1"; ledger.drop = q.get("drop") === "1";
+          entry.status = 204; res.writeHead(204); res.end(); return;
+        }
+        if (req.method === "GET") { entry.status = 200;
+          json(res, 200, { order: ledger.order, refused: ledger.refused,
+            keys: Object.fromEntries([...ledger.applied].map(([k, v]) => [k, { body: v.body, answers: v.answers }])) }); return; }
+        let body = "";
+        req.on("data", (c) => { body += c; });
+        req.on("end", () => {
+          if (ledger.down) {
+            if (ledger.drop) { entry.status = "drop"; req.socket.destroy(); return; }
+            entry.status = 503; send(res, 503, "down"); return;
+          }
+          if (!entry.key) { entry.status = 400; send(res, 400, "an Idempotency-Key is required"); return; }
+          if (q.has("refuse") && body.includes(q.get("refuse"))) { // a final refusal for one payload
+            ledger.refused.push(body); entry.status = 422; send(res, 422, "refused"); return;
+          }
+          const known = ledger.applied.get(entry.key);
+          if (known && known.body !== body) { entry.status = 422; send(res, 422, "key reused with another payload"); return; }
+          if (!known) { ledger.applied.set(entry.key, { body, answers: 0, headers: entry.headers }); ledger.order.push(body); }
+          ledger.applied.get(entry.key).answers++;
+          entry.status = 201; json(res, 201, { key: entry.key, body });
+        });
+        return;
+      }
       case "/log": json(res, 200, logs.get(id) || []); return;
       case "/effects": {
         const applied = effects.get(id) || new Set();
@@ -306,7 +338,7 @@ function createOrigin(name) {
         return;
       }
       case "/reset":
-        logs.clear(); effects.clear();
+        logs.clear(); effects.clear(); ledgers.clear();
         Object.assign(chaos, CALM);
         json(res, 200, { ok: true }); return;
       default:

@@ -1,0 +1,303 @@
+//! The outbox (policy `outbox`): a keyed write that ended without a definite answer is
+//! kept, and delivered later with the same idempotency key, exactly once as far as the
+//! server honours the key (draft-ietf-httpapi-idempotency-key-header).
+//!
+//! The rules, decided from facts alone (the shell stores, sends and listens):
+//! - [`keep`]: which ends of a call are kept: no answer (network error, timeout), nothing
+//!   sent (breaker open, bulkhead full, rate limit, throttling, deadline), or a transient
+//!   status (408, 429, 5xx) the call's attempts, budget or deadline could not get past.
+//!   An abort is the caller's decision, and a caller's bad argument is not the server's:
+//!   neither is kept.
+//! - [`verdict`]: what a replay's answer does to its entry: 2xx/3xx delivered; 409 (the
+//!   server still processes the key), 408, 429 and 5xx wait for the next replay; any other
+//!   4xx (422: the key was used with another payload) is a dead letter.
+//! - [`plan`]: the replay order: per origin, oldest first; an entry that must wait holds
+//!   back the later ones of its origin (the shell stops that origin's queue there).
+//! - [`expired`]: an entry older than `maxAgeMs` is a dead letter, never sent again (the
+//!   server may have forgotten its key).
+//! - [`next_flush_ms`]: when waiting entries are tried again: equal jitter over a window
+//!   doubling from 1 s to 5 min, so the clients of a site that came back do not all
+//!   replay in the same second.
+
+use crate::events::OutcomeKind;
+
+/// Why a call was kept.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reason {
+    /// The last attempt failed without a response.
+    Network,
+    /// The last attempt ran out of time.
+    Timeout,
+    /// The last answer was a transient status (408, 429, 5xx).
+    Status,
+    /// The origin's breaker was open: nothing was sent.
+    BreakerOpen,
+    /// The origin's bulkhead was full: nothing was sent.
+    BulkheadFull,
+    /// The origin's rate limit asked for a longer wait than the call could take.
+    RateLimited,
+    /// Adaptive throttling refused the call.
+    Throttled,
+    /// The call's deadline ran out before an attempt could start.
+    Deadline,
+}
+
+impl Reason {
+    /// The JS names, in the order of the variants.
+    pub const NAMES: [&'static str; 8] = [
+        "network",
+        "timeout",
+        "status",
+        "breakerOpen",
+        "bulkheadFull",
+        "rateLimited",
+        "throttled",
+        "deadline",
+    ];
+
+    /// The JS name.
+    pub fn as_str(self) -> &'static str {
+        Self::NAMES[self as usize]
+    }
+}
+
+/// How a call ended, as far as the outbox cares.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum End {
+    /// It resolved with a response of this status.
+    Answered(u16),
+    /// Its last attempt ended without a response, this way.
+    Failed(OutcomeKind),
+    /// Nothing was sent: the breaker was open.
+    ShortCircuited,
+    /// Nothing was sent: the bulkhead was full.
+    BulkheadFull,
+    /// Nothing was sent: the rate limit's wait was too long.
+    RateLimited,
+    /// Nothing was sent: throttled.
+    Throttled,
+    /// The deadline ran out before an attempt could start.
+    Deadline,
+    /// The caller aborted.
+    Aborted,
+}
+
+/// Whether a keyed call that ended so is kept, and why.
+pub fn keep(end: End) -> Option<Reason> {
+    Some(match end {
+        End::Answered(408 | 429 | 500..=599) => Reason::Status,
+        End::Answered(_) => return None,
+        End::Failed(OutcomeKind::NetworkError) => Reason::Network,
+        End::Failed(OutcomeKind::Timeout) => Reason::Timeout,
+        End::Failed(_) | End::Aborted => return None,
+        End::ShortCircuited => Reason::BreakerOpen,
+        End::BulkheadFull => Reason::BulkheadFull,
+        End::RateLimited => Reason::RateLimited,
+        End::Throttled => Reason::Throttled,
+        End::Deadline => Reason::Deadline,
+    })
+}
+
+/// What a replay's answer does to its entry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// Done: the entry leaves the outbox.
+    Delivered,
+    /// Not yet: the entry stays, and so do the later ones of its origin.
+    Wait,
+    /// Never: the entry becomes a dead letter.
+    Dead,
+}
+
+/// The verdict on a replay that got a response of `status` (0: an opaque redirect, which
+/// is the server's answer too).
+pub fn verdict(status: u16) -> Verdict {
+    match status {
+        0..=399 => Verdict::Delivered,
+        408 | 409 | 429 | 500.. => Verdict::Wait,
+        _ => Verdict::Dead,
+    }
+}
+
+/// Whether an entry kept at `kept_at` (wall-clock ms) is older than `max_age_ms` at `now`.
+pub fn expired(kept_at: f64, now: f64, max_age_ms: u32) -> bool {
+    now - kept_at > f64::from(max_age_ms)
+}
+
+/// What the plan needs to know of an entry.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Meta<'a> {
+    /// Its id.
+    pub id: &'a str,
+    /// The origin it goes to.
+    pub origin: &'a str,
+    /// When it was kept (wall-clock ms).
+    pub kept_at: f64,
+    /// Whether it is a dead letter (never replayed but on request).
+    pub dead: bool,
+}
+
+/// The replay order: the indices of the live entries in `entries`, one queue per origin
+/// (origins in the order their oldest entry was kept), each oldest first (ties broken by id).
+pub fn plan(entries: &[Meta<'_>]) -> Vec<Vec<usize>> {
+    let mut live: Vec<usize> = (0..entries.len()).filter(|&i| !entries[i].dead).collect();
+    live.sort_by(|&a, &b| {
+        let (a, b) = (&entries[a], &entries[b]);
+        a.kept_at.total_cmp(&b.kept_at).then_with(|| a.id.cmp(b.id))
+    });
+    let mut queues: Vec<Vec<usize>> = Vec::new();
+    for i in live {
+        match queues
+            .iter_mut()
+            .find(|q| entries[q[0]].origin == entries[i].origin)
+        {
+            Some(queue) => queue.push(i),
+            None => queues.push(vec![i]),
+        }
+    }
+    queues
+}
+
+/// The first wait between replays, in ms.
+pub const FIRST_WAIT_MS: f64 = 1_000.0;
+/// The longest wait between replays, in ms.
+pub const MAX_WAIT_MS: f64 = 300_000.0;
+
+/// The wait before replay round `round` (0 after the first one that left entries waiting),
+/// with `random` uniform in `[0, 1)`: half the window plus up to half again.
+pub fn next_flush_ms(round: u32, random: f64) -> f64 {
+    use crate::backoff::{Jitter, delay};
+    delay(
+        Jitter::Equal,
+        round,
+        FIRST_WAIT_MS,
+        MAX_WAIT_MS,
+        0.0,
+        random,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn keeps_what_had_no_definite_answer() {
+        for status in [408, 429, 500, 502, 503, 504, 599] {
+            assert_eq!(
+                keep(End::Answered(status)),
+                Some(Reason::Status),
+                "{status}"
+            );
+        }
+        for status in [200, 201, 204, 301, 400, 401, 404, 409, 422, 600] {
+            assert_eq!(keep(End::Answered(status)), None, "{status}");
+        }
+        assert_eq!(
+            keep(End::Failed(OutcomeKind::NetworkError)),
+            Some(Reason::Network)
+        );
+        assert_eq!(
+            keep(End::Failed(OutcomeKind::Timeout)),
+            Some(Reason::Timeout)
+        );
+        for kind in [
+            OutcomeKind::Aborted,
+            OutcomeKind::InvalidRequest,
+            OutcomeKind::InvalidResponse,
+        ] {
+            assert_eq!(keep(End::Failed(kind)), None, "{kind:?}");
+        }
+        assert_eq!(keep(End::Aborted), None);
+        assert_eq!(keep(End::ShortCircuited), Some(Reason::BreakerOpen));
+        assert_eq!(keep(End::BulkheadFull), Some(Reason::BulkheadFull));
+        assert_eq!(keep(End::RateLimited), Some(Reason::RateLimited));
+        assert_eq!(keep(End::Throttled), Some(Reason::Throttled));
+        assert_eq!(keep(End::Deadline), Some(Reason::Deadline));
+    }
+
+    #[test]
+    fn reason_names_follow_the_variants() {
+        assert_eq!(Reason::Network.as_str(), "network");
+        assert_eq!(Reason::BreakerOpen.as_str(), "breakerOpen");
+        assert_eq!(Reason::Deadline.as_str(), "deadline");
+    }
+
+    #[test]
+    fn a_replay_answer_delivers_waits_or_dead_letters() {
+        for status in [0, 200, 201, 204, 302, 304] {
+            assert_eq!(verdict(status), Verdict::Delivered, "{status}");
+        }
+        for status in [408, 409, 429, 500, 503] {
+            assert_eq!(verdict(status), Verdict::Wait, "{status}");
+        }
+        for status in [400, 401, 403, 404, 410, 413, 422] {
+            assert_eq!(verdict(status), Verdict::Dead, "{status}");
+        }
+    }
+
+    #[test]
+    fn an_entry_expires_after_max_age() {
+        assert!(!expired(1_000.0, 1_000.0 + 86_400_000.0, 86_400_000));
+        assert!(expired(1_000.0, 1_001.0 + 86_400_000.0, 86_400_000));
+    }
+
+    fn meta<'a>(id: &'a str, origin: &'a str, kept_at: f64, dead: bool) -> Meta<'a> {
+        Meta {
+            id,
+            origin,
+            kept_at,
+            dead,
+        }
+    }
+
+    #[test]
+    fn plan_is_per_origin_oldest_first_without_dead_letters() {
+        let entries = [
+            meta("c", "https://b", 30.0, false),
+            meta("a", "https://a", 20.0, false),
+            meta("d", "https://a", 10.0, true),
+            meta("b", "https://a", 40.0, false),
+            meta("e", "https://b", 5.0, false),
+            meta("f", "https://a", 20.0, false),
+        ];
+        assert_eq!(plan(&entries), vec![vec![4, 0], vec![1, 5, 3]]);
+        assert!(plan(&[]).is_empty());
+    }
+
+    proptest! {
+        #[test]
+        fn every_live_entry_is_planned_once_in_order(
+            list in proptest::collection::vec((0u8..4, 0u32..50, any::<bool>()), 0..40)
+        ) {
+            let origins = ["https://a", "https://b", "https://c", "https://d"];
+            let ids: Vec<String> = (0..list.len()).map(|i| format!("{i:03}")).collect();
+            let entries: Vec<Meta> = list
+                .iter()
+                .zip(&ids)
+                .map(|(&(o, at, dead), id)| meta(id, origins[o as usize], f64::from(at), dead))
+                .collect();
+            let queues = plan(&entries);
+            let mut seen: Vec<usize> = queues.iter().flatten().copied().collect();
+            seen.sort_unstable();
+            let live: Vec<usize> = (0..entries.len()).filter(|&i| !entries[i].dead).collect();
+            prop_assert_eq!(seen, live);
+            for queue in &queues {
+                for pair in queue.windows(2) {
+                    let (a, b) = (&entries[pair[0]], &entries[pair[1]]);
+                    prop_assert_eq!(a.origin, b.origin);
+                    prop_assert!((a.kept_at, a.id) < (b.kept_at, b.id));
+                }
+            }
+        }
+
+        #[test]
+        fn waits_grow_within_bounds(round in 0u32..64, random in 0.0f64..1.0) {
+            let ms = next_flush_ms(round, random);
+            let window = crate::backoff::window(round, FIRST_WAIT_MS, MAX_WAIT_MS);
+            prop_assert!(ms >= window / 2.0 && ms <= window);
+            prop_assert!((FIRST_WAIT_MS / 2.0..=MAX_WAIT_MS).contains(&ms));
+        }
+    }
+}

@@ -1,0 +1,301 @@
+//! The outbox (policy `outbox`) on the JS platform. The decisions are the core's
+//! (`crate::outbox`): which calls are kept, the replay order, each replay's verdict, the
+//! waits between replays; js/outbox.js does the I/O (the store, the lock, the `online`
+//! event, the timer) and asks them through four functions made here (`core`). A replay
+//! goes through the same client (breaker, budget, bulkhead), with the entry's key.
+
+use std::cell::Cell;
+use std::rc::{Rc, Weak};
+
+use js_sys::{Array, Function, Object, Promise, Reflect};
+use wasm_bindgen::JsCast;
+use wasm_bindgen::prelude::*;
+
+use super::call;
+use super::client::ClientInner;
+use super::env::random_unit;
+use super::events::{emit, to_js};
+use crate::events::Event;
+use crate::outbox::{self, Meta, Reason, Verdict};
+use crate::policy::OutboxPolicy;
+
+#[wasm_bindgen(module = "/js/outbox.js")]
+unsafe extern "C" {
+    /// The outbox `name` over `store` (undefined: the built-in one), asking `core`.
+    #[wasm_bindgen(js_name = outboxOpen)]
+    fn outbox_open(name: &str, store: &JsValue, on_replay: &JsValue, core: &Object) -> JsValue;
+    /// Stops its timer and listener.
+    #[wasm_bindgen(js_name = outboxClose)]
+    fn outbox_close(outbox: &JsValue);
+    /// Keeps a call's request, then settles the call (a `QueuedError` once kept).
+    #[wasm_bindgen(js_name = outboxKeep)]
+    fn outbox_keep(
+        outbox: &JsValue,
+        keep: &Array,
+        value: &JsValue,
+        failed: bool,
+        listener: &JsValue,
+        event: &JsValue,
+    ) -> Promise;
+    /// Replays as the only replayer of the outbox's name (`wait`: after the one at work).
+    #[wasm_bindgen(js_name = outboxFlush)]
+    fn outbox_flush(outbox: &JsValue, wait: bool) -> Promise;
+    /// The waiting entries, or the dead letters.
+    #[wasm_bindgen(js_name = outboxList)]
+    fn outbox_list(outbox: &JsValue, dead: bool) -> Promise;
+    /// Removes an entry; false if there is none.
+    #[wasm_bindgen(js_name = outboxDiscard)]
+    fn outbox_discard(outbox: &JsValue, id: &str) -> Promise;
+    /// Makes an entry wait again and replays; false if there is none.
+    #[wasm_bindgen(js_name = outboxRetry)]
+    fn outbox_retry(outbox: &JsValue, id: &str) -> Promise;
+}
+
+/// What js/outbox.js asks the core (each holds its client weakly).
+struct Core {
+    /// `plan([[id, origin, firstAttemptAt, isDeadLetter], ...])`: index queues per origin.
+    _plan: Closure<dyn Fn(Array) -> Array>,
+    /// `judge(firstAttemptAt, status)`: status -2 (before sending): 3 expired, 4 send;
+    /// -1 (no answer): 1; else 0 delivered, 1 wait, 2 refused.
+    _judge: Closure<dyn Fn(f64, i32) -> u32>,
+    /// `tell(kind, origin, id, n)`: 0 replayed (n: attempts), 1 delivered (n: status),
+    /// 2 dead-lettered (n: status, -1 expired) to `onEvent`; 3 a replay round ended with
+    /// n entries waiting (-1: another replayer was at work): the ms until the next (-1: none).
+    _tell: Closure<dyn Fn(u32, String, String, i32) -> f64>,
+    /// `send(request)`: the replay through the client.
+    _send: Closure<dyn Fn(JsValue) -> Promise>,
+}
+
+/// A client's outbox.
+pub struct Outbox {
+    /// Its settings.
+    pub policy: OutboxPolicy,
+    /// js/outbox.js's side of it.
+    io: JsValue,
+    /// Replay rounds since one left nothing waiting (the timer's backoff).
+    round: Cell<u32>,
+    _core: Core,
+}
+
+impl Drop for Outbox {
+    fn drop(&mut self) {
+        outbox_close(&self.io);
+    }
+}
+
+impl Outbox {
+    /// The outbox of the client `weak` names, over `store` (undefined: the built-in one).
+    pub fn open(
+        policy: OutboxPolicy,
+        store: JsValue,
+        on_replay: JsValue,
+        weak: Weak<ClientInner>,
+    ) -> Outbox {
+        let max_age_ms = policy.max_age_ms;
+        let plan = Closure::<dyn Fn(Array) -> Array>::new(plan);
+        let judge =
+            Closure::<dyn Fn(f64, i32) -> u32>::new(move |first: f64, status: i32| match status {
+                -2 if outbox::expired(first, js_sys::Date::now(), max_age_ms) => 3,
+                -2 => 4,
+                -1 => 1,
+                status => match outbox::verdict(status as u16) {
+                    Verdict::Delivered => 0,
+                    Verdict::Wait => 1,
+                    Verdict::Dead => 2,
+                },
+            });
+        let client = weak.clone();
+        let tell = Closure::<dyn Fn(u32, String, String, i32) -> f64>::new(
+            move |kind: u32, origin: String, id: String, n: i32| match client.upgrade() {
+                Some(client) => tell(&client, kind, &origin, &id, n),
+                None => -1.0,
+            },
+        );
+        let send = Closure::<dyn Fn(JsValue) -> Promise>::new(move |request: JsValue| {
+            match weak.upgrade() {
+                Some(client) => call::replay(client, request),
+                None => Promise::reject(&JsValue::UNDEFINED),
+            }
+        });
+        let core = Object::new();
+        for (name, f) in [
+            ("plan", plan.as_ref()),
+            ("judge", judge.as_ref()),
+            ("tell", tell.as_ref()),
+            ("send", send.as_ref()),
+        ] {
+            let _ = Reflect::set(&core, &name.into(), f);
+        }
+        Outbox {
+            io: outbox_open(&policy.name, &store, &on_replay, &core),
+            policy,
+            round: Cell::new(0),
+            _core: Core {
+                _plan: plan,
+                _judge: judge,
+                _tell: tell,
+                _send: send,
+            },
+        }
+    }
+
+    /// Keeps a call that ended (`value`: its response, or its error when `failed`) for
+    /// `reason`, then settles it: the promise the call resolves like.
+    #[allow(clippy::too_many_arguments)]
+    pub fn keep(
+        &self,
+        request: (&JsValue, &JsValue, bool),
+        key: &str,
+        origin: &str,
+        reason: Reason,
+        first_attempt_at: f64,
+        attempts: u32,
+        value: &JsValue,
+        failed: bool,
+        listener: Option<&Function>,
+    ) -> Promise {
+        let (source, init, stream) = request;
+        let p = &self.policy;
+        let keep: Array = [
+            JsValue::from(p.max_entries),
+            source.clone(),
+            init.clone(),
+            key.into(),
+            origin.into(),
+            p.max_body_bytes.into(),
+            stream.into(),
+            reason.as_str().into(),
+            first_attempt_at.into(),
+            attempts.into(),
+        ]
+        .iter()
+        .collect();
+        let (listener, event) = match listener {
+            Some(f) => (
+                f.into(),
+                to_js(origin, Some(key), &Event::Queued { id: key, reason }),
+            ),
+            None => (JsValue::UNDEFINED, JsValue::UNDEFINED),
+        };
+        outbox_keep(&self.io, &keep, value, failed, &listener, &event)
+    }
+}
+
+/// The replay order of `metas` (see [`Core`]).
+fn plan(metas: Array) -> Array {
+    let read: Vec<(String, String, f64, bool)> = metas
+        .iter()
+        .map(|m| {
+            let m: Array = m.unchecked_into();
+            let text = |i| m.get(i).as_string().unwrap_or_default();
+            (
+                text(0),
+                text(1),
+                m.get(2).as_f64().unwrap_or(0.0),
+                m.get(3).is_truthy(),
+            )
+        })
+        .collect();
+    let metas: Vec<Meta> = read
+        .iter()
+        .map(|(id, origin, kept_at, dead)| Meta {
+            id,
+            origin,
+            kept_at: *kept_at,
+            dead: *dead,
+        })
+        .collect();
+    outbox::plan(&metas)
+        .into_iter()
+        .map(|queue| -> Array { queue.into_iter().map(|i| JsValue::from(i as u32)).collect() })
+        .collect()
+}
+
+/// What js/outbox.js tells of a replay (see [`Core`]).
+fn tell(client: &ClientInner, kind: u32, origin: &str, id: &str, n: i32) -> f64 {
+    if kind == 3 {
+        let Some(outbox) = client.outbox.as_ref() else {
+            return -1.0;
+        };
+        if n == 0 {
+            outbox.round.set(0);
+            return -1.0;
+        }
+        let round = outbox.round.get();
+        outbox.round.set(round.saturating_add(1));
+        return outbox::next_flush_ms(round, random_unit());
+    }
+    let event = match kind {
+        0 => Event::Replayed {
+            id,
+            attempt: n as u32,
+        },
+        1 => Event::Delivered {
+            id,
+            status: n as u16,
+        },
+        _ => Event::DeadLettered {
+            id,
+            status: u16::try_from(n).ok(),
+        },
+    };
+    if let Some(listener) = &client.on_event {
+        emit(listener, origin, None, &event);
+    }
+    0.0
+}
+
+/// `client.outbox`: what it holds, and what may be done to it.
+#[wasm_bindgen(js_name = Outbox)]
+pub struct OutboxHandle {
+    client: Rc<ClientInner>,
+}
+
+impl OutboxHandle {
+    /// The handle of `client`'s outbox, if it has one.
+    pub fn of(client: &Rc<ClientInner>) -> Option<OutboxHandle> {
+        client.outbox.as_ref().map(|_| OutboxHandle {
+            client: client.clone(),
+        })
+    }
+
+    /// js/outbox.js's side of the outbox.
+    fn io(&self) -> &JsValue {
+        const NONE: &JsValue = &JsValue::UNDEFINED;
+        self.client.outbox.as_ref().map_or(NONE, |o| &o.io)
+    }
+}
+
+#[wasm_bindgen(js_class = Outbox)]
+impl OutboxHandle {
+    /// The entries waiting to be delivered, as stored.
+    #[wasm_bindgen(unchecked_return_type = "Promise<OutboxEntry[]>")]
+    pub fn list(&self) -> Promise {
+        outbox_list(self.io(), false)
+    }
+
+    /// The entries that will not be sent again (each with its `deadLetter`).
+    #[wasm_bindgen(js_name = deadLetters, unchecked_return_type = "Promise<OutboxEntry[]>")]
+    pub fn dead_letters(&self) -> Promise {
+        outbox_list(self.io(), true)
+    }
+
+    /// Replays the waiting entries now (after another replayer at work, if any).
+    #[wasm_bindgen(unchecked_return_type = "Promise<OutboxFlush>")]
+    pub fn flush(&self) -> Promise {
+        outbox_flush(self.io(), true)
+    }
+
+    /// Makes entry `id` (a dead letter, or one waiting) wait again with its age counted
+    /// from now, then replays; false if there is none.
+    #[wasm_bindgen(unchecked_return_type = "Promise<boolean>")]
+    pub fn retry(&self, id: &str) -> Promise {
+        outbox_retry(self.io(), id)
+    }
+
+    /// Removes entry `id` (waiting or dead); false if there is none.
+    #[wasm_bindgen(unchecked_return_type = "Promise<boolean>")]
+    pub fn discard(&self, id: &str) -> Promise {
+        outbox_discard(self.io(), id)
+    }
+}

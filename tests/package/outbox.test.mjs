@@ -1,0 +1,256 @@
+// The outbox (policy `outbox`): a keyed write that got no definite answer is kept before its
+// call settles, and delivered later with the same key, exactly once per key at an idempotent
+// server (the fault server's /ledger), through the package used by name on 127.0.0.1.
+import test from "node:test";
+import assert from "node:assert/strict";
+import fs from "node:fs";
+import path from "node:path";
+import { ORIGIN_A, ORIGIN_B, SCRATCH, errorOf, sleep, uid } from "./helpers.mjs";
+import { QueuedError, ResilientClient, TimeoutError, resilientFetch } from "resilient-fetch";
+
+const FAST = { retry: { maxAttempts: 2, baseDelayMs: 1, maxDelayMs: 5 }, breaker: false, timeoutMs: 2000 };
+
+// A replay on the client's own timer (0.5 s after a call is kept, at the earliest) may deliver
+// before an explicit flush() does: assertions are on what the server and the store hold after
+// it, and a flush's tally on what no other replay could have changed.
+/** The tally of a flush: `{ delivered, deadLettered, waiting }`, none more than `most`. */
+function assertTally(tally, most) {
+  assert.deepEqual(Object.keys(tally), ["delivered", "deadLettered", "waiting"]);
+  for (const [k, n] of Object.entries(tally)) assert.ok(Number.isInteger(n) && n >= 0 && n <= most[k], `${k}: ${n}`);
+}
+
+const ledger = async (origin, id) => (await fetch(`${origin}/ledger?id=${id}`)).json();
+const setDown = (origin, id, down, drop = false) =>
+  fetch(`${origin}/ledger?id=${id}&down=${down ? 1 : 0}&drop=${drop ? 1 : 0}`, { method: "PUT" });
+
+/** A store in a plain Map that counts its calls (what a user's adapter looks like). */
+function mapStore() {
+  const entries = new Map();
+  const calls = [];
+  return {
+    entries,
+    calls,
+    async put(entry) { calls.push("put"); entries.set(entry.id, structuredClone(entry)); },
+    async delete(id) { calls.push("delete"); entries.delete(id); },
+    async list() { calls.push("list"); return [...entries.values()].map((e) => structuredClone(e)); },
+  };
+}
+
+test("a POST to a down origin is kept before the call settles, and the error says so with its id and key", async () => {
+  const id = uid("outbox"), store = mapStore(), events = [];
+  await setDown(ORIGIN_A, id, true);
+  const client = new ResilientClient({ ...FAST, outbox: { name: id, store }, onEvent: (e) => events.push(e) });
+  const error = await errorOf(client.fetch(`${ORIGIN_A}/ledger?id=${id}`, {
+    method: "POST", body: "order-1", headers: { authorization: "Bearer secret", "x-trace": "t1" } }));
+  assert.ok(error instanceof QueuedError, String(error));
+  assert.equal(error.name, "QueuedError");
+  assert.equal(error.reason, "status");
+  assert.equal(error.response.status, 503, "the last answer rides along");
+  assert.match(error.idempotencyKey, /^[0-9a-f-]{36}$/);
+  assert.equal(error.id, error.idempotencyKey);
+  // Stored before the call settled: the entry is there now, without the credentials.
+  const [entry] = [...store.entries.values()];
+  assert.equal(entry.id, error.id);
+  assert.equal(entry.method, "POST");
+  assert.equal(entry.url, `${ORIGIN_A}/ledger?id=${id}`);
+  assert.equal(new TextDecoder().decode(entry.body), "order-1");
+  assert.equal(entry.attempts, 2);
+  assert.equal(entry.reason, "status");
+  const headers = new Map(entry.headers);
+  assert.equal(headers.get("idempotency-key"), error.idempotencyKey);
+  assert.equal(headers.get("x-trace"), "t1");
+  assert.ok(!headers.has("authorization"), "credentials are never stored");
+  assert.deepEqual((await client.outbox.list()).map((e) => e.id), [error.id]);
+  const queued = events.find((e) => e.type === "queued");
+  assert.deepEqual({ ...queued }, { type: "queued", origin: ORIGIN_A, idempotencyKey: error.id, id: error.id, reason: "status" });
+  // Back up: flush delivers it once, with the same key, and the entry leaves.
+  await setDown(ORIGIN_A, id, false);
+  assertTally(await client.outbox.flush(), { delivered: 1, deadLettered: 0, waiting: 0 });
+  const seen = await ledger(ORIGIN_A, id);
+  assert.deepEqual(Object.keys(seen.keys), [error.idempotencyKey]);
+  assert.equal(seen.keys[error.idempotencyKey].answers, 1);
+  assert.deepEqual(seen.order, ["order-1"]);
+  assert.equal(store.entries.size, 0);
+  assert.deepEqual(events.filter((e) => e.type !== "queued" && ["replayed", "delivered"].includes(e.type))
+    .map((e) => [e.type, e.id, e.attempt ?? e.status]), [["replayed", error.id, 3], ["delivered", error.id, 201]]);
+  client.free();
+});
+
+test("what is kept: network errors, timeouts, an open breaker; not a 4xx, an abort, a GET or a call without a key", async () => {
+  const id = uid("outbox"), store = mapStore();
+  const client = new ResilientClient({ ...FAST, timeoutMs: 100, outbox: { name: id, store } });
+  await setDown(ORIGIN_A, id, true, true);
+  const dropped = await errorOf(client.fetch(`${ORIGIN_A}/ledger?id=${id}`, { method: "POST", body: "a" }));
+  assert.equal(dropped.reason, "network");
+  assert.ok(dropped.cause instanceof TypeError, "the network error is its cause");
+  const slow = await errorOf(client.fetch(`${ORIGIN_A}/hang?id=${id}`, { method: "PATCH", body: "b" }));
+  assert.equal(slow.reason, "timeout");
+  assert.ok(slow.cause instanceof TimeoutError);
+  const breaker = new ResilientClient({ ...FAST, breaker: { mode: "consecutive", failureThreshold: 1 },
+    outbox: { name: id, store } });
+  await errorOf(breaker.fetch(`${ORIGIN_A}/ledger?id=${id}`, { method: "POST", body: "c" }));
+  const open = await errorOf(breaker.fetch(`${ORIGIN_A}/ledger?id=${id}`, { method: "POST", body: "d" }));
+  assert.equal(open.reason, "breakerOpen");
+  assert.equal(open.cause.name, "CircuitOpenError");
+  assert.equal(store.entries.size, 4);
+  // Not kept: a definite answer, a GET, no key, the caller's abort.
+  assert.equal((await client.fetch(`${ORIGIN_A}/status?code=404&id=${id}`, { method: "POST" })).status, 404);
+  assert.equal((await client.fetch(`${ORIGIN_A}/status?code=503&id=${id}`)).status, 503);
+  const unkeyed = await client.fetch(`${ORIGIN_A}/status?code=503&id=${id}`, { method: "POST" }, { idempotencyKey: false });
+  assert.equal(unkeyed.status, 503);
+  const controller = new AbortController();
+  const aborted = client.fetch(`${ORIGIN_A}/hang?id=${id}`, { method: "POST", signal: controller.signal });
+  setTimeout(() => controller.abort(), 20);
+  assert.equal((await errorOf(aborted)).name, "AbortError");
+  assert.equal(store.entries.size, 4);
+  client.free();
+  breaker.free();
+});
+
+test("a stream body, a body over maxBodyBytes and a full outbox are not kept, and the error says why", async () => {
+  const id = uid("outbox"), store = mapStore();
+  await setDown(ORIGIN_A, id, true, true);
+  const client = new ResilientClient({ ...FAST, outbox: { name: id, store, maxBodyBytes: 10, maxEntries: 1 } });
+  const url = `${ORIGIN_A}/ledger?id=${id}`;
+  const big = await errorOf(client.fetch(url, { method: "POST", body: "x".repeat(11) }));
+  assert.ok(!(big instanceof QueuedError));
+  assert.match(big.notQueued, /body \(11 bytes\) is larger than outbox.maxBodyBytes \(10\)/);
+  const stream = new ReadableStream({ start(c) { c.enqueue(new TextEncoder().encode("s")); c.close(); } });
+  const streamed = await errorOf(client.fetch(url, { method: "POST", body: stream, duplex: "half" }));
+  assert.match(streamed.notQueued, /stream/);
+  assert.ok((await errorOf(client.fetch(url, { method: "POST", body: "one" }))) instanceof QueuedError);
+  const full = await errorOf(client.fetch(url, { method: "POST", body: "two" }));
+  assert.match(full.notQueued, /the outbox is full \(outbox.maxEntries: 1\)/);
+  assert.equal(store.entries.size, 1);
+  client.free();
+});
+
+test("replay: oldest first per origin, 409 waits, 422 is a dead letter, the rest of the origin waits behind", async () => {
+  const id = uid("outbox"), store = mapStore(), events = [];
+  await setDown(ORIGIN_A, id, true);
+  await setDown(ORIGIN_B, id, true);
+  const client = new ResilientClient({ ...FAST, outbox: { name: id, store }, onEvent: (e) => events.push(e) });
+  const post = (origin, body, q = "") => errorOf(client.fetch(`${origin}/ledger?id=${id}${q}`, { method: "POST", body }));
+  const kept = [];
+  for (const body of ["a1", "a2", "a3"]) kept.push(await post(ORIGIN_A, body));
+  kept.push(await post(ORIGIN_B, "b1", "&refuse=b1"));
+  kept.push(await post(ORIGIN_B, "b2"));
+  assert.ok(kept.every((e) => e instanceof QueuedError));
+  await setDown(ORIGIN_A, id, false);
+  await setDown(ORIGIN_B, id, false);
+  assertTally(await client.outbox.flush(), { delivered: 4, deadLettered: 1, waiting: 0 });
+  assert.deepEqual((await ledger(ORIGIN_A, id)).order, ["a1", "a2", "a3"]);
+  assert.deepEqual((await ledger(ORIGIN_B, id)).order, ["b2"]);
+  const [dead] = await client.outbox.deadLetters();
+  assert.equal(dead.id, kept[3].id);
+  assert.deepEqual({ reason: dead.deadLetter.reason, status: dead.deadLetter.status }, { reason: "status", status: 422 });
+  assert.deepEqual(events.filter((e) => e.type === "deadLettered").map((e) => [e.id, e.status, e.reason]),
+    [[kept[3].id, 422, "status"]]);
+  assert.deepEqual(await client.outbox.list(), []);
+  // discard removes a dead letter; retry of an unknown id says false.
+  assert.equal(await client.outbox.discard(dead.id), true);
+  assert.equal(await client.outbox.discard(dead.id), false);
+  assert.equal(await client.outbox.retry("no-such-id"), false);
+  client.free();
+});
+
+test("an entry that must wait holds back the later ones of its origin; retry() revives a dead letter", async () => {
+  const id = uid("outbox"), store = mapStore();
+  await setDown(ORIGIN_A, id, true);
+  const client = new ResilientClient({ ...FAST, outbox: { name: id, store } });
+  const first = await errorOf(client.fetch(`${ORIGIN_A}/ledger?id=${id}`, { method: "POST", body: "p1" }));
+  await errorOf(client.fetch(`${ORIGIN_A}/ledger?id=${id}`, { method: "POST", body: "p2" }));
+  // Still down: the first waits, the second is not even sent.
+  const before = (await (await fetch(`${ORIGIN_A}/log?id=${id}`)).json()).filter((e) => e.method === "POST").length;
+  assert.deepEqual({ ...(await client.outbox.flush()) }, { delivered: 0, deadLettered: 0, waiting: 2 });
+  const sent = (await (await fetch(`${ORIGIN_A}/log?id=${id}`)).json()).filter((e) => e.method === "POST").length - before;
+  assert.equal(sent, 2, "the head entry's two attempts, nothing of the one behind it");
+  assert.equal((await client.outbox.list()).find((e) => e.id === first.id).attempts, 3);
+  // Expired entries are dead letters; retry() gives one a new life and delivers it.
+  client.free();
+  for (const e of store.entries.values()) e.firstAttemptAt -= 5000;
+  await setDown(ORIGIN_A, id, false);
+  const old = new ResilientClient({ ...FAST, outbox: { name: id, store, maxAgeMs: 1000 } });
+  assertTally(await old.outbox.flush(), { delivered: 0, deadLettered: 2, waiting: 0 });
+  assert.deepEqual((await old.outbox.deadLetters()).map((e) => e.deadLetter.reason), ["expired", "expired"]);
+  assert.equal((await ledger(ORIGIN_A, id)).order.length, 0, "an expired entry is never sent");
+  assert.equal(await old.outbox.retry(first.id), true);
+  assert.deepEqual((await ledger(ORIGIN_A, id)).order, ["p1"]);
+  old.free();
+});
+
+test("onReplay attaches a fresh credential; a client of the same name after a restart delivers what was kept", async () => {
+  const id = uid("outbox"), store = mapStore();
+  await setDown(ORIGIN_A, id, true);
+  const first = new ResilientClient({ ...FAST, outbox: { name: id, store } });
+  const kept = await errorOf(first.fetch(`${ORIGIN_A}/ledger?id=${id}`, {
+    method: "POST", body: "with-token", headers: { authorization: "Bearer old" } }));
+  assert.ok(kept instanceof QueuedError);
+  first.free();
+  await setDown(ORIGIN_A, id, false);
+  const seen = [];
+  // A new client (the page after a reload) replays on its own, soon after it starts.
+  const second = new ResilientClient({ ...FAST, outbox: { name: id, store, onReplay: (request) => {
+    seen.push(request.headers.get("authorization"));
+    const fresh = new Request(request);
+    fresh.headers.set("authorization", "Bearer fresh");
+    return fresh;
+  } }, onEvent: (e) => e.type === "delivered" && delivered(e) });
+  let delivered;
+  const done = new Promise((resolve) => { delivered = resolve; });
+  // The outbox's timers never keep Node alive: this test's own deadline does.
+  const event = await Promise.race([done, sleep(10_000).then(() => assert.fail("no replay 10 s after the client started"))]);
+  assert.equal(event.id, kept.id);
+  assert.deepEqual(seen, [null], "the stored request has no credential");
+  const { keys } = await ledger(ORIGIN_A, id);
+  assert.equal(keys[kept.idempotencyKey].answers, 1);
+  const log = await (await fetch(`${ORIGIN_A}/log?id=${id}`)).json();
+  const delivery = log.filter((e) => e.method === "POST" && e.status === 201);
+  assert.equal(delivery.length, 1);
+  assert.ok(delivery[0].headers.includes("authorization"), "onReplay's request was sent");
+  second.free();
+});
+
+test("the built-in memory store in Node, the default client's resilientFetch is not kept, and policy errors", async () => {
+  const id = uid("outbox");
+  await setDown(ORIGIN_A, id, true);
+  const client = new ResilientClient({ ...FAST, outbox: true });
+  const kept = await errorOf(client.fetch(`${ORIGIN_A}/ledger?id=${id}`, { method: "POST", body: "m" }));
+  assert.ok(kept instanceof QueuedError);
+  assert.equal((await client.outbox.list()).length, 1);
+  const other = new ResilientClient({ outbox: { name: "default" } });
+  assert.equal((await other.outbox.list())[0].id, kept.id, "one memory store per name in a realm");
+  await client.outbox.discard(kept.id);
+  assert.equal(new ResilientClient().outbox, undefined);
+  assert.equal((await resilientFetch(`${ORIGIN_A}/ledger?id=${id}`, { method: "POST", body: "n" }, FAST)).status, 503);
+  assert.throws(() => new ResilientClient({ outbox: { maxEntries: 0 } }), /outbox.maxEntries must be an integer from 1 to 100000/);
+  assert.throws(() => new ResilientClient({ outbox: { store: {} } }), /policy.outbox.store must be an object with put, delete and list methods/);
+  assert.throws(() => new ResilientClient({ outbox: { onReplay: 1 } }), /policy.outbox.onReplay must be a function/);
+  await assert.rejects(resilientFetch(`${ORIGIN_A}/ok`, {}, { outbox: true }), /outbox keeps a client's writes/);
+  client.free();
+  other.free();
+});
+
+test("the README's file store for Node works as its OutboxStore", async () => {
+  const readme = fs.readFileSync(new URL("./node_modules/resilient-fetch/README.md", `file://${SCRATCH}/`), "utf8");
+  const block = /<!-- outbox-file-store -->\s*```js\n([\s\S]*?)```/.exec(readme);
+  assert.ok(block, "the README shows a file store");
+  const file = path.join(SCRATCH, "file-store.mjs");
+  fs.writeFileSync(file, block[1]);
+  const { fileStore } = await import(file);
+  const dir = fs.mkdtempSync(path.join(SCRATCH, "outbox-"));
+  const id = uid("outbox");
+  await setDown(ORIGIN_A, id, true);
+  const client = new ResilientClient({ ...FAST, outbox: { name: id, store: fileStore(dir) } });
+  const kept = await errorOf(client.fetch(`${ORIGIN_A}/ledger?id=${id}`, { method: "POST", body: "on-disk" }));
+  assert.ok(kept instanceof QueuedError);
+  client.free();
+  // Another process would read it back: a new store over the same directory.
+  const again = new ResilientClient({ ...FAST, outbox: { name: id, store: fileStore(dir) } });
+  assert.equal(new TextDecoder().decode((await again.outbox.list())[0].body), "on-disk");
+  await setDown(ORIGIN_A, id, false);
+  assertTally(await again.outbox.flush(), { delivered: 1, deadLettered: 0, waiting: 0 });
+  assert.deepEqual((await ledger(ORIGIN_A, id)).order, ["on-disk"]);
+  assert.deepEqual(fs.readdirSync(dir), []);
+  again.free();
+});

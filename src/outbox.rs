@@ -11,8 +11,10 @@
 //! - [`verdict`]: what a replay's answer does to its entry: 2xx/3xx delivered; 409 (the
 //!   server still processes the key), 408, 429 and 5xx wait for the next replay; any other
 //!   4xx (422: the key was used with another payload) is a dead letter.
-//! - [`plan`]: the replay order: per origin, oldest first; an entry that must wait holds
-//!   back the later ones of its origin (the shell stops that origin's queue there).
+//! - The replay order is first in, first out per origin (by the first attempt's time, then
+//!   id), and an entry that must wait holds back the later ones of its origin: that is data
+//!   structure, not decision, and sorting is free in JS (std's sort is 4 KB of wasm), so
+//!   js/site.js orders the entries.
 //! - [`expired`]: an entry older than `maxAgeMs` is a dead letter, never sent again (the
 //!   server may have forgotten its key).
 //! - [`next_flush_ms`]: when waiting entries are tried again: equal jitter over a window
@@ -124,40 +126,6 @@ pub fn expired(kept_at: f64, now: f64, max_age_ms: u32) -> bool {
     now - kept_at > f64::from(max_age_ms)
 }
 
-/// What the plan needs to know of an entry.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Meta<'a> {
-    /// Its id.
-    pub id: &'a str,
-    /// The origin it goes to.
-    pub origin: &'a str,
-    /// When it was kept (wall-clock ms).
-    pub kept_at: f64,
-    /// Whether it is a dead letter (never replayed but on request).
-    pub dead: bool,
-}
-
-/// The replay order: the indices of the live entries in `entries`, one queue per origin
-/// (origins in the order their oldest entry was kept), each oldest first (ties broken by id).
-pub fn plan(entries: &[Meta<'_>]) -> Vec<Vec<usize>> {
-    let mut live: Vec<usize> = (0..entries.len()).filter(|&i| !entries[i].dead).collect();
-    live.sort_by(|&a, &b| {
-        let (a, b) = (&entries[a], &entries[b]);
-        a.kept_at.total_cmp(&b.kept_at).then_with(|| a.id.cmp(b.id))
-    });
-    let mut queues: Vec<Vec<usize>> = Vec::new();
-    for i in live {
-        match queues
-            .iter_mut()
-            .find(|q| entries[q[0]].origin == entries[i].origin)
-        {
-            Some(queue) => queue.push(i),
-            None => queues.push(vec![i]),
-        }
-    }
-    queues
-}
-
 /// The first wait between replays, in ms.
 pub const FIRST_WAIT_MS: f64 = 1_000.0;
 /// The longest wait between replays, in ms.
@@ -243,55 +211,7 @@ mod tests {
         assert!(expired(1_000.0, 1_001.0 + 86_400_000.0, 86_400_000));
     }
 
-    fn meta<'a>(id: &'a str, origin: &'a str, kept_at: f64, dead: bool) -> Meta<'a> {
-        Meta {
-            id,
-            origin,
-            kept_at,
-            dead,
-        }
-    }
-
-    #[test]
-    fn plan_is_per_origin_oldest_first_without_dead_letters() {
-        let entries = [
-            meta("c", "https://b", 30.0, false),
-            meta("a", "https://a", 20.0, false),
-            meta("d", "https://a", 10.0, true),
-            meta("b", "https://a", 40.0, false),
-            meta("e", "https://b", 5.0, false),
-            meta("f", "https://a", 20.0, false),
-        ];
-        assert_eq!(plan(&entries), vec![vec![4, 0], vec![1, 5, 3]]);
-        assert!(plan(&[]).is_empty());
-    }
-
     proptest! {
-        #[test]
-        fn every_live_entry_is_planned_once_in_order(
-            list in proptest::collection::vec((0u8..4, 0u32..50, any::<bool>()), 0..40)
-        ) {
-            let origins = ["https://a", "https://b", "https://c", "https://d"];
-            let ids: Vec<String> = (0..list.len()).map(|i| format!("{i:03}")).collect();
-            let entries: Vec<Meta> = list
-                .iter()
-                .zip(&ids)
-                .map(|(&(o, at, dead), id)| meta(id, origins[o as usize], f64::from(at), dead))
-                .collect();
-            let queues = plan(&entries);
-            let mut seen: Vec<usize> = queues.iter().flatten().copied().collect();
-            seen.sort_unstable();
-            let live: Vec<usize> = (0..entries.len()).filter(|&i| !entries[i].dead).collect();
-            prop_assert_eq!(seen, live);
-            for queue in &queues {
-                for pair in queue.windows(2) {
-                    let (a, b) = (&entries[pair[0]], &entries[pair[1]]);
-                    prop_assert_eq!(a.origin, b.origin);
-                    prop_assert!((a.kept_at, a.id) < (b.kept_at, b.id));
-                }
-            }
-        }
-
         #[test]
         fn waits_grow_within_bounds(round in 0u32..64, random in 0.0f64..1.0) {
             let ms = next_flush_ms(round, random);

@@ -169,7 +169,10 @@ fn typescript_defaults_match_the_core() {
         ("OutboxPolicy.name", format!("{:?}", d::OUTBOX_NAME)),
         ("OutboxPolicy.maxEntries", d::OUTBOX_MAX_ENTRIES.to_string()),
         ("OutboxPolicy.maxAgeMs", d::OUTBOX_MAX_AGE_MS.to_string()),
-        ("OutboxPolicy.maxBodyBytes", d::OUTBOX_MAX_BODY_BYTES.to_string()),
+        (
+            "OutboxPolicy.maxBodyBytes",
+            d::OUTBOX_MAX_BODY_BYTES.to_string(),
+        ),
         (
             "Policy.share",
             match Policy::default().share {

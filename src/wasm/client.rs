@@ -12,7 +12,7 @@ use super::bindings::{fetch_to_wrap, install_fetch, make_timeout_error, uninstal
 use super::call;
 use super::events::{emit, stats_to_js};
 use super::options::{Hooks, decode, policy_error};
-use super::outbox::{Outbox, OutboxHandle};
+use super::outbox::Outbox;
 use super::share::{self, Sharing};
 use super::types::{FetchInit, FetchInput, PolicyArg};
 use crate::events::Event;
@@ -201,8 +201,11 @@ impl ResilientClient {
 
     /// The client's outbox (policy `outbox`), or undefined when it has none.
     #[wasm_bindgen(getter, unchecked_return_type = "Outbox | undefined")]
-    pub fn outbox(&self) -> Option<OutboxHandle> {
-        OutboxHandle::of(&self.inner)
+    pub fn outbox(&self) -> JsValue {
+        self.inner
+            .outbox
+            .as_ref()
+            .map_or(JsValue::UNDEFINED, |o| o.api.clone())
     }
 
     /// Counters and state per origin.

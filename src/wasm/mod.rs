@@ -12,8 +12,8 @@
 //! | awaiting an attempt's settlement without closures per await | `settle.rs` |
 //! | the caller's `AbortSignal` | `abort.rs` |
 //! | clock, randomness, sleep for the core | `env.rs` |
-//! | origin health shared with peers (`share`) over a `BroadcastChannel` | `share.rs`, `js/share.js` |
-//! | the outbox (`outbox`): keeping a call, the replay, `client.outbox` | `outbox.rs`, `js/outbox.js` |
+//! | origin health shared with peers (`share`) over a `BroadcastChannel` | `share.rs`, `js/site.js` |
+//! | the outbox (`outbox`): keeping a call, the replay, `client.outbox` | `outbox.rs`, `js/site.js` |
 //! | policy objects into the core's input | `options.rs` |
 //! | events to `onEvent`, and `stats()`, as JS objects (serde-wasm-bindgen) | `events.rs` |
 //! | TypeScript declarations | `types.rs` |

@@ -1,14 +1,13 @@
 //! The outbox (policy `outbox`) on the JS platform. The decisions are the core's
-//! (`crate::outbox`): which calls are kept, the replay order, each replay's verdict, the
-//! waits between replays; js/outbox.js does the I/O (the store, the lock, the `online`
-//! event, the timer) and asks them through four functions made here (`core`). A replay
+//! (`crate::outbox`): which calls are kept, each replay's verdict, an entry's expiry, the
+//! waits between replays; js/site.js does the I/O (the store, the replay order, the lock,
+//! the `online` event, the timer) and asks them through three functions made here (`core`). A replay
 //! goes through the same client (breaker, budget, bulkhead), with the entry's key.
 
 use std::cell::Cell;
-use std::rc::{Rc, Weak};
+use std::rc::Weak;
 
 use js_sys::{Array, Function, Object, Promise, Reflect};
-use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
 
 use super::call;
@@ -16,10 +15,10 @@ use super::client::ClientInner;
 use super::env::random_unit;
 use super::events::{emit, to_js};
 use crate::events::Event;
-use crate::outbox::{self, Meta, Reason, Verdict};
+use crate::outbox::{self, Reason, Verdict};
 use crate::policy::OutboxPolicy;
 
-#[wasm_bindgen(module = "/js/outbox.js")]
+#[wasm_bindgen(module = "/js/site.js")]
 unsafe extern "C" {
     /// The outbox `name` over `store` (undefined: the built-in one), asking `core`.
     #[wasm_bindgen(js_name = outboxOpen)]
@@ -37,24 +36,10 @@ unsafe extern "C" {
         listener: &JsValue,
         event: &JsValue,
     ) -> Promise;
-    /// Replays as the only replayer of the outbox's name (`wait`: after the one at work).
-    #[wasm_bindgen(js_name = outboxFlush)]
-    fn outbox_flush(outbox: &JsValue, wait: bool) -> Promise;
-    /// The waiting entries, or the dead letters.
-    #[wasm_bindgen(js_name = outboxList)]
-    fn outbox_list(outbox: &JsValue, dead: bool) -> Promise;
-    /// Removes an entry; false if there is none.
-    #[wasm_bindgen(js_name = outboxDiscard)]
-    fn outbox_discard(outbox: &JsValue, id: &str) -> Promise;
-    /// Makes an entry wait again and replays; false if there is none.
-    #[wasm_bindgen(js_name = outboxRetry)]
-    fn outbox_retry(outbox: &JsValue, id: &str) -> Promise;
 }
 
-/// What js/outbox.js asks the core (each holds its client weakly).
+/// What js/site.js asks the core (each holds its client weakly).
 struct Core {
-    /// `plan([[id, origin, firstAttemptAt, isDeadLetter], ...])`: index queues per origin.
-    _plan: Closure<dyn Fn(Array) -> Array>,
     /// `judge(firstAttemptAt, status)`: status -2 (before sending): 3 expired, 4 send;
     /// -1 (no answer): 1; else 0 delivered, 1 wait, 2 refused.
     _judge: Closure<dyn Fn(f64, i32) -> u32>,
@@ -70,8 +55,10 @@ struct Core {
 pub struct Outbox {
     /// Its settings.
     pub policy: OutboxPolicy,
-    /// js/outbox.js's side of it.
+    /// js/site.js's side of it.
     io: JsValue,
+    /// `client.outbox`: list, deadLetters, flush, retry, discard (js/site.js).
+    pub api: JsValue,
     /// Replay rounds since one left nothing waiting (the timer's backoff).
     round: Cell<u32>,
     _core: Core,
@@ -92,7 +79,6 @@ impl Outbox {
         weak: Weak<ClientInner>,
     ) -> Outbox {
         let max_age_ms = policy.max_age_ms;
-        let plan = Closure::<dyn Fn(Array) -> Array>::new(plan);
         let judge =
             Closure::<dyn Fn(f64, i32) -> u32>::new(move |first: f64, status: i32| match status {
                 -2 if outbox::expired(first, js_sys::Date::now(), max_age_ms) => 3,
@@ -119,19 +105,19 @@ impl Outbox {
         });
         let core = Object::new();
         for (name, f) in [
-            ("plan", plan.as_ref()),
             ("judge", judge.as_ref()),
             ("tell", tell.as_ref()),
             ("send", send.as_ref()),
         ] {
             let _ = Reflect::set(&core, &name.into(), f);
         }
+        let io = outbox_open(&policy.name, &store, &on_replay, &core);
         Outbox {
-            io: outbox_open(&policy.name, &store, &on_replay, &core),
+            api: Reflect::get(&io, &"api".into()).unwrap_or_default(),
+            io,
             policy,
             round: Cell::new(0),
             _core: Core {
-                _plan: plan,
                 _judge: judge,
                 _tell: tell,
                 _send: send,
@@ -181,37 +167,7 @@ impl Outbox {
     }
 }
 
-/// The replay order of `metas` (see [`Core`]).
-fn plan(metas: Array) -> Array {
-    let read: Vec<(String, String, f64, bool)> = metas
-        .iter()
-        .map(|m| {
-            let m: Array = m.unchecked_into();
-            let text = |i| m.get(i).as_string().unwrap_or_default();
-            (
-                text(0),
-                text(1),
-                m.get(2).as_f64().unwrap_or(0.0),
-                m.get(3).is_truthy(),
-            )
-        })
-        .collect();
-    let metas: Vec<Meta> = read
-        .iter()
-        .map(|(id, origin, kept_at, dead)| Meta {
-            id,
-            origin,
-            kept_at: *kept_at,
-            dead: *dead,
-        })
-        .collect();
-    outbox::plan(&metas)
-        .into_iter()
-        .map(|queue| -> Array { queue.into_iter().map(|i| JsValue::from(i as u32)).collect() })
-        .collect()
-}
-
-/// What js/outbox.js tells of a replay (see [`Core`]).
+/// What js/site.js tells of a replay (see [`Core`]).
 fn tell(client: &ClientInner, kind: u32, origin: &str, id: &str, n: i32) -> f64 {
     if kind == 3 {
         let Some(outbox) = client.outbox.as_ref() else {
@@ -243,59 +199,4 @@ fn tell(client: &ClientInner, kind: u32, origin: &str, id: &str, n: i32) -> f64 
         emit(listener, origin, None, &event);
     }
     0.0
-}
-
-/// `client.outbox`: what it holds, and what may be done to it.
-#[wasm_bindgen(js_name = Outbox)]
-pub struct OutboxHandle {
-    client: Rc<ClientInner>,
-}
-
-impl OutboxHandle {
-    /// The handle of `client`'s outbox, if it has one.
-    pub fn of(client: &Rc<ClientInner>) -> Option<OutboxHandle> {
-        client.outbox.as_ref().map(|_| OutboxHandle {
-            client: client.clone(),
-        })
-    }
-
-    /// js/outbox.js's side of the outbox.
-    fn io(&self) -> &JsValue {
-        const NONE: &JsValue = &JsValue::UNDEFINED;
-        self.client.outbox.as_ref().map_or(NONE, |o| &o.io)
-    }
-}
-
-#[wasm_bindgen(js_class = Outbox)]
-impl OutboxHandle {
-    /// The entries waiting to be delivered, as stored.
-    #[wasm_bindgen(unchecked_return_type = "Promise<OutboxEntry[]>")]
-    pub fn list(&self) -> Promise {
-        outbox_list(self.io(), false)
-    }
-
-    /// The entries that will not be sent again (each with its `deadLetter`).
-    #[wasm_bindgen(js_name = deadLetters, unchecked_return_type = "Promise<OutboxEntry[]>")]
-    pub fn dead_letters(&self) -> Promise {
-        outbox_list(self.io(), true)
-    }
-
-    /// Replays the waiting entries now (after another replayer at work, if any).
-    #[wasm_bindgen(unchecked_return_type = "Promise<OutboxFlush>")]
-    pub fn flush(&self) -> Promise {
-        outbox_flush(self.io(), true)
-    }
-
-    /// Makes entry `id` (a dead letter, or one waiting) wait again with its age counted
-    /// from now, then replays; false if there is none.
-    #[wasm_bindgen(unchecked_return_type = "Promise<boolean>")]
-    pub fn retry(&self, id: &str) -> Promise {
-        outbox_retry(self.io(), id)
-    }
-
-    /// Removes entry `id` (waiting or dead); false if there is none.
-    #[wasm_bindgen(unchecked_return_type = "Promise<boolean>")]
-    pub fn discard(&self, id: &str) -> Promise {
-        outbox_discard(self.io(), id)
-    }
 }

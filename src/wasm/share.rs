@@ -1,5 +1,5 @@
 //! Shared origin health (policy `share`) on the JS platform: a client's channel to its
-//! peers (js/share.js, a `BroadcastChannel`), the notes its registry tells them, and
+//! peers (js/site.js, a `BroadcastChannel`), the notes its registry tells them, and
 //! theirs applied to it (the rules are the core's, `crate::share`).
 
 use std::rc::Weak;
@@ -14,7 +14,7 @@ use crate::events::Event;
 use crate::registry::{Registry, Share};
 use crate::share::Note;
 
-#[wasm_bindgen(module = "/js/share.js")]
+#[wasm_bindgen(module = "/js/site.js")]
 unsafe extern "C" {
     /// The channel of share `name`, calling `hear(kind, origin, monotonicMs, rank)` with
     /// each well-formed note; undefined where there is no `BroadcastChannel`.

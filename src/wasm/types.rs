@@ -222,6 +222,20 @@ export interface OutboxPolicy {
   onReplay?: (request: Request) => Request | Promise<Request>;
 }
 
+/** `client.outbox`: what the outbox holds, and what may be done to it. */
+export interface Outbox {
+  /** The entries waiting to be delivered, as stored. */
+  list(): Promise<OutboxEntry[]>;
+  /** The entries that will not be sent again (each with its `deadLetter`). */
+  deadLetters(): Promise<OutboxEntry[]>;
+  /** Replays the waiting entries now (after another replayer at work, if any). Rejects once the client is freed. */
+  flush(): Promise<OutboxFlush>;
+  /** Makes entry `id` (a dead letter, or one waiting) wait again with its age counted from now, then replays; false if there is none. */
+  retry(id: string): Promise<boolean>;
+  /** Removes entry `id` (waiting or dead); false if there is none. */
+  discard(id: string): Promise<boolean>;
+}
+
 /** A store of outbox entries: a file, Deno KV, a Durable Object's storage... */
 export interface OutboxStore {
   put(entry: OutboxEntry): void | Promise<void>;

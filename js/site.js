@@ -1,19 +1,81 @@
-// The outbox's I/O (policy `outbox`; its rules are the core's, src/outbox.rs, asked through
-// `core`, made in src/wasm/outbox.rs): a request copied into an entry before its call
-// settles, the built-in stores (IndexedDB in browsers and their workers, memory
-// elsewhere), the replay (one replayer per name: in this realm always, across the site's
-// tabs and workers with Web Locks where there are), the `online` event, and a timer that
-// never keeps Node alive.
+// What a client keeps with the rest of its site (its other tabs, iframes and workers, and the
+// page after a reload), in two parts:
+// - shared origin health (policy `share`; the rules are in src/share.rs): notes to the clients
+//   of the same share name over a BroadcastChannel;
+// - the outbox (policy `outbox`; the rules are in src/outbox.rs): its I/O.
+// Both in one module: wasm-bindgen-test-runner stalls loading a fifth snippet module.
 // Keep the single `export { ... }` line last (see arguments.js).
-import { callListener, discardBody } from "./arguments.js";
+import { callListener, discardBody, originKey } from "./arguments.js";
 import { makeQueuedError } from "./errors.js";
 
+// ---------------------------------------------------------------- shared origin health
+// A client's notes about its origins go to the clients of the same share name in other tabs,
+// iframes and workers of the site (worker_threads of one Node process; Deno's workers) over a
+// BroadcastChannel, and theirs come back. A message is [version, kind, origin, time, rank]:
+// an origin (never a path, query, header, body or key), a note's kind, a wall-clock time,
+// a rank. Anything else is dropped here; the wasm checks the rest.
+const VERSION = 1;
+
+/**
+ * Opens the channel of share `name`; `hear(kind, origin, monotonicMs, rank)` gets each
+ * well-formed note of a peer. Undefined where there is no BroadcastChannel (Cloudflare
+ * Workers): sharing then does nothing.
+ */
+function shareOpen(name, hear) {
+  if (typeof BroadcastChannel !== "function") return undefined;
+  let channel;
+  try {
+    channel = new BroadcastChannel(`resilient-fetch/${name}`);
+  } catch {
+    return undefined;
+  }
+  channel.onmessage = ({ data }) => {
+    if (!Array.isArray(data) || data.length !== 5 || data[0] !== VERSION) return;
+    const [, kind, origin, at, rank] = data;
+    if (!Number.isInteger(kind) || kind < 0 || typeof at !== "number" || !Number.isInteger(rank) ||
+        rank < 0 || rank > 0xffffffff || typeof origin !== "string" || !isOrigin(origin)) return;
+    hear(kind, origin, at - Date.now() + performance.now(), rank);
+  };
+  // Node: an open channel must not keep the process alive.
+  channel.unref?.();
+  return channel;
+}
+
+/** "" (a hello names no origin), or exactly an origin as the registry keys it. */
+function isOrigin(origin) {
+  if (origin === "") return true;
+  try {
+    return origin.length <= 2048 && originKey(origin) === origin;
+  } catch {
+    return false;
+  }
+}
+
+/** Sends a note; `at` is monotonic ms, sent as wall-clock ms. Never throws. */
+function shareSend(channel, kind, origin, at, rank) {
+  try {
+    channel.postMessage([VERSION, kind, origin, at + Date.now() - performance.now(), rank]);
+  } catch { /* closed: sharing is a hint */ }
+}
+
+function shareClose(channel) {
+  channel.onmessage = null;
+  channel.close();
+}
+
+// ---------------------------------------------------------------- the outbox
+// Its rules are the core's (src/outbox.rs), asked through `core` (made in src/wasm/outbox.rs):
+// here a request is copied into an entry before its call settles, the entries are replayed
+// first in, first out per origin, by one replayer per name (in this realm always, across the
+// site's tabs and workers with Web Locks where there are), on `online` and on a timer that
+// never keeps Node alive; the built-in stores are IndexedDB in browsers and their workers,
+// memory elsewhere.
 /** Headers never written to a store: credentials are attached afresh at replay (`onReplay`). */
 const NOT_STORED = ["authorization", "cookie", "proxy-authorization"];
 
 /**
  * The outbox `name` of a client: `store` (undefined: the built-in one), the caller's
- * `onReplay`, and `core`: `plan(metas)`, `judge(firstAttemptAt, status)`,
+ * `onReplay`, and `core`: `judge(firstAttemptAt, status)`,
  * `tell(kind, origin, id, n)` and `send(request)` (see src/wasm/outbox.rs). A replay comes
  * soon (what an earlier page or process left), on `online`, and on the core's timer.
  */
@@ -28,6 +90,14 @@ function outboxOpen(name, store, onReplay, core) {
     box.offline = () => globalThis.removeEventListener("online", box.wake);
   }
   later(box, 0);
+  // What `client.outbox` is.
+  box.api = Object.freeze({
+    list: () => outboxList(box, false),
+    deadLetters: () => outboxList(box, true),
+    flush: () => outboxFlush(box, true),
+    retry: (id) => outboxRetry(box, id),
+    discard: (id) => outboxDiscard(box, id),
+  });
   return box;
 }
 
@@ -132,6 +202,7 @@ const replaying = new Map();
  * once when another replayer is at work (and tries again on the core's timer).
  */
 function outboxFlush(box, wait) {
+  if (box.closed) return Promise.reject(new TypeError("resilientFetch: this outbox's client was freed; make a new one"));
   const { name } = box;
   const before = replaying.get(name);
   let run;
@@ -158,12 +229,10 @@ function outboxFlush(box, wait) {
 /** One replay: every origin's queue at once, each oldest first, stopping at an entry that must wait. */
 async function replayAll(box) {
   const { store, core } = box;
-  const entries = (await call(store, "list")).filter(isEntry);
-  const queues = core.plan(entries.map((e) => [e.id, e.origin, Number(e.firstAttemptAt) || 0, e.deadLetter != null]));
   const tally = { delivered: 0, deadLettered: 0, waiting: 0 };
-  await Promise.all(queues.map(async (queue) => {
+  await Promise.all(queues(await call(store, "list")).map(async (queue) => {
     for (let i = 0; i < queue.length; i++) {
-      const entry = entries[queue[i]];
+      const entry = queue[i];
       const { id, origin } = entry;
       // 3: expired, 4: to send; then 0: delivered, 1: wait, 2: refused.
       let verdict = core.judge(Number(entry.firstAttemptAt) || 0, -2);
@@ -196,6 +265,22 @@ async function replayAll(box) {
   }));
   later(box, core.tell(3, "", "", tally.waiting));
   return tally;
+}
+
+/**
+ * The waiting entries, one queue per origin (origins in the order of their oldest entry),
+ * each oldest first: by the first attempt's time, then id.
+ */
+function queues(entries) {
+  const byOrigin = new Map();
+  const at = (e) => Number(e.firstAttemptAt) || 0;
+  const live = entries.filter((e) => isEntry(e) && e.deadLetter == null)
+    .sort((a, b) => at(a) - at(b) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  for (const e of live) {
+    if (!byOrigin.has(e.origin)) byOrigin.set(e.origin, []);
+    byOrigin.get(e.origin).push(e);
+  }
+  return [...byOrigin.values()];
 }
 
 /** Sends an entry again (through `onReplay`, if given): its answer's status, or -1. */
@@ -286,4 +371,4 @@ function builtIn(name) {
   };
 }
 
-export { outboxOpen, outboxClose, outboxKeep, outboxFlush, outboxList, outboxDiscard, outboxRetry };
+export { shareOpen, shareSend, shareClose, outboxOpen, outboxClose, outboxKeep };

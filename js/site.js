@@ -64,33 +64,43 @@ function shareClose(channel) {
 }
 
 // ---------------------------------------------------------------- the outbox
-// Its rules are the core's (src/outbox.rs), asked through `core` (made in src/wasm/outbox.rs):
-// here a request is copied into an entry before its call settles, the entries are replayed
-// first in, first out per origin, by one replayer per name (in this realm always, across the
-// site's tabs and workers with Web Locks where there are), on `online` and on a timer that
-// never keeps Node alive; the built-in stores are IndexedDB in browsers and their workers,
-// memory elsewhere.
+// Its rules are the core's (src/outbox.rs), asked through `core` (made in src/wasm/outbox.rs,
+// which documents its codes): here a request is copied into an entry before its call settles,
+// and entries are replayed first in, first out per origin, by one replayer per name (in this
+// realm always, across the site's tabs and workers with Web Locks where there are), on
+// `online` and on a timer that never keeps Node or Deno alive. Every change to a name's
+// entries after they are kept (replay, retry, discard) runs in that same turn, so none
+// undoes another. The built-in stores are IndexedDB in browsers and their workers, memory
+// elsewhere.
+
 /** Headers never written to a store: credentials are attached afresh at replay (`onReplay`). */
 const NOT_STORED = ["authorization", "cookie", "proxy-authorization"];
+/** How long a store may take to answer, in ms: a store that never answers must not hold the lock. */
+const STORE_MS = 30_000;
 
 /**
  * The outbox `name` of a client: `store` (undefined: the built-in one), the caller's
- * `onReplay`, and `core`: `judge(firstAttemptAt, status)`,
- * `tell(kind, origin, id, n)` and `send(request)` (see src/wasm/outbox.rs). A replay comes
- * soon (what an earlier page or process left), on `online`, and on the core's timer.
+ * `onReplay`, and `core`: `judge(firstAttemptAt, status)`, `tell(kind, origin, id, n)` and
+ * `send(request)`. A replay comes soon (what an earlier page or process left), on `online`,
+ * and on the core's timer. `box.api` is what `client.outbox` is.
  */
 function outboxOpen(name, store, onReplay, core) {
-  const box = { name, store: store ?? builtIn(name), onReplay, core, timer: undefined, offline: () => {} };
+  const box = { name, store: store ?? builtIn(name), onReplay, core, timer: undefined, closed: false,
+    keeping: Promise.resolve(), offline: () => {} };
   box.wake = () => {
+    if (box.closed) return;
+    clearTimeout(box.timer);
     box.timer = undefined;
-    outboxFlush(box, false);
+    // A replay that failed (its store, most likely) is tried again later.
+    outboxFlush(box, false).catch(() => {
+      if (!box.closed) later(box, ask(box, "tell", 4, "", "", 0));
+    });
   };
   if (typeof globalThis.addEventListener === "function") {
     globalThis.addEventListener("online", box.wake);
     box.offline = () => globalThis.removeEventListener("online", box.wake);
   }
   later(box, 0);
-  // What `client.outbox` is.
   box.api = Object.freeze({
     list: () => outboxList(box, false),
     deadLetters: () => outboxList(box, true),
@@ -101,27 +111,52 @@ function outboxOpen(name, store, onReplay, core) {
   return box;
 }
 
-/** Stops the outbox's timer and listener (its client is gone). */
+/** Stops the outbox's timer and listener: its client is gone (and `core` with it). */
 function outboxClose(box) {
+  box.closed = true;
   box.offline();
   clearTimeout(box.timer);
-  box.closed = true;
 }
 
-/** A replay in `ms` (none if negative, or one is due already); never keeps Node alive. */
+/** The freed client's outbox stops where it is: what is stored stays for the next client. */
+const CLOSED = new TypeError("resilientFetch: this outbox's client was freed; make a new one");
+
+/** `core[fn](...args)`, unless the client is gone. */
+function ask(box, fn, ...args) {
+  if (box.closed) throw CLOSED;
+  return box.core[fn](...args);
+}
+
+/** A replay in `ms` (none if negative, or one is due already); never keeps Node or Deno alive. */
 function later(box, ms) {
-  if (box.timer !== undefined || box.closed || ms < 0) return;
+  if (box.timer !== undefined || box.closed || !(ms >= 0)) return;
   box.timer = setTimeout(box.wake, ms);
-  box.timer?.unref?.();
+  if (typeof box.timer === "object") box.timer.unref?.();
+  else globalThis.Deno?.unrefTimer?.(box.timer);
 }
 
-/** `store[method](arg)` as a promise (a store may be synchronous, or throw). */
+/** `store[method](arg)` as a promise (a store may be synchronous, or throw), bounded by STORE_MS. */
 function call(store, method, arg) {
-  try {
-    return Promise.resolve(store[method](arg));
-  } catch (e) {
-    return Promise.reject(e);
-  }
+  let timer;
+  const late = new Promise((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`the store's ${method}() did not answer in ${STORE_MS} ms`)), STORE_MS);
+    if (typeof timer === "object") timer.unref?.();
+  });
+  const work = new Promise((resolve) => resolve(store[method](arg)));
+  return Promise.race([work, late]).finally(() => clearTimeout(timer));
+}
+
+/** The stored entries (a store may hold other things: they are left alone). */
+async function entries(box) {
+  const all = await call(box.store, "list");
+  if (!Array.isArray(all)) throw new TypeError("the store's list() must resolve with an array");
+  return all.filter((e) => typeof e === "object" && e !== null && typeof e.id === "string" &&
+    typeof e.origin === "string" && typeof e.url === "string");
+}
+
+/** The entry `id`, if stored. */
+async function find(box, id) {
+  return (await entries(box)).find((e) => e.id === id);
 }
 
 /**
@@ -129,34 +164,43 @@ function call(store, method, arg) {
  * (`event` to `listener` first), else as it would have settled (`value`, an error when
  * `failed`), the error saying why it was not kept (`notQueued`). `keep` is
  * [maxEntries, source, init, key, origin, maxBodyBytes, stream, reason, firstAttemptAt, attempts].
+ * Keeps of one outbox go one at a time, so `maxEntries` holds.
  */
-async function outboxKeep(box, keep, value, failed, listener, event) {
+function outboxKeep(box, keep, value, failed, listener, event) {
+  const kept = box.keeping.then(() => store(box, keep));
+  box.keeping = kept.catch(() => {});
+  return kept.then((why) => {
+    const [, , , key, origin, , , reason] = keep;
+    if (why === undefined) {
+      if (listener) callListener(listener, event);
+      if (!box.closed) later(box, ask(box, "tell", 4, "", "", 0));
+      throw makeQueuedError(key, key, reason, failed ? value : undefined, failed ? undefined : value, origin);
+    }
+    if (!failed) return value;
+    try {
+      value.notQueued = why;
+    } catch { /* not an object, or frozen */ }
+    throw value;
+  });
+}
+
+/** Stores the entry `keep` describes: undefined, or why it cannot be kept. */
+async function store(box, keep) {
   const [maxEntries, source, init, key, origin, maxBodyBytes, stream, reason, firstAttemptAt, attempts] = keep;
-  let why;
   try {
     const entry = await copy(source, init, key, origin, maxBodyBytes, stream, reason, firstAttemptAt, attempts);
-    why = typeof entry === "string" ? entry : undefined;
-    if (why === undefined) {
-      const held = await call(box.store, "list");
-      if (held.length >= maxEntries && !held.some((e) => e?.id === key)) {
-        why = `the outbox is full (outbox.maxEntries: ${maxEntries})`;
-      } else {
-        await call(box.store, "put", entry);
-      }
+    if (typeof entry === "string") return entry;
+    const held = await entries(box);
+    const same = held.find((e) => e.id === key);
+    if (same && (same.origin !== origin || same.url !== entry.url || same.method !== entry.method)) {
+      return `another kept request (${same.method} ${same.url}) has the same idempotency key`;
     }
+    if (!same && held.length >= maxEntries) return `the outbox is full (outbox.maxEntries: ${maxEntries})`;
+    await call(box.store, "put", entry);
+    return undefined;
   } catch (e) {
-    why = `its store failed: ${e?.message ?? e}`;
+    return `its store failed: ${e?.message ?? e}`;
   }
-  if (why === undefined) {
-    if (listener) callListener(listener, event);
-    later(box, box.core.tell(3, "", "", 1));
-    throw makeQueuedError(key, key, reason, failed ? value : undefined, failed ? undefined : value, origin);
-  }
-  if (!failed) return value;
-  try {
-    value.notQueued = why;
-  } catch { /* not an object, or frozen */ }
-  throw value;
 }
 
 /** The entry that keeps a request, or a string saying why it cannot be kept. */
@@ -188,93 +232,105 @@ async function copy(source, init, key, origin, maxBodyBytes, stream, reason, fir
   };
 }
 
-/** A stored entry (anything else in a store is left alone). */
-function isEntry(e) {
-  return typeof e === "object" && e !== null && typeof e.id === "string" && typeof e.origin === "string" &&
-    typeof e.url === "string";
-}
-
-const replaying = new Map();
+const turns = new Map();
 
 /**
- * Replays the waiting entries as the only replayer of the outbox's name: resolves with
- * `{ delivered, deadLettered, waiting }`. With `wait` false, resolves with undefined at
- * once when another replayer is at work (and tries again on the core's timer).
+ * Runs `work()` as the only one changing outbox `name`'s entries (a replay, a retry, a
+ * discard): after the one at work in this realm, and under the name's Web Lock where there
+ * is one. With `wait` false, resolves with -1 at once when another is at work.
+ */
+function exclusive(box, wait, work) {
+  const { name } = box;
+  const before = turns.get(name);
+  if (before && !wait) return Promise.resolve(-1);
+  const locks = globalThis.navigator?.locks;
+  const run = () => (typeof locks?.request === "function"
+    ? locks.request(`resilient-fetch-outbox/${name}`, wait ? {} : { ifAvailable: true }, (lock) => (lock ? work() : -1))
+    : work());
+  const mine = (before ?? Promise.resolve()).then(run, run);
+  const settled = mine.catch(() => {}).then(() => {
+    if (turns.get(name) === settled) turns.delete(name);
+  });
+  turns.set(name, settled);
+  return mine;
+}
+
+/**
+ * Replays the waiting entries: resolves with `{ delivered, deadLettered, waiting }`. With
+ * `wait` false, resolves with undefined at once when another replayer is at work (and tries
+ * again on the timer).
  */
 function outboxFlush(box, wait) {
-  if (box.closed) return Promise.reject(new TypeError("resilientFetch: this outbox's client was freed; make a new one"));
-  const { name } = box;
-  const before = replaying.get(name);
-  let run;
-  if (before && !wait) {
-    run = Promise.resolve(-1);
-  } else {
-    const locks = globalThis.navigator?.locks;
-    const replay = () => (typeof locks?.request === "function"
-      ? locks.request(`resilient-fetch-outbox/${name}`, wait ? {} : { ifAvailable: true }, (lock) => (lock ? replayAll(box) : -1))
-      : replayAll(box));
-    run = (before ?? Promise.resolve()).then(replay, replay);
-    const settled = run.catch(() => {}).then(() => {
-      if (replaying.get(name) === settled) replaying.delete(name);
-    });
-    replaying.set(name, settled);
-  }
-  return run.then((tally) => {
+  if (box.closed) return Promise.reject(CLOSED);
+  return exclusive(box, wait, () => replayAll(box)).then((tally) => {
     if (tally !== -1) return tally;
-    later(box, box.core.tell(3, "", "", -1));
+    later(box, ask(box, "tell", 4, "", "", 0));
     return undefined;
   });
 }
 
 /** One replay: every origin's queue at once, each oldest first, stopping at an entry that must wait. */
 async function replayAll(box) {
-  const { store, core } = box;
   const tally = { delivered: 0, deadLettered: 0, waiting: 0 };
-  await Promise.all(queues(await call(store, "list")).map(async (queue) => {
-    for (let i = 0; i < queue.length; i++) {
-      const entry = queue[i];
-      const { id, origin } = entry;
-      // 3: expired, 4: to send; then 0: delivered, 1: wait, 2: refused.
-      let verdict = core.judge(Number(entry.firstAttemptAt) || 0, -2);
-      let status = -1;
-      if (verdict === 4) {
-        entry.attempts = (Number(entry.attempts) || 0) + 1;
-        core.tell(0, origin, id, entry.attempts);
-        status = await send(box, entry);
-        verdict = core.judge(0, status);
-      }
-      try {
-        if (verdict === 0) {
-          await call(store, "delete", id);
-          tally.delivered++;
-          core.tell(1, origin, id, status);
-          continue;
-        }
-        if (verdict !== 1) {
-          entry.deadLetter = verdict === 2 ? { reason: "status", status, at: Date.now() } : { reason: "expired", at: Date.now() };
-          await call(store, "put", entry);
-          tally.deadLettered++;
-          core.tell(2, origin, id, verdict === 2 ? status : -1);
-          continue;
-        }
-        await call(store, "put", entry);
-      } catch { /* the store failed: the entry (still) waits */ }
-      tally.waiting += queue.length - i;
-      return;
-    }
-  }));
-  later(box, core.tell(3, "", "", tally.waiting));
+  let ended = false;
+  try {
+    await Promise.all(queues(await entries(box)).map((queue) => replayQueue(box, queue, tally)));
+    ended = true;
+  } finally {
+    // The next replay: soon after a failure, later while entries wait, none when all are done.
+    if (!box.closed) later(box, ask(box, "tell", ended ? 3 : 4, "", "", tally.waiting));
+  }
   return tally;
+}
+
+/** One origin's queue. */
+async function replayQueue(box, queue, tally) {
+  const { store } = box;
+  for (let i = 0; i < queue.length; i++) {
+    const entry = queue[i];
+    const { id, origin } = entry;
+    // 3: expired, 4: to send; then 0: delivered, 1: wait, 2: refused, 5: cannot be sent.
+    let verdict = ask(box, "judge", Number(entry.firstAttemptAt) || 0, -2);
+    let status = -1;
+    if (verdict === 4) {
+      entry.attempts = (Number(entry.attempts) || 0) + 1;
+      ask(box, "tell", 0, origin, id, entry.attempts);
+      status = await send(box, entry);
+      verdict = status === -3 ? 5 : ask(box, "judge", 0, status);
+    }
+    try {
+      if (verdict === 0) {
+        await call(store, "delete", id);
+        tally.delivered++;
+        ask(box, "tell", 1, origin, id, status);
+        continue;
+      }
+      if (verdict !== 1) {
+        const [reason, n] = verdict === 2 ? ["status", status] : verdict === 3 ? ["expired", -1] : ["invalid", -2];
+        entry.deadLetter = { reason, at: Date.now(), ...(verdict === 2 ? { status } : {}) };
+        await call(store, "put", entry);
+        tally.deadLettered++;
+        ask(box, "tell", 2, origin, id, n);
+        continue;
+      }
+      await call(store, "put", entry);
+    } catch (e) {
+      if (e === CLOSED) throw e;
+      /* the store failed: the entry (still) waits */
+    }
+    tally.waiting += queue.length - i;
+    return;
+  }
 }
 
 /**
  * The waiting entries, one queue per origin (origins in the order of their oldest entry),
  * each oldest first: by the first attempt's time, then id.
  */
-function queues(entries) {
+function queues(all) {
   const byOrigin = new Map();
   const at = (e) => Number(e.firstAttemptAt) || 0;
-  const live = entries.filter((e) => isEntry(e) && e.deadLetter == null)
+  const live = all.filter((e) => e.deadLetter == null)
     .sort((a, b) => at(a) - at(b) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   for (const e of live) {
     if (!byOrigin.has(e.origin)) byOrigin.set(e.origin, []);
@@ -283,49 +339,58 @@ function queues(entries) {
   return [...byOrigin.values()];
 }
 
-/** Sends an entry again (through `onReplay`, if given): its answer's status, or -1. */
+/**
+ * Sends an entry again (through `onReplay`, if given): its answer's status, -1 for no
+ * answer (or `onReplay` failed: it waits), -3 if the stored request cannot be sent at all.
+ */
 async function send(box, entry) {
+  let request;
   try {
     const { url, method, headers, body, credentials, redirect } = entry;
-    let request = new Request(url, { method, headers, body, credentials, redirect });
+    request = new Request(url, { method, headers, body, credentials, redirect });
+  } catch {
+    return -3;
+  }
+  try {
     if (typeof box.onReplay === "function") {
       request = await box.onReplay(request);
-      if (!(request instanceof Request)) return -1;
+      if (!(request instanceof Request)) return -3;
     }
-    const response = await box.core.send(request);
+    const response = await ask(box, "send", request);
     discardBody(response);
     return response.status;
-  } catch {
+  } catch (e) {
+    if (e === CLOSED) throw e;
     return -1;
   }
 }
 
 /** The waiting entries (`dead` false) or the dead letters, as stored. */
 async function outboxList(box, dead) {
-  return (await call(box.store, "list")).filter((e) => isEntry(e) && (e.deadLetter != null) === dead);
+  return (await entries(box)).filter((e) => (e.deadLetter != null) === dead);
 }
 
-/** The entry `id`, if stored. */
-async function find(box, id) {
-  return (await call(box.store, "list")).find((e) => isEntry(e) && e.id === id);
+/** Removes entry `id` (in the name's turn): false if there is none. */
+function outboxDiscard(box, id) {
+  return exclusive(box, true, async () => {
+    if (!(await find(box, id))) return false;
+    await call(box.store, "delete", id);
+    return true;
+  });
 }
 
-/** Removes entry `id`: false if there is none. */
-async function outboxDiscard(box, id) {
-  if (!(await find(box, id))) return false;
-  await call(box.store, "delete", id);
-  return true;
-}
-
-/** Makes entry `id` wait again (its age from now), then replays: false if there is none. */
+/** Makes entry `id` wait again (its age from now), in the name's turn, then replays: false if there is none. */
 async function outboxRetry(box, id) {
-  const entry = await find(box, id);
-  if (!entry) return false;
-  delete entry.deadLetter;
-  entry.firstAttemptAt = Date.now();
-  await call(box.store, "put", entry);
-  await outboxFlush(box, true);
-  return true;
+  const found = await exclusive(box, true, async () => {
+    const entry = await find(box, id);
+    if (!entry) return false;
+    delete entry.deadLetter;
+    entry.firstAttemptAt = Date.now();
+    await call(box.store, "put", entry);
+    return true;
+  });
+  if (found) await outboxFlush(box, true);
+  return found;
 }
 
 const memory = new Map();
@@ -346,12 +411,15 @@ function builtIn(name) {
     const request = indexedDB.open(`resilient-fetch-outbox/${name}`, 1);
     request.onupgradeneeded = () => request.result.createObjectStore("entries", { keyPath: "id" });
     request.onsuccess = () => {
-      // A newer version of the database (another tab's) waits for this one to close.
-      request.result.onversionchange = () => {
-        request.result.close();
+      const db = request.result;
+      // A newer version of the database (another tab's) waits for this one to close; a
+      // database the browser closed (site data cleared) is opened again on next use.
+      db.onversionchange = () => {
+        db.close();
         opened = undefined;
       };
-      resolve(request.result);
+      db.onclose = () => { opened = undefined; };
+      resolve(db);
     };
     request.onerror = () => reject(request.error);
   }).catch((e) => {

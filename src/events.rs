@@ -132,11 +132,13 @@ pub enum Event<'a> {
         /// The answer's status.
         status: u16,
     },
-    /// A kept request will not be sent again: a final refusal, or too old.
+    /// A kept request will not be sent again: a final refusal, too old, or unsendable.
     DeadLettered {
         /// The entry's id.
         id: &'a str,
-        /// The refusal's status (none: it expired).
+        /// Why.
+        reason: crate::outbox::DeadReason,
+        /// The refusal's status (reason `Status`).
         status: Option<u16>,
     },
 }

@@ -121,6 +121,29 @@ pub fn verdict(status: u16) -> Verdict {
     }
 }
 
+/// Why an entry will not be sent again.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DeadReason {
+    /// The server refused it (a 4xx but 408, 409 and 429).
+    Status,
+    /// It is older than `maxAgeMs`.
+    Expired,
+    /// Its stored request cannot be sent (it no longer makes a `Request`, or `onReplay`
+    /// returned something else).
+    Invalid,
+}
+
+impl DeadReason {
+    /// The JS name: `status`, `expired` or `invalid`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DeadReason::Status => "status",
+            DeadReason::Expired => "expired",
+            DeadReason::Invalid => "invalid",
+        }
+    }
+}
+
 /// Whether an entry kept at `kept_at` (wall-clock ms) is older than `max_age_ms` at `now`.
 pub fn expired(kept_at: f64, now: f64, max_age_ms: u32) -> bool {
     now - kept_at > f64::from(max_age_ms)

@@ -156,14 +156,10 @@ pub fn to_js(origin: &str, key: Option<&str>, event: &Event) -> JsValue {
             e.id = Some(id);
             e.status = Some(status);
         }
-        Event::DeadLettered { id, status } => {
+        Event::DeadLettered { id, reason, status } => {
             e.id = Some(id);
             e.status = status;
-            e.reason = Some(if status.is_some() {
-                "status"
-            } else {
-                "expired"
-            });
+            e.reason = Some(reason.as_str());
         }
     }
     e.serialize(&Serializer::new().serialize_maps_as_objects(true))

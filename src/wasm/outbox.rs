@@ -15,7 +15,7 @@ use super::client::ClientInner;
 use super::env::random_unit;
 use super::events::{emit, to_js};
 use crate::events::Event;
-use crate::outbox::{self, Reason, Verdict};
+use crate::outbox::{self, DeadReason, Reason, Verdict};
 use crate::policy::OutboxPolicy;
 
 #[wasm_bindgen(module = "/js/site.js")]
@@ -41,11 +41,14 @@ unsafe extern "C" {
 /// What js/site.js asks the core (each holds its client weakly).
 struct Core {
     /// `judge(firstAttemptAt, status)`: status -2 (before sending): 3 expired, 4 send;
-    /// -1 (no answer): 1; else 0 delivered, 1 wait, 2 refused.
+    /// -1 (no answer): 1 wait; else 0 delivered, 1 wait, 2 refused. (js/site.js adds 5: the
+    /// stored request cannot be sent.)
     _judge: Closure<dyn Fn(f64, i32) -> u32>,
     /// `tell(kind, origin, id, n)`: 0 replayed (n: attempts), 1 delivered (n: status),
-    /// 2 dead-lettered (n: status, -1 expired) to `onEvent`; 3 a replay round ended with
-    /// n entries waiting (-1: another replayer was at work): the ms until the next (-1: none).
+    /// 2 dead-lettered (n: the status, -1 expired, -2 cannot be sent) to `onEvent`; 3 a
+    /// replay round ended with n entries waiting: the ms until the next (-1: none), the
+    /// rounds backing off while entries wait; 4 the ms until the next replay at the current
+    /// round (after a keep, a failed replay, or another replayer at work).
     _tell: Closure<dyn Fn(u32, String, String, i32) -> f64>,
     /// `send(request)`: the replay through the client.
     _send: Closure<dyn Fn(JsValue) -> Promise>,
@@ -169,18 +172,6 @@ impl Outbox {
 
 /// What js/site.js tells of a replay (see [`Core`]).
 fn tell(client: &ClientInner, kind: u32, origin: &str, id: &str, n: i32) -> f64 {
-    if kind == 3 {
-        let Some(outbox) = client.outbox.as_ref() else {
-            return -1.0;
-        };
-        if n == 0 {
-            outbox.round.set(0);
-            return -1.0;
-        }
-        let round = outbox.round.get();
-        outbox.round.set(round.saturating_add(1));
-        return outbox::next_flush_ms(round, random_unit());
-    }
     let event = match kind {
         0 => Event::Replayed {
             id,
@@ -190,10 +181,31 @@ fn tell(client: &ClientInner, kind: u32, origin: &str, id: &str, n: i32) -> f64 
             id,
             status: n as u16,
         },
-        _ => Event::DeadLettered {
+        2 => Event::DeadLettered {
             id,
+            reason: match n {
+                -1 => DeadReason::Expired,
+                -2 => DeadReason::Invalid,
+                _ => DeadReason::Status,
+            },
             status: u16::try_from(n).ok(),
         },
+        _ => {
+            let Some(outbox) = client.outbox.as_ref() else {
+                return -1.0;
+            };
+            let round = outbox.round.get();
+            if kind == 3 {
+                // A round ended: the next one backs off while entries wait.
+                outbox
+                    .round
+                    .set(if n == 0 { 0 } else { round.saturating_add(1) });
+                if n == 0 {
+                    return -1.0;
+                }
+            }
+            return outbox::next_flush_ms(round, random_unit());
+        }
     };
     if let Some(listener) = &client.on_event {
         emit(listener, origin, None, &event);

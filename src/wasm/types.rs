@@ -261,8 +261,8 @@ export interface OutboxEntry {
   attempts: number;
   /** Why it was kept. */
   reason: OutboxReason;
-  /** Set once it will not be sent again: a final refusal (status) or too old (expired). */
-  deadLetter?: { reason: "status" | "expired"; status?: number; at: number };
+  /** Set once it will not be sent again: a final refusal (status), too old (expired), or unsendable (invalid). */
+  deadLetter?: { reason: "status" | "expired" | "invalid"; status?: number; at: number };
 }
 
 /** Why a call was kept in the outbox. */
@@ -450,11 +450,11 @@ export type DeliveredEvent = EventOf<{
   status: number;
 }>;
 
-/** A kept request will not be sent again: refused (a 4xx but 408, 409, 429) or too old. */
+/** A kept request will not be sent again: refused (a 4xx but 408, 409, 429), too old, or unsendable. */
 export type DeadLetteredEvent = EventOf<{
   type: "deadLettered";
   id: string;
-  reason: "status" | "expired";
+  reason: "status" | "expired" | "invalid";
   /** The refusal's status (reason "status"). */
   status?: number;
 }>;

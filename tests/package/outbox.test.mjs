@@ -254,3 +254,125 @@ test("the README's file store for Node works as its OutboxStore", async () => {
   assert.deepEqual(fs.readdirSync(dir), []);
   again.free();
 });
+
+/** Resolves once `check()` holds, polled every 20 ms; fails the test after `ms`. */
+function eventually(label, ms, check) {
+  return Promise.race([
+    (async () => { while (!check()) await sleep(20); })(),
+    sleep(ms).then(() => { if (!check()) assert.fail(`${label}: not within ${ms} ms`); }),
+  ]);
+}
+
+test("a store that fails in the background does not crash the process; the replay is tried again", async () => {
+  const id = uid("outbox"), store = mapStore(), events = [];
+  await setDown(ORIGIN_A, id, true);
+  const client = new ResilientClient({ ...FAST, outbox: { name: id, store }, onEvent: (e) => events.push(e) });
+  const kept = await errorOf(client.fetch(`${ORIGIN_A}/ledger?id=${id}`, { method: "POST", body: "s1" }));
+  assert.ok(kept instanceof QueuedError);
+  // From now on the store's list() throws twice, then answers again.
+  let failures = 0;
+  const list = store.list;
+  store.list = async () => {
+    if (failures < 2) { failures++; throw new Error("disk unavailable"); }
+    return list();
+  };
+  await setDown(ORIGIN_A, id, false);
+  await eventually("delivered after the store came back", 15_000, () => events.some((e) => e.type === "delivered"));
+  assert.equal(failures, 2);
+  assert.deepEqual((await ledger(ORIGIN_A, id)).order, ["s1"]);
+  client.free();
+});
+
+test("a client freed while its replay is on the wire: nothing breaks, the next client delivers", async () => {
+  const id = uid("outbox"), store = mapStore();
+  await setDown(ORIGIN_A, id, true);
+  const first = new ResilientClient({ ...FAST, outbox: { name: id, store } });
+  const kept = await errorOf(first.fetch(`${ORIGIN_A}/ledger?id=${id}`, { method: "POST", body: "f1" }));
+  first.free();
+  await setDown(ORIGIN_A, id, false);
+  let release, entered;
+  const gate = new Promise((resolve) => { release = resolve; });
+  const inHook = new Promise((resolve) => { entered = resolve; });
+  const second = new ResilientClient({ ...FAST, outbox: { name: id, store, onReplay: async (request) => {
+    entered();
+    await gate;
+    return request;
+  } } });
+  await Promise.race([inHook, sleep(10_000).then(() => assert.fail("no replay"))]);
+  const outbox = second.outbox;
+  second.free(); // while its replay waits in onReplay
+  release();
+  await assert.rejects(outbox.flush(), /was freed/);
+  const third = new ResilientClient({ ...FAST, outbox: { name: id, store } });
+  await third.outbox.flush();
+  const { keys } = await ledger(ORIGIN_A, id);
+  assert.equal(keys[kept.idempotencyKey].answers, 1);
+  assert.equal(store.entries.size, 0);
+  third.free();
+});
+
+test("discard() and retry() take their turn after a replay at work, and are not undone by it", async () => {
+  const id = uid("outbox"), store = mapStore();
+  await setDown(ORIGIN_A, id, true);
+  const client = new ResilientClient({ ...FAST, outbox: { name: id, store } });
+  const kept = await errorOf(client.fetch(`${ORIGIN_A}/ledger?id=${id}`, { method: "POST", body: "d1" }));
+  const replay = client.outbox.flush(); // the origin is down: the entry will wait (put back)
+  const discarded = client.outbox.discard(kept.id);
+  assert.deepEqual(await Promise.all([replay.then((t) => t.waiting), discarded]), [1, true]);
+  assert.deepEqual(await client.outbox.list(), []);
+  assert.equal(store.entries.size, 0);
+  client.free();
+});
+
+test("many kept calls do not push the replays back: the next one comes within seconds", async () => {
+  const id = uid("outbox"), store = mapStore(), events = [];
+  await setDown(ORIGIN_A, id, true);
+  const client = new ResilientClient({ ...FAST, outbox: { name: id, store }, onEvent: (e) => events.push(e) });
+  const url = `${ORIGIN_A}/ledger?id=${id}`;
+  for (let i = 0; i < 12; i++) await errorOf(client.fetch(url, { method: "POST", body: `m${i}` }));
+  // The first timer replay meets the outage; the next (no flush) delivers all twelve.
+  await eventually("a replay while down", 5_000, () => events.some((e) => e.type === "replayed"));
+  await setDown(ORIGIN_A, id, false);
+  await eventually("twelve delivered", 8_000, () => events.filter((e) => e.type === "delivered").length === 12);
+  assert.deepEqual((await ledger(ORIGIN_A, id)).order, Array.from({ length: 12 }, (_, i) => `m${i}`));
+  client.free();
+});
+
+test("maxEntries holds when kept calls overlap; a key another kept request has is not kept again", async () => {
+  const id = uid("outbox"), inner = mapStore();
+  const slow = (f) => async (...args) => { await sleep(30); return f(...args); };
+  const store = { put: slow(inner.put), delete: slow(inner.delete), list: slow(inner.list) };
+  await setDown(ORIGIN_A, id, true, true); // network errors: a call not kept rejects (a 503 would resolve)
+  const client = new ResilientClient({ ...FAST, outbox: { name: id, store, maxEntries: 2 } });
+  const url = `${ORIGIN_A}/ledger?id=${id}`;
+  const errors = await Promise.all(Array.from({ length: 6 }, (_, i) => errorOf(client.fetch(url, { method: "POST", body: `c${i}` }))));
+  assert.equal(errors.filter((e) => e instanceof QueuedError).length, 2);
+  assert.equal(errors.filter((e) => /outbox is full/.test(e.notQueued)).length, 4);
+  assert.equal(inner.entries.size, 2);
+  const big = new ResilientClient({ ...FAST, outbox: { name: uid("outbox"), store: mapStore() } });
+  const one = await errorOf(big.fetch(url, { method: "POST", body: "k" }, { idempotencyKey: "shared-key" }));
+  assert.ok(one instanceof QueuedError);
+  const again = await errorOf(big.fetch(url, { method: "POST", body: "k" }, { idempotencyKey: "shared-key" }));
+  assert.ok(again instanceof QueuedError, "the same request again: the same entry");
+  const other = await errorOf(big.fetch(`${url}&other=1`, { method: "POST", body: "k" }, { idempotencyKey: "shared-key" }));
+  assert.match(other.notQueued, /another kept request \(POST .*ledger\?id=.*\) has the same idempotency key/);
+  client.free();
+  big.free();
+});
+
+test("a stored request that cannot be sent any more is a dead letter (invalid), not a blocked queue", async () => {
+  const id = uid("outbox"), store = mapStore(), events = [];
+  await setDown(ORIGIN_A, id, true);
+  const client = new ResilientClient({ ...FAST, outbox: { name: id, store }, onEvent: (e) => events.push(e) });
+  const url = `${ORIGIN_A}/ledger?id=${id}`;
+  const broken = await errorOf(client.fetch(url, { method: "POST", body: "i1" }));
+  await errorOf(client.fetch(url, { method: "POST", body: "i2" }));
+  store.entries.get(broken.id).headers.push(["not a header name", "x"]);
+  await setDown(ORIGIN_A, id, false);
+  await client.outbox.flush();
+  const dead = await client.outbox.deadLetters();
+  assert.deepEqual(dead.map((e) => [e.id, e.deadLetter.reason]), [[broken.id, "invalid"]]);
+  assert.ok(events.some((e) => e.type === "deadLettered" && e.reason === "invalid" && e.status === undefined));
+  assert.deepEqual((await ledger(ORIGIN_A, id)).order, ["i2"], "the one behind it was delivered");
+  client.free();
+});

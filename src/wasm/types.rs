@@ -252,8 +252,8 @@ export interface OutboxEntry {
   method: string;
   headers: [string, string][];
   body: ArrayBuffer | null;
-  credentials: RequestCredentials;
-  redirect: RequestRedirect;
+  credentials: "omit" | "same-origin" | "include";
+  redirect: "follow" | "error" | "manual";
   idempotencyKey: string;
   /** When the call first tried, in ms since the epoch. */
   firstAttemptAt: number;

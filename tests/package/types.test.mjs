@@ -36,8 +36,9 @@ function compile(name, source, file = "main.ts", options = {}, extraFiles = []) 
 test("a strict TypeScript program using the whole API compiles", () => {
   const r = compile("ok", `
 import { resilientFetch, ResilientClient, TimeoutError, CircuitOpenError, BulkheadFullError, RateLimitError, ThrottledError,
-  type Policy, type ResilienceEvent, type ClientStats, type BreakerState, type RateLimitPolicy, type ThrottlePolicy,
-  type HedgePolicy }
+  QueuedError, type Policy, type ResilienceEvent, type ClientStats, type BreakerState, type RateLimitPolicy,
+  type ThrottlePolicy, type HedgePolicy, type OutboxPolicy, type OutboxStore, type OutboxEntry, type OutboxReason,
+  type OutboxFlush, type Outbox }
   from "resilient-fetch";
 
 const policy: Policy = {
@@ -57,6 +58,39 @@ const policy: Policy = {
 };
 const sharing = new ResilientClient({ share: "api", hedge: { delayMs: 20 } });
 void sharing;
+const held = new Map<string, OutboxEntry>();
+const store: OutboxStore = {
+  put: (e) => { held.set(e.id, e); },
+  delete: async (id) => { held.delete(id); },
+  list: () => [...held.values()],
+};
+const outboxPolicy: OutboxPolicy = { name: "orders", store, maxEntries: 10, maxAgeMs: 60000, maxBodyBytes: 1024,
+  onReplay: async (request: Request) => request };
+const writer = new ResilientClient({ outbox: outboxPolicy, onEvent: (e) => {
+  if (e.type === "queued") { const why: OutboxReason = e.reason; const id: string = e.id + e.idempotencyKey; void why; void id; }
+  if (e.type === "replayed") { const n: number = e.attempt; void n; }
+  if (e.type === "delivered") { const n: number = e.status; void n; }
+  if (e.type === "deadLettered") { const why: "status" | "expired" | "invalid" = e.reason; const s: number | undefined = e.status; void why; void s; }
+} });
+async function outbox(): Promise<number> {
+  const box: Outbox | undefined = writer.outbox;
+  if (!box) return 0;
+  const waiting: OutboxEntry[] = await box.list();
+  const dead: OutboxEntry[] = await box.deadLetters();
+  const tally: OutboxFlush = await box.flush();
+  const again: boolean = (await box.retry(dead[0]?.id ?? "")) || (await box.discard("x"));
+  try { await writer.fetch("http://127.0.0.1/orders", { method: "POST", body: "{}" }); } catch (e) {
+    if (e instanceof QueuedError) {
+      const id: string = e.id + e.idempotencyKey; const why: OutboxReason = e.reason;
+      const last: Response | undefined = e.response; void id; void why; void last;
+    }
+  }
+  const first = waiting[0];
+  const size: number = (first?.body?.byteLength ?? 0) + (first?.headers.length ?? 0) + (first?.firstAttemptAt ?? 0)
+    + (first?.deadLetter?.status ?? 0);
+  return size + tally.delivered + tally.deadLettered + tally.waiting + Number(again);
+}
+void outbox;
 async function main(): Promise<number> {
   const res: Response = await resilientFetch(new URL("http://127.0.0.1/x"), { method: "POST" }, policy);
   const client = new ResilientClient({ retry: false, breaker: false });

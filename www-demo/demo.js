@@ -1,7 +1,7 @@
 // The demo page: chaos controls for two local origins, an editable policy,
 // a live timeline of attempts fed by onEvent, breaker lights fed by stats(),
 // and a retry-storm comparison drawn from the backend's own request log.
-import { ResilientClient, CircuitOpenError } from "resilient-fetch";
+import { ResilientClient, CircuitOpenError, QueuedError } from "resilient-fetch";
 
 const $ = (sel, root = document) => root.querySelector(sel);
 const el = (tag, attrs = {}, ...children) => {
@@ -376,14 +376,15 @@ function drawHedge(off, on) {
 }
 
 // ---------------------------------------------------------------- shared breakers (two tabs)
-/** Sets origin A's outage as its checkbox above would (the checkbox follows). */
-async function setOutageA(down) {
-  const box = $('.origin[data-origin="a"]');
+/** Sets an origin's outage as its checkbox above would (the checkbox follows). */
+async function setOutage(origin, down) {
+  const box = $(`.origin[data-origin="${origin}"]`);
   const input = $("input[name=outage]", box);
   input.checked = down;
   input.dispatchEvent(new Event("input"));
-  await putChaos("a", { outage: down });
+  await putChaos(origin, { outage: down });
 }
+const setOutageA = (down) => setOutage("a", down);
 
 async function shareBreak() {
   await setOutageA(true);
@@ -393,6 +394,58 @@ async function shareBreak() {
 async function shareHeal() {
   await setOutageA(false);
   $("#tab-left").contentWindow.postMessage("probe", location.origin);
+}
+
+// ---------------------------------------------------------------- the outbox
+// One outbox client for the page; its entries live in IndexedDB under this name, so a reload
+// shows (and, once B answers, delivers) what an earlier load kept.
+const OUTBOX_ID = "demo-outbox";
+const outboxed = { kept: 0, delivered: 0, order: 0 };
+const writer = new ResilientClient({
+  outbox: { name: "demo-orders" },
+  idempotencyKey: true, // the page and the origins are different origins
+  retry: { maxAttempts: 2, baseDelayMs: 10 },
+  breaker: false,
+  onEvent: (e) => {
+    if (e.type === "delivered") outboxed.delivered++;
+    if (["queued", "delivered", "deadLettered"].includes(e.type)) renderOutbox(`${e.type} ${e.id.slice(0, 8)}…`);
+  },
+});
+
+/** Lists what the outbox holds, and the last thing that happened to it. */
+async function renderOutbox(last = "") {
+  const waiting = await writer.outbox.list();
+  $("#outbox-list").replaceChildren(...waiting.map((e) => el("li", {},
+    `${e.method} ${new URL(e.url).pathname} · key ${e.idempotencyKey.slice(0, 8)}… · ${e.reason} · `
+    + `${e.attempts} attempt${e.attempts === 1 ? "" : "s"} · body ${new TextDecoder().decode(e.body)}`)));
+  const o = ORIGINS.b;
+  const effects = (await (await fetch(`${o}/effects?id=${OUTBOX_ID}`)).json()).effects;
+  Object.assign($("#outbox-summary").dataset, {
+    kept: String(outboxed.kept), delivered: String(outboxed.delivered), waiting: String(waiting.length), effects: String(effects),
+  });
+  $("#outbox-summary").textContent = `${outboxed.kept} kept, ${outboxed.delivered} delivered, ${waiting.length} waiting `
+    + `in IndexedDB; origin B applied ${effects} order${effects === 1 ? "" : "s"}${last ? ` · last: ${last}` : ""}`;
+}
+
+async function outboxDown() {
+  await setOutage("b", true);
+  for (let i = 0; i < 5; i++) {
+    const body = JSON.stringify({ order: ++outboxed.order });
+    try {
+      await writer.fetch(`${ORIGINS.b}/api?id=${OUTBOX_ID}`, { method: "POST", body });
+    } catch (e) {
+      if (!(e instanceof QueuedError)) throw e;
+      outboxed.kept++;
+    }
+  }
+  await renderOutbox();
+}
+
+async function outboxUp() {
+  await setOutage("b", false);
+  // What an `online` event does: replay now (the outbox's own timer would, within seconds).
+  const tally = await writer.outbox.flush();
+  await renderOutbox(`flush: ${tally.delivered} delivered, ${tally.waiting} waiting`);
 }
 
 // ---------------------------------------------------------------- breaker lights
@@ -641,6 +694,9 @@ $("#jitter-button").addEventListener("click", compareJitter);
 $("#throttle-button").addEventListener("click", compareThrottle);
 $("#hedge-button").addEventListener("click", compareHedge);
 $("#share-break").addEventListener("click", shareBreak);
+$("#outbox-down").addEventListener("click", outboxDown);
+$("#outbox-up").addEventListener("click", outboxUp);
+await renderOutbox();
 $("#share-heal").addEventListener("click", shareHeal);
 showPolicy();
 renderLights();

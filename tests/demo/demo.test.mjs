@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import path from "node:path";
 import readline from "node:readline";
-import { OUT, openDemo, outageLane, pacedBurstLane, hedgeLane, postEffectsLane, root, shareLane, stormLane } from "./lanes.mjs";
+import { OUT, openDemo, outageLane, pacedBurstLane, hedgeLane, outboxLane, postEffectsLane, root, shareLane, stormLane } from "./lanes.mjs";
 
 let server, urls, browser, page;
 
@@ -38,6 +38,8 @@ test("rate limits: the paced burst gets no 429 where the unpaced one does", () =
 test("two tabs sharing breakers: one opens with the other without sending; one probe closes both", () => shareLane(page));
 
 test("hedged reads: the slow tail cut for a few extra requests", () => hedgeLane(page));
+
+test("the outbox: 5 POSTs kept while origin B is down, each applied once when it is back", () => outboxLane(page));
 
 test("jitter lane: 'none' sends every retry at once, 'full' spreads them over the window", async () => {
   await page.click("#jitter-button");

@@ -137,3 +137,18 @@ export async function hedgeLane(page) {
   assert.ok(Number(d.onRequests) <= 440 && Number(d.onAborted) >= 5, JSON.stringify(d));
   assert.equal(await page.locator("#hedge-chart polyline").count(), 2);
 }
+
+/** Lane 9: the outbox keeps 5 POSTs while origin B is down and delivers each once when it is back. */
+export async function outboxLane(page) {
+  const data = () => page.locator("#outbox-summary").evaluate((p) => ({ ...p.dataset }));
+  await page.click("#outbox-down");
+  await page.waitForFunction(() => document.querySelector("#outbox-summary").dataset.kept === "5", null, { timeout: 30000 });
+  let d = await data();
+  assert.deepEqual([d.waiting, d.effects], ["5", "0"], JSON.stringify(d));
+  assert.equal(await page.locator("#outbox-list li").count(), 5);
+  await page.click("#outbox-up");
+  await page.waitForFunction(() => document.querySelector("#outbox-summary").dataset.waiting === "0", null, { timeout: 30000 });
+  d = await data();
+  assert.deepEqual([d.delivered, d.effects], ["5", "5"], JSON.stringify(d));
+  assert.match(await page.locator("#outbox-summary").textContent(), /5 delivered, 0 waiting in IndexedDB; origin B applied 5 orders/);
+}

@@ -10,7 +10,7 @@ import http from "node:http";
 import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
-import { OUT, openDemo, outageLane, pacedBurstLane, hedgeLane, postEffectsLane, root, shareLane, stormLane, settled } from "./lanes.mjs";
+import { OUT, openDemo, outageLane, pacedBurstLane, hedgeLane, outboxLane, postEffectsLane, root, shareLane, stormLane, settled } from "./lanes.mjs";
 
 const BASE = "/resilient-fetch/"; // the site's path on its host, as a GitHub Pages project site's
 
@@ -83,6 +83,8 @@ test("rate limits: the paced burst gets no 429 where the unpaced one does", () =
 test("two tabs sharing breakers: one opens with the other without sending; one probe closes both", () => shareLane(page));
 
 test("hedged reads: the slow tail cut for a few extra requests", () => hedgeLane(page));
+
+test("the outbox: 5 POSTs kept while origin B is down, each applied once when it is back", () => outboxLane(page));
 
 test("a hang: the attempt times out and the worker still answers the next calls", async () => {
   const hang = '.origin[data-origin="b"] input[name=hang]';

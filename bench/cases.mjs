@@ -55,6 +55,8 @@ export function makeVariants({ stub, rf, ky, ofetch, cockatiel, CircuitBreaker, 
   const MANY_URLS = Array.from({ length: 1000 }, (_, i) => `${URL_}?n=${i}`);
   let nextUrl = 0;
   const openClient = new ResilientClient();
+  // An outbox (IndexedDB in Chromium, memory in Node): what it costs a write that is answered.
+  const outboxClient = new ResilientClient({ outbox: { name: "bench" } });
   const POST = { method: "POST", body: "{}" };
 
   // Opens openClient's breaker afresh, untimed, before each slice of its calls (so its 30 s
@@ -116,6 +118,11 @@ export function makeVariants({ stub, rf, ky, ofetch, cockatiel, CircuitBreaker, 
       name: "ours: resilientFetch, defaults, POST (idempotency key)",
       ours: true,
       call: () => resilientFetch(URL_, POST),
+    },
+    {
+      name: "ours: POST through a client with an outbox (answered: nothing kept)",
+      ours: true,
+      call: () => outboxClient.fetch(URL_, POST),
     },
     {
       name: "ours: open-breaker rejection",

@@ -130,7 +130,13 @@ function ask(box, fn, ...args) {
 /** A replay in `ms` (none if negative, or one is due already); never keeps Node or Deno alive. */
 function later(box, ms) {
   if (box.timer !== undefined || box.closed || !(ms >= 0)) return;
-  box.timer = setTimeout(box.wake, ms);
+  try {
+    box.timer = setTimeout(box.wake, ms);
+  } catch {
+    // Cloudflare Workers allow no timer in a module's global scope, where a client may be
+    // made: the replay then comes with the first kept call or flush().
+    return;
+  }
   if (typeof box.timer === "object") box.timer.unref?.();
   else globalThis.Deno?.unrefTimer?.(box.timer);
 }

@@ -299,31 +299,23 @@ fn typescript_ranges_match_the_schema() {
     }
 }
 
-/// JS takes out of a policy exactly the fields the schema says hold functions.
+/// JS takes out of a policy exactly the fields the schema says hold functions, and those it
+/// holds as they are (`outbox.store`).
 #[test]
-fn js_takes_out_the_schemas_function_fields() {
+fn js_takes_out_the_schemas_function_and_held_fields() {
     use resilient_fetch::policy::schema::{FIELDS, Kind};
     let js = include_str!("../js/arguments.js");
-    let line = js
-        .lines()
-        .find(|l| l.starts_with("const FUNCTIONS = "))
-        .expect("js/arguments.js names the function fields");
-    let named: Vec<&str> = line.split('"').skip(1).step_by(2).collect();
-    let schema: Vec<&str> = FIELDS
-        .iter()
-        .filter(|f| f.kind == Kind::Function)
-        .map(|f| f.path)
-        .collect();
-    assert_eq!(named, schema);
-    let line = js
-        .lines()
-        .find(|l| l.starts_with("const HELD = "))
-        .expect("js/arguments.js names the fields it holds as they are");
-    let named: Vec<&str> = line.split('"').skip(1).step_by(2).collect();
-    let schema: Vec<&str> = FIELDS
-        .iter()
-        .filter(|f| f.kind == Kind::Held)
-        .map(|f| f.path)
-        .collect();
-    assert_eq!(named, schema);
+    for (list, kind) in [("FUNCTIONS", Kind::Function), ("HELD", Kind::Held)] {
+        let line = js
+            .lines()
+            .find(|l| l.starts_with(&format!("const {list} = ")))
+            .unwrap_or_else(|| panic!("js/arguments.js has no {list} list"));
+        let named: Vec<&str> = line.split('"').skip(1).step_by(2).collect();
+        let schema: Vec<&str> = FIELDS
+            .iter()
+            .filter(|f| f.kind == kind)
+            .map(|f| f.path)
+            .collect();
+        assert_eq!(named, schema, "{list}");
+    }
 }

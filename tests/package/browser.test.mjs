@@ -27,7 +27,7 @@ function assertSmoke(result) {
   for (const [name, { ok, detail }] of Object.entries(result.report)) {
     assert.ok(ok, `${name}: ${JSON.stringify(detail)}`);
   }
-  assert.deepEqual(Object.keys(result.report), ["imports", "retries", "key", "timeout", "breaker", "share"]);
+  assert.deepEqual(Object.keys(result.report), ["imports", "retries", "key", "timeout", "breaker", "share", "outbox"]);
 }
 
 let browser;

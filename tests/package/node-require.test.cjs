@@ -21,5 +21,5 @@ test("CJS: the smoke checks (retries, key, timeout, breaker) through require()",
   for (const [name, { ok, detail }] of Object.entries(report)) {
     assert.ok(ok, `${name}: ${JSON.stringify(detail)}`);
   }
-  assert.deepEqual(Object.keys(report), ["imports", "retries", "key", "timeout", "breaker", "share"]);
+  assert.deepEqual(Object.keys(report), ["imports", "retries", "key", "timeout", "breaker", "share", "outbox"]);
 });

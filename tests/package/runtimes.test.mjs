@@ -18,7 +18,7 @@ function assertSmoke(runtime, report) {
   for (const [name, { ok, detail }] of Object.entries(report)) {
     assert.ok(ok, `${runtime} ${name}: ${JSON.stringify(detail)}`);
   }
-  assert.deepEqual(Object.keys(report), ["imports", "retries", "key", "timeout", "breaker", "share"]);
+  assert.deepEqual(Object.keys(report), ["imports", "retries", "key", "timeout", "breaker", "share", "outbox"]);
 }
 
 /** Runs a command, resolving with its stdout; rejects with its output on failure or after `ms`. */

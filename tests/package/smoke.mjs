@@ -1,6 +1,7 @@
 // One smoke run of the package in whatever runtime imports this file (Node,
 // Deno, a browser page, a Vite app, a Cloudflare worker): imports, retries,
-// breaker, idempotency key and timeout, each checked against the fault server.
+// breaker, idempotency key, timeout, shared health and the outbox, each checked against the
+// fault server.
 // Plain ESM with no runtime-specific imports. Returns { imports, retries,
 // breaker, key, timeout }, each { ok, detail }.
 
@@ -87,6 +88,23 @@ export async function smoke(api, originA, originB) {
     a.free();
     b.free();
     return { ok: peer === (channel ? "open" : "closed"), channel, peer };
+  });
+
+  // The outbox with the runtime's built-in store (IndexedDB in a browser, memory elsewhere):
+  // a POST to a down origin is kept, and delivered once by flush() when it is back.
+  report.outbox = await check(async () => {
+    const id = uid("outbox"), url = `${originA}/ledger?id=${id}`;
+    const down = (on) => fetch(`${url}&down=${on ? 1 : 0}`, { method: "PUT" });
+    await down(true);
+    const client = new ResilientClient({ outbox: { name: id }, idempotencyKey: true, retry: false, breaker: false });
+    const err = await client.fetch(url, { method: "POST", body: "smoke" }).then(() => null, (e) => e);
+    const kept = (await client.outbox.list()).length;
+    await down(false);
+    const tally = await client.outbox.flush();
+    const applied = (await (await fetch(url)).json()).order;
+    client.free();
+    return { ok: err?.name === "QueuedError" && kept === 1 && tally.delivered === 1 && applied.join() === "smoke",
+      error: err?.name, kept, delivered: tally.delivered, applied };
   });
 
   return report;

@@ -389,31 +389,49 @@ function arm(at) {
   if (WATCHED.size === 0) hold(false);
 }
 
-/** Fires the limits that have run out, then arms for the earliest left. */
+/**
+ * Fires the limits the timer was armed for and any before it (the timer's own clock decides,
+ * so a page's or test's fake timers work as with a timer per attempt), after arming it for the
+ * earliest limit left: a limit that throws stops no other.
+ */
 function expire() {
+  const due = ARMED_AT;
   ARMED = undefined;
   ARMED_AT = Infinity;
-  const now = performance.now();
+  const fired = [];
   let next = Infinity;
   for (const limit of WATCHED) {
-    if (limit.at <= now) {
+    if (limit.at <= due) {
       WATCHED.delete(limit);
-      limit.fire();
+      fired.push(limit);
     } else if (limit.at < next) {
       next = limit.at;
     }
   }
-  // (A limit fired may have started another attempt, and armed the timer for its limit.)
-  if (next < ARMED_AT) arm(next);
+  if (next !== Infinity) arm(next);
+  for (const limit of fired) {
+    try {
+      limit.fire();
+    } catch { /* the others still fire */ }
+  }
 }
+
+// Node and Deno only: a process the armed timer must not hold when no attempt is in flight.
+const PROCESS = typeof process === "object" && typeof process?.versions?.node === "string" || !!globalThis.Deno;
 
 /** Whether the armed timer holds a Node or Deno process alive: only while attempts are in flight. */
 function hold(on) {
   if (ARMED === undefined) return;
-  if (typeof ARMED === "object") {
-    if (on) ARMED.ref?.(); else ARMED.unref?.();
-  } else if (globalThis.Deno) {
-    if (on) globalThis.Deno.refTimer?.(ARMED); else globalThis.Deno.unrefTimer?.(ARMED);
+  if (typeof ARMED === "object" && typeof ARMED.unref === "function") {
+    if (on) ARMED.ref?.(); else ARMED.unref();
+  } else if (globalThis.Deno?.unrefTimer) {
+    if (on) globalThis.Deno.refTimer?.(ARMED); else globalThis.Deno.unrefTimer(ARMED);
+  } else if (!on && PROCESS) {
+    // A setTimeout that cannot be unref'd (a page's shim in Node): cleared, as the attempts'
+    // own timers were.
+    clearTimeout(ARMED);
+    ARMED = undefined;
+    ARMED_AT = Infinity;
   }
 }
 

@@ -86,7 +86,7 @@ const STORE_MS = 30_000;
  */
 function outboxOpen(name, store, onReplay, core) {
   const box = { name, store: store ?? builtIn(name), onReplay, core, timer: undefined, closed: false,
-    keeping: Promise.resolve(), offline: () => {} };
+    offline: () => {} };
   box.wake = () => {
     if (box.closed) return;
     clearTimeout(box.timer);
@@ -141,11 +141,14 @@ function later(box, ms) {
   else globalThis.Deno?.unrefTimer?.(box.timer);
 }
 
-/** `store[method](arg)` as a promise (a store may be synchronous, or throw), bounded by STORE_MS. */
+/**
+ * `store[method](arg)` as a promise (a store, or `onReplay`, may be synchronous, or throw),
+ * bounded by STORE_MS.
+ */
 function call(store, method, arg) {
   let timer;
   const late = new Promise((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`the store's ${method}() did not answer in ${STORE_MS} ms`)), STORE_MS);
+    timer = setTimeout(() => reject(new Error(`${method}() did not answer in ${STORE_MS} ms`)), STORE_MS);
     if (typeof timer === "object") timer.unref?.();
   });
   const work = new Promise((resolve) => resolve(store[method](arg)));
@@ -170,11 +173,14 @@ async function find(box, id) {
  * (`event` to `listener` first), else as it would have settled (`value`, an error when
  * `failed`), the error saying why it was not kept (`notQueued`). `keep` is
  * [maxEntries, source, init, key, origin, maxBodyBytes, stream, reason, firstAttemptAt, attempts].
- * Keeps of one outbox go one at a time, so `maxEntries` holds.
+ * Keeps of one outbox name go one at a time in a realm, so `maxEntries` holds.
  */
 function outboxKeep(box, keep, value, failed, listener, event) {
-  const kept = box.keeping.then(() => store(box, keep));
-  box.keeping = kept.catch(() => {});
+  const kept = (KEEPING.get(box.name) ?? Promise.resolve()).then(() => store(box, keep));
+  const settled = kept.catch(() => {}).then(() => {
+    if (KEEPING.get(box.name) === settled) KEEPING.delete(box.name);
+  });
+  KEEPING.set(box.name, settled);
   return kept.then((why) => {
     const [, , , key, origin, , , reason] = keep;
     if (why === undefined) {
@@ -190,6 +196,16 @@ function outboxKeep(box, keep, value, failed, listener, event) {
   });
 }
 
+const KEEPING = new Map();
+
+/** Whether two bodies (ArrayBuffer or null) hold the same bytes. */
+function sameBody(a, b) {
+  if (a === null || b === null || a === undefined || b === undefined) return (a ?? null) === (b ?? null);
+  if (a.byteLength !== b.byteLength) return false;
+  const x = new Uint8Array(a), y = new Uint8Array(b);
+  return x.every((byte, i) => byte === y[i]);
+}
+
 /** Stores the entry `keep` describes: undefined, or why it cannot be kept. */
 async function store(box, keep) {
   const [maxEntries, source, init, key, origin, maxBodyBytes, stream, reason, firstAttemptAt, attempts] = keep;
@@ -198,11 +214,20 @@ async function store(box, keep) {
     if (typeof entry === "string") return entry;
     const held = await entries(box);
     const same = held.find((e) => e.id === key);
-    if (same && (same.origin !== origin || same.url !== entry.url || same.method !== entry.method)) {
-      return `another kept request (${same.method} ${same.url}) has the same idempotency key`;
+    // The same key is the same request (as the draft has it), or nothing is kept: one entry per key.
+    if (same && (same.origin !== origin || same.url !== entry.url || same.method !== entry.method ||
+        !sameBody(same.body, entry.body))) {
+      return `another kept request (${same.method} ${same.url}) has the same idempotency key and another payload`;
     }
     if (!same && held.length >= maxEntries) return `the outbox is full (outbox.maxEntries: ${maxEntries})`;
-    await call(box.store, "put", entry);
+    try {
+      await call(box.store, "put", entry);
+    } catch (e) {
+      // A put that fails late may still land: take it back, so that nothing the caller was
+      // told is not kept is replayed (best effort: a store that fails may fail this too).
+      if (!same) call(box.store, "delete", key).catch(() => {});
+      throw e;
+    }
     return undefined;
   } catch (e) {
     return `its store failed: ${e?.message ?? e}`;
@@ -359,7 +384,8 @@ async function send(box, entry) {
   }
   try {
     if (typeof box.onReplay === "function") {
-      request = await box.onReplay(request);
+      // Bounded as a store call is: a hook that never answers must not hold the name's turn.
+      request = await call(box, "onReplay", request);
       if (!(request instanceof Request)) return -3;
     }
     const response = await ask(box, "send", request);

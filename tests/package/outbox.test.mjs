@@ -356,6 +356,9 @@ test("maxEntries holds when kept calls overlap; a key another kept request has i
   assert.ok(again instanceof QueuedError, "the same request again: the same entry");
   const other = await errorOf(big.fetch(`${url}&other=1`, { method: "POST", body: "k" }, { idempotencyKey: "shared-key" }));
   assert.match(other.notQueued, /another kept request \(POST .*ledger\?id=.*\) has the same idempotency key/);
+  const payload = await errorOf(big.fetch(url, { method: "POST", body: "another" }, { idempotencyKey: "shared-key" }));
+  assert.match(payload.notQueued, /same idempotency key and another payload/, "the first write is not replaced");
+  assert.equal(new TextDecoder().decode((await big.outbox.list())[0].body), "k");
   client.free();
   big.free();
 });
@@ -375,4 +378,32 @@ test("a stored request that cannot be sent any more is a dead letter (invalid), 
   assert.ok(events.some((e) => e.type === "deadLettered" && e.reason === "invalid" && e.status === undefined));
   assert.deepEqual((await ledger(ORIGIN_A, id)).order, ["i2"], "the one behind it was delivered");
   client.free();
+});
+
+test("a store or an onReplay that never answers fails after 30 s, and frees the name's turn", async (t) => {
+  t.mock.timers.enable({ apis: ["setTimeout"] });
+  const turn = () => new Promise((resolve) => setImmediate(resolve));
+  // A store whose list() never answers: flush() rejects once the fake clock passes 30 s.
+  const stuck = { put: async () => {}, delete: async () => {}, list: () => new Promise(() => {}) };
+  const a = new ResilientClient({ outbox: { name: uid("outbox"), store: stuck } });
+  const flushed = a.outbox.flush().then(() => "settled", (e) => e.message);
+  await turn();
+  t.mock.timers.tick(30_000);
+  assert.match(await flushed, /list\(\) did not answer in 30000 ms/);
+  a.free();
+  // An onReplay that never answers: the entry waits, and discard() gets its turn.
+  const id = uid("outbox"), store = mapStore();
+  await setDown(ORIGIN_A, id, true);
+  const b = new ResilientClient({ retry: false, breaker: false, outbox: { name: id, store, onReplay: () => new Promise(() => {}) } });
+  const kept = await errorOf(b.fetch(`${ORIGIN_A}/ledger?id=${id}`, { method: "POST", body: "h" }));
+  assert.ok(kept instanceof QueuedError, String(kept));
+  const replay = b.outbox.flush();
+  const discarded = b.outbox.discard(kept.id);
+  for (let i = 0; i < 20 && store.calls.filter((c) => c === "list").length < 1; i++) await turn();
+  await turn();
+  t.mock.timers.tick(30_000);
+  assert.deepEqual({ ...(await replay) }, { delivered: 0, deadLettered: 0, waiting: 1 });
+  assert.equal(await discarded, true);
+  assert.equal(store.entries.size, 0);
+  b.free();
 });

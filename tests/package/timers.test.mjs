@@ -7,7 +7,7 @@ import { execFile } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { ORIGIN_A, SCRATCH, uid } from "./helpers.mjs";
-import { ResilientClient, TimeoutError } from "resilient-fetch";
+import { ResilientClient, TimeoutError, resilientFetch } from "resilient-fetch";
 
 test("attempts with different limits each time out at their own, a shorter one started after a longer one first", async () => {
   const client = new ResilientClient({ retry: false, breaker: false });
@@ -60,4 +60,30 @@ try {
 }
 `);
   assert.equal(stdout, "TimeoutError");
+});
+
+test("with a test's fake setTimeout, an attempt's limit fires when the fake clock reaches it", async (t) => {
+  t.mock.timers.enable({ apis: ["setTimeout"] });
+  const never = () => new Promise(() => {});
+  const call = resilientFetch("http://127.0.0.1:9/never", undefined, { fetch: never, timeoutMs: 1000, retry: false })
+    .then(() => "answered", (e) => e.name);
+  await new Promise((resolve) => setImmediate(resolve));
+  t.mock.timers.tick(999);
+  await new Promise((resolve) => setImmediate(resolve));
+  t.mock.timers.tick(1);
+  assert.equal(await call, "TimeoutError");
+});
+
+test("a Node process whose setTimeout returns numbers (a page's shim) is not held after its calls", async () => {
+  const { stdout, ms } = await node(`
+const set = globalThis.setTimeout, clear = globalThis.clearTimeout, timers = new Map();
+let next = 1;
+globalThis.setTimeout = (f, ms, ...a) => { const id = next++; timers.set(id, set(() => { timers.delete(id); f(...a); }, ms)); return id; };
+globalThis.clearTimeout = (id) => { clear(timers.get(id)); timers.delete(id); };
+const { resilientFetch } = await import("resilient-fetch");
+const res = await resilientFetch("http://127.0.0.1:9/stub", undefined, { fetch: async () => new Response("ok"), timeoutMs: 30000 });
+console.log(res.status);
+`);
+  assert.equal(stdout, "200");
+  assert.ok(ms < 20_000, `the process took ${ms} ms to exit`);
 });

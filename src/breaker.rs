@@ -253,6 +253,20 @@ impl Breaker {
         }
     }
 
+    /// In how long a call may go, when [`Breaker::try_acquire`] would refuse one at `now_ms`;
+    /// nothing changes.
+    pub fn refusal(&self, now_ms: f64, policy: &BreakerPolicy) -> Option<f64> {
+        match self.phase {
+            Phase::Open { until_ms, .. } if now_ms < until_ms => Some(until_ms - now_ms),
+            Phase::HalfOpen { probes_in_flight }
+                if probes_in_flight >= policy.half_open_max_calls =>
+            {
+                Some(f64::from(policy.cooldown_ms))
+            }
+            _ => None,
+        }
+    }
+
     /// Asks leave to make a call.
     pub fn try_acquire(&mut self, now_ms: f64, policy: &BreakerPolicy) -> Result<Permit, Rejected> {
         let mut transition = None;
@@ -725,8 +739,14 @@ mod tests {
             for op in ops {
                 match op {
                     Op::Acquire => {
-                        if let Ok(permit) = b.try_acquire(now, &p) {
-                            out.push(permit);
+                        // `refusal` says beforehand, without a change, what try_acquire refuses.
+                        let refusal = b.refusal(now, &p);
+                        match b.try_acquire(now, &p) {
+                            Ok(permit) => {
+                                prop_assert_eq!(refusal, None);
+                                out.push(permit);
+                            }
+                            Err(r) => prop_assert_eq!(refusal, Some(r.retry_after_ms)),
                         }
                     }
                     Op::Record(i, failed) if !out.is_empty() => {

@@ -165,6 +165,12 @@ impl Pacer {
         }
     }
 
+    /// Whether the origin has said nothing of its limits that could hold a send at `now`:
+    /// no quota known, no `Retry-After` hold.
+    pub fn is_quiet(&self, now: f64) -> bool {
+        self.quota.is_none() && self.held(now).is_none()
+    }
+
     /// How long a `Retry-After` hold keeps sends back at `now`, if one does.
     fn held(&self, now: f64) -> Option<f64> {
         (self.not_before > now).then_some(self.not_before - now)

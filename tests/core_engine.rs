@@ -2949,3 +2949,91 @@ fn a_hedges_ended_attempt_is_timed_from_the_calls_start_for_the_callers_hooks() 
     drop(pool);
     assert_eq!(timed.asked.borrow().as_slice(), [(2, 150.0), (1, 300.0)]);
 }
+
+// ---------------------------------------------------------------- refused at once
+
+/// A registry whose origin A's breaker `p` opened (3 failures), and its clock.
+fn opened(p: &Policy) -> (RefCell<Registry>, Clock) {
+    let (reg, clock) = (registry(), Clock::manual());
+    for _ in 0..3 {
+        call(
+            &reg,
+            p,
+            get(A),
+            &mut Script::new(&clock, &[Step::Status(500)]),
+        );
+    }
+    (reg, clock)
+}
+
+#[test]
+fn refused_at_once_is_what_the_loop_decides_for_an_open_breaker() {
+    let p = policy(
+        serde_json::json!({"retry": false, "breaker": {"failureThreshold": 3, "cooldownMs": 5000}}),
+    );
+    // The same history twice: one registry asked at once, the other through the loop.
+    let (sync, sync_clock) = opened(&p);
+    let (run, run_clock) = opened(&p);
+    sync_clock.advance(1000.0);
+    run_clock.advance(1000.0);
+    let now = sync_clock.now_ms();
+    assert_eq!(now, run_clock.now_ms());
+    let mut at_once = Log::default();
+    let refused = engine::refused_at_once(&sync, &p, A, &|| now, &mut |e| at_once.record(e));
+    let mut script = Script::new(&run_clock, &[Step::Status(200)]);
+    let (result, looped) = call(&run, &p, get(A), &mut script);
+    let Some(ms) = refused else {
+        panic!("an open breaker is refused at once")
+    };
+    assert_eq!(result, CallResult::ShortCircuited { retry_after_ms: ms });
+    assert!(script.limits.borrow().is_empty(), "nothing sent");
+    assert_eq!(at_once.kinds, looped.kinds);
+    assert_eq!(at_once.short_circuits, looped.short_circuits);
+    assert_eq!(snapshot(&sync, A, now).stats, snapshot(&run, A, now).stats);
+    assert_eq!(snapshot(&sync, A, now).stats.short_circuits, 1);
+}
+
+#[test]
+fn refused_at_once_leaves_every_other_call_to_the_loop() {
+    let base =
+        serde_json::json!({"retry": false, "breaker": {"failureThreshold": 3, "cooldownMs": 5000}});
+    let p = policy(base.clone());
+    let (reg, clock) = opened(&p);
+    let none = |reg: &RefCell<Registry>, p: &Policy, origin: &str, now: f64| {
+        let mut events = 0;
+        let refused = engine::refused_at_once(reg, p, origin, &|| now, &mut |_| events += 1);
+        assert_eq!(events, u32::from(refused.is_some()));
+        refused
+    };
+    // Another origin (no state), and A once its cooldown has run out: the loop decides.
+    assert_eq!(none(&reg, &p, B, clock.now_ms()), None);
+    assert_eq!(none(&reg, &p, A, clock.now_ms() + 5000.0), None);
+    // Anything that stands before the breaker in the loop: a bulkhead, throttling; breakers off.
+    for extra in [
+        serde_json::json!({"bulkhead": true}),
+        serde_json::json!({"throttle": true}),
+        serde_json::json!({"breaker": false}),
+    ] {
+        let mut json = base.clone();
+        json.as_object_mut()
+            .expect("object")
+            .extend(extra.as_object().expect("object").clone());
+        assert_eq!(
+            none(&reg, &policy(json.clone()), A, clock.now_ms()),
+            None,
+            "{json}"
+        );
+    }
+    // A Retry-After hold known for the origin: the loop makes the call wait for it first.
+    reg.borrow_mut()
+        .with(A, |_, s| s.pacer.hold(clock.now_ms() + 100.0));
+    assert_eq!(none(&reg, &p, A, clock.now_ms()), None);
+    // Without pacing the hold does not count.
+    let unpaced = policy(serde_json::json!({"retry": false, "rateLimit": false,
+        "breaker": {"failureThreshold": 3, "cooldownMs": 5000}}));
+    let refused = none(&reg, &unpaced, A, clock.now_ms());
+    assert!(
+        refused.is_some_and(|ms| ms > 4000.0 && ms <= 5000.0),
+        "{refused:?}"
+    );
+}

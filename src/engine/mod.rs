@@ -207,6 +207,43 @@ pub enum CallResult<O> {
     Throttled,
 }
 
+/// A call its origin's breaker refuses now (`now()` is read only when its breaker is not
+/// closed) with nothing that could stand before the breaker in the loop (no bulkhead, no
+/// throttling, no deadline shorter than an attempt, no rate-limit quota or hold known for the
+/// origin): refused at once, counted and told (`shortCircuit`) as [`run`] would, without the
+/// call's async machinery. Returns in how long a call may go; `None`: the call runs, and
+/// [`run`] decides the same way.
+pub fn refused_at_once(
+    registry: &RefCell<Registry>,
+    policy: &Policy,
+    origin: &str,
+    now: &dyn Fn() -> f64,
+    on_event: &mut dyn FnMut(&Event<'_>),
+) -> Option<f64> {
+    let breaker = policy.breaker.as_ref()?;
+    if policy.bulkhead.is_some()
+        || policy.throttle.is_some()
+        || f64::from(policy.total_timeout_ms) < MIN_ATTEMPT_MS
+    {
+        return None;
+    }
+    let mut registry = registry.try_borrow_mut().ok()?;
+    // An origin without state has a closed breaker.
+    let state = registry.peek(origin).filter(|s| !s.breaker.is_closed())?;
+    let now = now();
+    if policy.rate_limit.is_some() && !state.pacer.is_quiet(now) {
+        return None;
+    }
+    let retry_after_ms = state.breaker.refusal(now, breaker)?;
+    registry.with(origin, |_, s| s.stats.short_circuits += 1);
+    drop(registry);
+    on_event(&Event::ShortCircuit {
+        origin,
+        retry_after_ms,
+    });
+    Some(retry_after_ms)
+}
+
 /// Runs one call: bulkhead, attempts, retries, bookkeeping and events.
 pub async fn run<T: Transport, E: Env>(
     registry: &RefCell<Registry>,

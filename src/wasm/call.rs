@@ -199,6 +199,15 @@ fn prepare(
     } else {
         None
     };
+    let keep = keep && client_keeps(&resolved);
+    // A read that may join a flight on its way is not refused here; a write the outbox may
+    // keep goes through the loop.
+    if flight.is_none()
+        && !(keep && key.is_some())
+        && let Some(refused) = refused_at_once(&client, &resolved, &origin, key.as_deref())
+    {
+        return Err(refused);
+    }
     let source = match request {
         Some(request) => Source::Template(request),
         None => Source::Direct { input, init: copy },
@@ -217,7 +226,6 @@ fn prepare(
             key: key.clone(),
         },
     );
-    let client_keeps = client_keeps(&resolved);
     Ok(Prepared::Run(Ready {
         guard,
         client,
@@ -230,7 +238,7 @@ fn prepare(
         has_body: body != 0.0,
         transport,
         flight,
-        keep: keep && client_keeps,
+        keep,
     }))
 }
 
@@ -243,6 +251,29 @@ pub fn replay(client: Rc<ClientInner>, request: JsValue) -> Promise {
         JsValue::UNDEFINED,
         false,
     )
+}
+
+/// The `CircuitOpenError` of a call its origin's open breaker refuses before anything else
+/// could stand in its way (`engine::refused_at_once`): no transport, no future, no task, for
+/// the one call that must be cheapest.
+fn refused_at_once(
+    client: &ClientInner,
+    resolved: &Resolved,
+    origin: &str,
+    key: Option<&str>,
+) -> Option<JsValue> {
+    let ms = engine::refused_at_once(
+        &client.registry,
+        &resolved.policy,
+        origin,
+        &performance_now,
+        &mut |event| {
+            if let Some(f) = &resolved.on_event {
+                emit(f, origin, key, event);
+            }
+        },
+    )?;
+    Some(circuit_open_error(client, origin, ms))
 }
 
 /// Whether the call's client keeps writes (policy `outbox`).
@@ -373,6 +404,16 @@ impl Ready {
     }
 }
 
+/// The `CircuitOpenError` of a call `origin`'s breaker refused: open, or half-open with its
+/// probes out (told apart with no clock read).
+fn circuit_open_error(client: &ClientInner, origin: &str, retry_after_ms: f64) -> JsValue {
+    let half_open = client.registry.try_borrow().is_ok_and(|r| {
+        r.peek(origin)
+            .is_some_and(|s| !s.breaker.is_closed() && s.breaker.open_until().is_none())
+    });
+    make_circuit_open_error(origin, retry_after_ms, half_open)
+}
+
 /// How a call ended, as the outbox sees it, and the attempts it made.
 fn end_of(result: &CallResult<Result<JsValue, JsValue>>, transport: &FetchTransport) -> (End, u32) {
     match result {
@@ -443,16 +484,7 @@ impl Ended<'_> {
         match result {
             CallResult::Done { output, .. } => output,
             CallResult::ShortCircuited { retry_after_ms } => {
-                // Refused while not open: half-open with its probes out (no clock read).
-                let half_open = self.client.registry.try_borrow().is_ok_and(|r| {
-                    r.peek(self.origin)
-                        .is_some_and(|s| !s.breaker.is_closed() && s.breaker.open_until().is_none())
-                });
-                Err(make_circuit_open_error(
-                    self.origin,
-                    retry_after_ms,
-                    half_open,
-                ))
+                Err(circuit_open_error(self.client, self.origin, retry_after_ms))
             }
             CallResult::BulkheadFull => Err(make_bulkhead_full_error(self.origin)),
             // Read only now: an AbortError is made when the signal has no reason, and making

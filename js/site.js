@@ -155,17 +155,30 @@ function call(store, method, arg) {
   return Promise.race([work, late]).finally(() => clearTimeout(timer));
 }
 
-/** The stored entries (a store may hold other things: they are left alone). */
+/** Whether `e` is an entry (a store may hold other things: they are left alone). */
+const isEntry = (e) => typeof e === "object" && e !== null && typeof e.id === "string" &&
+  typeof e.origin === "string" && typeof e.url === "string";
+
+/** The stored entries. */
 async function entries(box) {
   const all = await call(box.store, "list");
   if (!Array.isArray(all)) throw new TypeError("the store's list() must resolve with an array");
-  return all.filter((e) => typeof e === "object" && e !== null && typeof e.id === "string" &&
-    typeof e.origin === "string" && typeof e.url === "string");
+  return all.filter(isEntry);
 }
 
-/** The entry `id`, if stored. */
+/** The entry `id`, if stored: the store's optional `get(id)`, else found in `list()`. */
 async function find(box, id) {
-  return (await entries(box)).find((e) => e.id === id);
+  if (typeof box.store.get !== "function") return (await entries(box)).find((e) => e.id === id);
+  const entry = await call(box.store, "get", id);
+  return isEntry(entry) && entry.id === id ? entry : undefined;
+}
+
+/** How many entries are stored: the store's optional `count()`, else `list()`'s length. */
+async function count(box) {
+  if (typeof box.store.count !== "function") return (await entries(box)).length;
+  const n = await call(box.store, "count");
+  if (!Number.isInteger(n) || n < 0) throw new TypeError("the store's count() must resolve with a whole number");
+  return n;
 }
 
 /**
@@ -212,14 +225,13 @@ async function store(box, keep) {
   try {
     const entry = await copy(source, init, key, origin, maxBodyBytes, stream, reason, firstAttemptAt, attempts);
     if (typeof entry === "string") return entry;
-    const held = await entries(box);
-    const same = held.find((e) => e.id === key);
+    const same = await find(box, key);
     // The same key is the same request (as the draft has it), or nothing is kept: one entry per key.
     if (same && (same.origin !== origin || same.url !== entry.url || same.method !== entry.method ||
         !sameBody(same.body, entry.body))) {
       return `another kept request (${same.method} ${same.url}) has the same idempotency key and another payload`;
     }
-    if (!same && held.length >= maxEntries) return `the outbox is full (outbox.maxEntries: ${maxEntries})`;
+    if (!same && (await count(box)) >= maxEntries) return `the outbox is full (outbox.maxEntries: ${maxEntries})`;
     try {
       await call(box.store, "put", entry);
     } catch (e) {
@@ -436,6 +448,8 @@ function builtIn(name) {
       async put(entry) { entries.set(entry.id, structuredClone(entry)); },
       async delete(id) { entries.delete(id); },
       async list() { return [...entries.values()].map((e) => structuredClone(e)); },
+      async get(id) { return entries.has(id) ? structuredClone(entries.get(id)) : undefined; },
+      async count() { return entries.size; },
     };
   }
   let opened;
@@ -468,6 +482,8 @@ function builtIn(name) {
     put: (entry) => run("readwrite", (s) => s.put(entry)).then(() => {}),
     delete: (id) => run("readwrite", (s) => s.delete(id)).then(() => {}),
     list: () => run("readonly", (s) => s.getAll()),
+    get: (id) => run("readonly", (s) => s.get(id)),
+    count: () => run("readonly", (s) => s.count()),
   };
 }
 

@@ -241,6 +241,10 @@ export interface OutboxStore {
   put(entry: OutboxEntry): void | Promise<void>;
   delete(id: string): void | Promise<void>;
   list(): OutboxEntry[] | Promise<OutboxEntry[]>;
+  /** Optional: the entry `id` (undefined if none), so that keeping a call need not list every entry. */
+  get?(id: string): OutboxEntry | undefined | Promise<OutboxEntry | undefined>;
+  /** Optional: how many entries are stored, so that keeping a call need not list every entry. */
+  count?(): number | Promise<number>;
 }
 
 /** A kept request, as stored (never with Authorization, Cookie or Proxy-Authorization). */

@@ -407,3 +407,29 @@ test("a store or an onReplay that never answers fails after 30 s, and frees the 
   assert.equal(store.entries.size, 0);
   b.free();
 });
+
+test("with get() and count(), keeping a call and discard() read one entry, not the whole store", async () => {
+  const id = uid("outbox"), store = mapStore();
+  store.get = async (key) => { store.calls.push("get"); return structuredClone(store.entries.get(key)); };
+  store.count = async () => { store.calls.push("count"); return store.entries.size; };
+  await setDown(ORIGIN_A, id, true, true); // network errors: a call not kept rejects
+  let started;
+  const listed = new Promise((resolve) => { started = resolve; });
+  const list = store.list;
+  store.list = () => { started(); return list(); };
+  const client = new ResilientClient({ ...FAST, retry: false, outbox: { name: id, store, maxEntries: 2 } });
+  await listed; // the client's start-up replay has begun
+  await client.outbox.flush(); // and ended (replays take turns); this one lists too
+  store.calls.length = 0;
+  const url = `${ORIGIN_A}/ledger?id=${id}`;
+  const kept = await errorOf(client.fetch(url, { method: "POST", body: "g1" }));
+  await errorOf(client.fetch(url, { method: "POST", body: "g2" }));
+  const full = await errorOf(client.fetch(url, { method: "POST", body: "g3" }));
+  assert.ok(kept instanceof QueuedError);
+  assert.match(full.notQueued, /the outbox is full \(outbox.maxEntries: 2\)/);
+  assert.equal(await client.outbox.discard(kept.id), true);
+  assert.equal(await client.outbox.discard("no-such-id"), false);
+  assert.ok(!store.calls.includes("list"), store.calls.join(", "));
+  assert.deepEqual(store.calls.filter((c) => c === "count").length, 3);
+  client.free();
+});

@@ -201,8 +201,11 @@ impl Breaker {
     /// A peer's breaker opened until `until_ms` (at most a cooldown from now, as its own
     /// would): this one follows it, open until a cooldown after the leader's `until` (so
     /// that the leader probes alone; if the leader is gone, it probes itself then). Two
-    /// breakers that both lead settle on one: the earlier `until`, then the lower `rank`
-    /// (`mine` is this breaker's). Returns the transition, if any.
+    /// breakers that both lead (they opened at once, their notes crossing) settle on the
+    /// lower `rank` (`mine` is this breaker's): ranks are exact where times are not (a
+    /// peer's `until` crosses as wall-clock time, so two tabs agree on it only to a few ms,
+    /// and two breakers that opened 2 ms apart both led when the earlier `until` decided).
+    /// Returns the transition, if any.
     pub fn follow(
         &mut self,
         until_ms: f64,
@@ -218,7 +221,7 @@ impl Breaker {
             Phase::Open {
                 until_ms: own,
                 led: None,
-            } if rank == mine || (*own > now_ms && (*own, mine) < (until_ms, rank)) => None,
+            } if rank == mine || (*own > now_ms && mine < rank) => None,
             Phase::Open {
                 until_ms: own,
                 led: Some(led),

@@ -15,9 +15,10 @@
 //!   as a *follower*, until one cooldown after the leader's `until`: the leader probes
 //!   alone, and its outcome reaches all (`Closed`, or `Opened` again with a new `until`,
 //!   which the followers follow). If the leader is gone (its tab closed), the followers
-//!   probe one cooldown later. Two breakers that open at once settle on one leader: the
-//!   earlier `until`, then the lower rank (a random number per client); a leader whose own
-//!   cooldown has run out follows a peer's reopening.
+//!   probe one cooldown later. Two breakers that open at once (their notes crossing)
+//!   settle on one leader: the lower rank (a random number per client), which both sides
+//!   see exactly (times cross between tabs as wall-clock time, a few ms apart); a leader
+//!   whose own cooldown has run out follows a peer's reopening.
 //! - **Closed.** A probe succeeded: every breaker of the origin closes.
 //! - **Hold.** An origin-wide wait (a `Retry-After` on a 429 or 503, a spent rate-limit
 //!   quota): every client holds its sends until then.
@@ -317,7 +318,7 @@ mod tests {
     }
 
     #[test]
-    fn two_leaders_settle_on_the_earlier_then_the_lower_rank() {
+    fn two_leaders_settle_on_the_lower_rank() {
         let p = policy(1000);
         let bp = p.breaker.clone().expect("breaker on");
         // A breaker that tripped on its own at 0: it leads, open until 1000.
@@ -368,7 +369,7 @@ mod tests {
             None
         );
         assert_eq!(b.breaker.open_until(), Some(1000.0));
-        // A later until follows an earlier one whatever the ranks.
+        // The lower rank leads whatever the untils (times cross between tabs only roughly).
         let mut c = OriginState {
             breaker: lead(1000.0),
             ..state()
@@ -383,7 +384,55 @@ mod tests {
             &p,
             1,
         );
-        assert_eq!(c.breaker.open_until(), Some(1900.0));
+        assert_eq!(c.breaker.open_until(), Some(1000.0));
+    }
+
+    #[test]
+    fn two_leaders_that_opened_ms_apart_settle_on_one_whatever_their_clocks_say() {
+        let p = policy(1000);
+        let bp = p.breaker.clone().expect("breaker on");
+        let opened = |at: f64| {
+            let mut s = state();
+            for _ in 0..3 {
+                let _ = s.breaker.observe(true, at, &bp);
+            }
+            s
+        };
+        // A opened at 0 (rank 4), B at `gap` ms (rank 2); each hears the other's until off
+        // by up to ±5 ms (a note's time crosses as wall-clock time).
+        for gap in [0.0, 1.0, 2.0, 5.0, 20.0, 45.0, 50.0, 55.0, 300.0] {
+            for (skew_a, skew_b) in [
+                (-5.0, 5.0),
+                (5.0, -5.0),
+                (0.0, 0.0),
+                (-5.0, -5.0),
+                (5.0, 5.0),
+            ] {
+                let (mut a, mut b) = (opened(0.0), opened(gap));
+                let (until_a, until_b) = (1000.0, 1000.0 + gap);
+                let hears = |s: &mut OriginState, until: f64, theirs: u32, mine: u32| {
+                    let _ = apply(
+                        s,
+                        Note::Opened {
+                            until,
+                            rank: theirs,
+                        },
+                        gap + 1.0,
+                        &p,
+                        mine,
+                    );
+                };
+                hears(&mut a, until_b + skew_a, 2, 4);
+                hears(&mut b, until_a + skew_b, 4, 2);
+                // A leader is open until its own until; a follower a cooldown past the leader's.
+                let leading = |s: &OriginState, own: f64| s.breaker.open_until() == Some(own);
+                assert_eq!(
+                    (leading(&a, until_a), leading(&b, until_b)),
+                    (false, true),
+                    "gap {gap}, skews {skew_a} {skew_b}: one leader, the lower rank"
+                );
+            }
+        }
     }
 
     #[test]

@@ -189,12 +189,7 @@ async function count(box) {
  * Keeps of one outbox name go one at a time in a realm, so `maxEntries` holds.
  */
 function outboxKeep(box, keep, value, failed, listener, event) {
-  const kept = (KEEPING.get(box.name) ?? Promise.resolve()).then(() => store(box, keep));
-  const settled = kept.catch(() => {}).then(() => {
-    if (KEEPING.get(box.name) === settled) KEEPING.delete(box.name);
-  });
-  KEEPING.set(box.name, settled);
-  return kept.then((why) => {
+  return inTurn(KEEPS, box.name, () => store(box, keep)).then((why) => {
     const [, , , key, origin, , , reason] = keep;
     if (why === undefined) {
       if (listener) callListener(listener, event);
@@ -209,7 +204,21 @@ function outboxKeep(box, keep, value, failed, listener, event) {
   });
 }
 
-const KEEPING = new Map();
+// Per outbox name, the last of this realm's keeps, and of its replays, retries and discards.
+const KEEPS = new Map(), TURNS = new Map();
+
+/**
+ * Runs `work()` once what `chains` holds for `name` has settled, however it settled, and
+ * holds its own place there until it settles: one at a time per name in this realm.
+ */
+function inTurn(chains, name, work) {
+  const mine = (chains.get(name) ?? Promise.resolve()).then(work, work);
+  const settled = mine.catch(() => {}).then(() => {
+    if (chains.get(name) === settled) chains.delete(name);
+  });
+  chains.set(name, settled);
+  return mine;
+}
 
 /** Whether two bodies (ArrayBuffer or null) hold the same bytes. */
 function sameBody(a, b) {
@@ -275,8 +284,6 @@ async function copy(source, init, key, origin, maxBodyBytes, stream, reason, fir
   };
 }
 
-const turns = new Map();
-
 /**
  * Runs `work()` as the only one changing outbox `name`'s entries (a replay, a retry, a
  * discard): after the one at work in this realm, and under the name's Web Lock where there
@@ -284,18 +291,11 @@ const turns = new Map();
  */
 function exclusive(box, wait, work) {
   const { name } = box;
-  const before = turns.get(name);
-  if (before && !wait) return Promise.resolve(-1);
+  if (TURNS.has(name) && !wait) return Promise.resolve(-1);
   const locks = globalThis.navigator?.locks;
-  const run = () => (typeof locks?.request === "function"
+  return inTurn(TURNS, name, () => (typeof locks?.request === "function"
     ? locks.request(`resilient-fetch-outbox/${name}`, wait ? {} : { ifAvailable: true }, (lock) => (lock ? work() : -1))
-    : work());
-  const mine = (before ?? Promise.resolve()).then(run, run);
-  const settled = mine.catch(() => {}).then(() => {
-    if (turns.get(name) === settled) turns.delete(name);
-  });
-  turns.set(name, settled);
-  return mine;
+    : work()));
 }
 
 /**

@@ -199,7 +199,7 @@ fn prepare(
     } else {
         None
     };
-    let keep = keep && client_keeps(&resolved);
+    let keep = keep && client.outbox.is_some();
     // A read that may join a flight on its way is not refused here; a write the outbox may
     // keep goes through the loop.
     if flight.is_none()
@@ -274,11 +274,6 @@ fn refused_at_once(
         },
     )?;
     Some(circuit_open_error(client, origin, ms))
-}
-
-/// Whether the call's client keeps writes (policy `outbox`).
-fn client_keeps(resolved: &Resolved) -> bool {
-    resolved.policy.outbox.is_some()
 }
 
 /// The idempotency key the call carries, if any (the caller's header `existing`, a given

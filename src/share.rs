@@ -192,7 +192,7 @@ pub fn told(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::breaker::{Breaker, BreakerState};
+    use crate::breaker::BreakerState;
     use crate::policy::PolicyInput;
 
     fn policy(cooldown: u32) -> Policy {
@@ -206,6 +206,17 @@ mod tests {
 
     fn state() -> OriginState {
         OriginState::default()
+    }
+
+    /// An origin whose breaker tripped on its own at `at` under `p` (3 failures): it leads,
+    /// open until `at` plus the cooldown.
+    fn tripped(at: f64, p: &Policy) -> OriginState {
+        let b = p.breaker.as_ref().expect("breaker on");
+        let mut s = state();
+        for _ in 0..3 {
+            let _ = s.breaker.observe(true, at, b);
+        }
+        s
     }
 
     #[test]
@@ -320,20 +331,8 @@ mod tests {
     #[test]
     fn two_leaders_settle_on_the_lower_rank() {
         let p = policy(1000);
-        let bp = p.breaker.clone().expect("breaker on");
-        // A breaker that tripped on its own at 0: it leads, open until 1000.
-        let lead = |_: f64| {
-            let mut own = Breaker::new();
-            for _ in 0..3 {
-                let _ = own.observe(true, 0.0, &bp);
-            }
-            own
-        };
         // Leader A opened until 1000 (rank 4); B until 1000 (rank 2): A follows B.
-        let mut a = OriginState {
-            breaker: lead(1000.0),
-            ..state()
-        };
+        let mut a = tripped(0.0, &p);
         assert_eq!(a.breaker.shared(4).map(|s| s.0), Some(1000.0));
         let _ = apply(
             &mut a,
@@ -351,10 +350,7 @@ mod tests {
             "the higher rank follows"
         );
         // B hears A (rank 4): B keeps leading.
-        let mut b = OriginState {
-            breaker: lead(1000.0),
-            ..state()
-        };
+        let mut b = tripped(0.0, &p);
         assert_eq!(
             apply(
                 &mut b,
@@ -370,10 +366,7 @@ mod tests {
         );
         assert_eq!(b.breaker.open_until(), Some(1000.0));
         // The lower rank leads whatever the untils (times cross between tabs only roughly).
-        let mut c = OriginState {
-            breaker: lead(1000.0),
-            ..state()
-        };
+        let mut c = tripped(0.0, &p);
         let _ = apply(
             &mut c,
             Note::Opened {
@@ -390,14 +383,6 @@ mod tests {
     #[test]
     fn two_leaders_that_opened_ms_apart_settle_on_one_whatever_their_clocks_say() {
         let p = policy(1000);
-        let bp = p.breaker.clone().expect("breaker on");
-        let opened = |at: f64| {
-            let mut s = state();
-            for _ in 0..3 {
-                let _ = s.breaker.observe(true, at, &bp);
-            }
-            s
-        };
         // A opened at 0 (rank 4), B at `gap` ms (rank 2); each hears the other's until off
         // by up to ±5 ms (a note's time crosses as wall-clock time).
         for gap in [0.0, 1.0, 2.0, 5.0, 20.0, 45.0, 50.0, 55.0, 300.0] {
@@ -408,7 +393,7 @@ mod tests {
                 (-5.0, -5.0),
                 (5.0, 5.0),
             ] {
-                let (mut a, mut b) = (opened(0.0), opened(gap));
+                let (mut a, mut b) = (tripped(0.0, &p), tripped(gap, &p));
                 let (until_a, until_b) = (1000.0, 1000.0 + gap);
                 let hears = |s: &mut OriginState, until: f64, theirs: u32, mine: u32| {
                     let _ = apply(
@@ -438,11 +423,7 @@ mod tests {
     #[test]
     fn a_leader_hearing_itself_passed_on_keeps_leading() {
         let p = policy(1000);
-        let bp = p.breaker.clone().expect("breaker on");
-        let mut leader = state();
-        for _ in 0..3 {
-            let _ = leader.breaker.observe(true, 0.0, &bp);
-        }
+        let mut leader = tripped(0.0, &p);
         // A follower tells a new client what it follows: the leader's until and rank.
         let mut follower = state();
         let _ = apply(
@@ -501,11 +482,7 @@ mod tests {
     #[test]
     fn a_leader_whose_cooldown_ran_out_follows_a_peers_reopening() {
         let p = policy(1000);
-        let bp = p.breaker.clone().expect("breaker on");
-        let mut leader = state();
-        for _ in 0..3 {
-            let _ = leader.breaker.observe(true, 0.0, &bp);
-        }
+        let mut leader = tripped(0.0, &p);
         // Idle past its until (1000): a follower probed, failed, and opened until 2100.
         let note = Note::Opened {
             until: 2100.0,

@@ -34,7 +34,7 @@ ours_route="unknown"
 while IFS= read -r candidate; do
   cp "$candidate" "$OUT/names/candidate.wasm"
   wasm-bindgen --target web --weak-refs --out-dir "$OUT/names" --out-name resilient_fetch "$OUT/names/candidate.wasm"
-  wasm-opt -Oz "$OUT/names/resilient_fetch_bg.wasm" -o "$OUT/names/stripped.wasm"
+  wasm-opt "${WASM_OPT_FLAGS[@]}" "$OUT/names/resilient_fetch_bg.wasm" -o "$OUT/names/stripped.wasm"
   node "$ROOT/scripts/minify-names.mjs" "$OUT/names/stripped.wasm" "$OUT/names/resilient_fetch.js" 2>/dev/null
   wasm-opt "$OUT/names/stripped.wasm" --strip-producers --strip-target-features -o "$OUT/names/stripped.wasm"
   if cmp -s "$OUT/names/stripped.wasm" "$ROOT/pkg/web/resilient_fetch_bg.wasm"; then
@@ -53,7 +53,7 @@ build_minimum() {
   dir="$(release_wasm "$BENCH/stack-minimum/Cargo.toml" "$target" "$@")"
   rm -rf "$out"
   wasm-bindgen --target web --weak-refs --out-dir "$out" --out-name stack_minimum "$dir/stack_minimum.wasm"
-  wasm-opt -Oz "$out/stack_minimum_bg.wasm" -o "$out/stack_minimum_bg.wasm"
+  wasm-opt "${WASM_OPT_FLAGS[@]}" "$out/stack_minimum_bg.wasm" -o "$out/stack_minimum_bg.wasm"
   build_route "$dir" "$target" > "$out/route"
 }
 step "building the stack's minimum (bench/stack-minimum), with and without serde-wasm-bindgen"
@@ -102,7 +102,7 @@ if [[ "${RF_BENCH_NO_TWIGGY:-}" != 1 ]]; then
     # the same steps as scripts/build.sh but with the function names kept for twiggy.
     shipped="$BENCH/node_modules/resilient-fetch/web/resilient_fetch_bg.wasm"
     wasm-bindgen --target web --weak-refs --out-dir "$OUT/names" --out-name resilient_fetch "$OUT/source.wasm"
-    wasm-opt -Oz -g "$OUT/names/resilient_fetch_bg.wasm" -o "$OUT/names/named.wasm"
+    wasm-opt "${WASM_OPT_FLAGS[@]}" -g "$OUT/names/resilient_fetch_bg.wasm" -o "$OUT/names/named.wasm"
     twiggy top -n 100000 --format csv "$OUT/names/named.wasm" > "$OUT/twiggy-top.csv"
     node wasm_bytes.mjs "$OUT/twiggy-top.csv" "$shipped" | emit
   else

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the npm package into pkg/: release wasm (size profile), wasm-bindgen
-# once per target the package needs, wasm-opt -Oz, then pkg-template/ around it.
+# once per target the package needs, wasm-opt (WASM_OPT_FLAGS, lib.sh), then pkg-template/ around it.
 #   web/  ES module glue: browsers, bundlers, Deno, workerd and Node ESM
 #   cjs/  CommonJS glue: Node's require()
 set -euo pipefail
@@ -53,8 +53,8 @@ if cmp -s "$PKG/web/resilient_fetch_bg.wasm" "$PKG/cjs/resilient_fetch_bg.wasm" 
   rm "$PKG/cjs/resilient_fetch_bg.wasm"
 fi
 for wasm in "$PKG"/*/resilient_fetch_bg.wasm; do
-  log "wasm-opt -Oz ${wasm#"$ROOT/"}"
-  wasm-opt -Oz "$wasm" -o "$wasm"
+  log "wasm-opt ${WASM_OPT_FLAGS[*]} ${wasm#"$ROOT/"}"
+  wasm-opt "${WASM_OPT_FLAGS[@]}" "$wasm" -o "$wasm"
 done
 # Short import and export names in the one wasm and in both glues that load it, then
 # the sections no runtime reads (producers, target features).

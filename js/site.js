@@ -185,7 +185,8 @@ async function count(box) {
  * Keeps a call's request, then settles the call: with a QueuedError once it is stored
  * (`event` to `listener` first), else as it would have settled (`value`, an error when
  * `failed`), the error saying why it was not kept (`notQueued`). `keep` is
- * [maxEntries, source, init, key, origin, maxBodyBytes, stream, reason, firstAttemptAt, attempts].
+ * [maxEntries, source, init, key, origin, maxBodyBytes, stream, reason, started, attempts]
+ * (`started`: when the call started, `performance.now()` ms).
  * Keeps of one outbox name go one at a time in a realm, so `maxEntries` holds.
  */
 function outboxKeep(box, keep, value, failed, listener, event) {
@@ -228,17 +229,44 @@ function sameBody(a, b) {
   return x.every((byte, i) => byte === y[i]);
 }
 
+// The last first-attempt time given to a kept call in this realm, and the time it was made from.
+let LAST_AT = 0, LAST_RAW = -1;
+
+/**
+ * The wall-clock time of `started` (`performance.now()` ms) as an entry's `firstAttemptAt`:
+ * sub-millisecond where the platform says when its clock began (a Date.now() read would move
+ * it by up to 1 ms), and after the one kept before when both read the same (a clock coarser
+ * than the calls), so that calls made one after another replay in that order.
+ */
+function firstAttemptAt(started) {
+  const origin = globalThis.performance?.timeOrigin;
+  let at = origin > 0 ? origin + started : Date.now() - (performance.now() - started);
+  if (started === LAST_RAW && at <= LAST_AT) at = LAST_AT + 0.001;
+  LAST_RAW = started;
+  LAST_AT = at;
+  return at;
+}
+
 /** Stores the entry `keep` describes: undefined, or why it cannot be kept. */
 async function store(box, keep) {
-  const [maxEntries, source, init, key, origin, maxBodyBytes, stream, reason, firstAttemptAt, attempts] = keep;
+  const [maxEntries, source, init, key, origin, maxBodyBytes, stream, reason, started, attempts] = keep;
   try {
-    const entry = await copy(source, init, key, origin, maxBodyBytes, stream, reason, firstAttemptAt, attempts);
+    const entry = await copy(source, init, key, origin, maxBodyBytes, stream, reason, firstAttemptAt(started), attempts);
     if (typeof entry === "string") return entry;
     const same = await find(box, key);
     // The same key is the same request (as the draft has it), or nothing is kept: one entry per key.
     if (same && (same.origin !== origin || same.url !== entry.url || same.method !== entry.method ||
         !sameBody(same.body, entry.body))) {
       return `another kept request (${same.method} ${same.url}) has the same idempotency key and another payload`;
+    }
+    // A dead letter stays until retry(id) or discard(id): a new call with its key does not revive it.
+    if (same?.deadLetter != null) {
+      return `its idempotency key's request is a dead letter (${same.id}): retry(id) or discard(id) it`;
+    }
+    // The same request kept again (a caller's own retry) keeps its place and its count.
+    if (same) {
+      entry.firstAttemptAt = same.firstAttemptAt;
+      entry.attempts = (Number(same.attempts) || 0) + attempts;
     }
     if (!same && (await count(box)) >= maxEntries) return `the outbox is full (outbox.maxEntries: ${maxEntries})`;
     try {

@@ -374,7 +374,6 @@ impl Ready {
         let keeps = end.and_then(|(end, attempts)| Some((outbox::keep(end)?, attempts)));
         match (keeps, &key, client.outbox.as_ref()) {
             (Some((reason, attempts)), Some(key), Some(outbox)) => {
-                let first = js_sys::Date::now() - (performance_now() - started);
                 let (value, failed) = match &mapped {
                     Ok(response) => (response, false),
                     Err(error) => (error, true),
@@ -386,7 +385,7 @@ impl Ready {
                         key,
                         &origin,
                         reason,
-                        first,
+                        started,
                         attempts,
                         value,
                         failed,

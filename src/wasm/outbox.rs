@@ -128,8 +128,9 @@ impl Outbox {
         }
     }
 
-    /// Keeps a call that ended (`value`: its response, or its error when `failed`) for
-    /// `reason`, then settles it: the promise the call resolves like.
+    /// Keeps a call that started at `started` (`performance.now()` ms) and ended (`value`:
+    /// its response, or its error when `failed`) for `reason`, then settles it: the promise
+    /// the call resolves like.
     #[allow(clippy::too_many_arguments)]
     pub fn keep(
         &self,
@@ -137,7 +138,7 @@ impl Outbox {
         key: &str,
         origin: &str,
         reason: Reason,
-        first_attempt_at: f64,
+        started: f64,
         attempts: u32,
         value: &JsValue,
         failed: bool,
@@ -154,7 +155,7 @@ impl Outbox {
             p.max_body_bytes.into(),
             stream.into(),
             reason.as_str().into(),
-            first_attempt_at.into(),
+            started.into(),
             attempts.into(),
         ]
         .iter()

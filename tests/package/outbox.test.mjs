@@ -154,6 +154,51 @@ test("replay: oldest first per origin, 409 waits, 422 is a dead letter, the rest
   client.free();
 });
 
+test("calls kept one after another within a millisecond replay in that order; a request kept again keeps its place", async () => {
+  const id = uid("outbox"), store = mapStore();
+  await setDown(ORIGIN_A, id, true, true);
+  // The first call fails and opens the breaker: the next ones are refused (and kept) within
+  // microseconds of each other, many in one millisecond of the wall clock.
+  const client = new ResilientClient({ retry: false, timeoutMs: 2000,
+    breaker: { mode: "consecutive", failureThreshold: 1, cooldownMs: 60_000 }, outbox: { name: id, store } });
+  const url = `${ORIGIN_A}/ledger?id=${id}`;
+  const bodies = Array.from({ length: 30 }, (_, i) => `c${i}`);
+  const reasons = [];
+  for (const body of bodies) reasons.push((await errorOf(client.fetch(url, { method: "POST", body }))).reason);
+  assert.deepEqual([reasons[0], ...new Set(reasons.slice(1))], ["network", "breakerOpen"]);
+  // The first request kept again (a caller's own retry with its key): it keeps its place.
+  const [first] = [...store.entries.values()].filter((e) => new TextDecoder().decode(e.body) === "c0");
+  const again = await errorOf(client.fetch(url, { method: "POST", body: "c0" }, { idempotencyKey: first.idempotencyKey }));
+  assert.ok(again instanceof QueuedError, String(again));
+  const entry = store.entries.get(first.id);
+  assert.equal(entry.firstAttemptAt, first.firstAttemptAt, "its place in the order");
+  assert.equal(entry.attempts, 1, "c0's attempt, and none of the refused call's");
+  await setDown(ORIGIN_A, id, false);
+  client.reset(ORIGIN_A);
+  assertTally(await client.outbox.flush(), { delivered: 30, deadLettered: 0, waiting: 0 });
+  assert.deepEqual((await ledger(ORIGIN_A, id)).order, bodies);
+  client.free();
+});
+
+test("a dead letter stays a dead letter when a new call with its key is not answered", async () => {
+  const id = uid("outbox"), store = mapStore();
+  await setDown(ORIGIN_A, id, true, true);
+  const client = new ResilientClient({ ...FAST, outbox: { name: id, store } });
+  const url = `${ORIGIN_A}/ledger?id=${id}&refuse=d1`;
+  const kept = await errorOf(client.fetch(url, { method: "POST", body: "d1" }));
+  assert.ok(kept instanceof QueuedError, String(kept));
+  await setDown(ORIGIN_A, id, false);
+  assertTally(await client.outbox.flush(), { delivered: 0, deadLettered: 1, waiting: 0 });
+  await setDown(ORIGIN_A, id, true, true);
+  const error = await errorOf(client.fetch(url, { method: "POST", body: "d1" }, { idempotencyKey: kept.idempotencyKey }));
+  assert.ok(!(error instanceof QueuedError), String(error));
+  assert.match(error.notQueued, new RegExp(`dead letter \\(${kept.id}\\): retry\\(id\\) or discard\\(id\\) it`));
+  const [dead] = await client.outbox.deadLetters();
+  assert.deepEqual([dead.id, dead.deadLetter.reason, dead.deadLetter.status], [kept.id, "status", 422]);
+  assert.deepEqual(await client.outbox.list(), []);
+  client.free();
+});
+
 test("an entry that must wait holds back the later ones of its origin; retry() revives a dead letter", async () => {
   const id = uid("outbox"), store = mapStore();
   await setDown(ORIGIN_A, id, true);

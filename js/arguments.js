@@ -157,10 +157,18 @@ function fetchToWrap() {
 /**
  * Puts a wrapper sending through `client` on globalThis.fetch (replacing an earlier install);
  * `client` sends through `original` (fetchToWrap()), so what wraps the wrapper later (an
- * instrumentation library) is never called by it. The wrapper keeps working after uninstall.
+ * instrumentation library) is never called by it, and the other clients' attempts that reach
+ * the wrapper through it go straight to `original`. The wrapper keeps working after uninstall.
  */
 function installFetch(client, original) {
-  const wrapper = function fetch(input, init) { return client.fetch(input, init); };
+  // An attempt of another client of this library that reached the global anyway (something
+  // wrapped the wrapper after install(): instrumentation) has its own timeouts, retries and
+  // breaker: it goes on through what was wrapped, not through this client's as well.
+  const wrapper = function fetch(input, init) {
+    return SENDING.length > 0 || init?.signal?.[CHAIN] !== undefined
+      ? original(input, init)
+      : client.fetch(input, init);
+  };
   INSTALLED = { wrapper, original, client };
   globalThis.fetch = wrapper;
 }

@@ -125,6 +125,34 @@ describe("install() and uninstall()", () => {
     assert.equal(globalThis.fetch, original, "uninstall() did not restore the true original");
   });
 
+  test("instrumentation that wraps the global after install(): other clients' attempts pass it once, not through install's client too", async () => {
+    const original = (i, n) => realFetch(i, n);
+    globalThis.fetch = original;
+    const installed = rf.install({ retry: FAST });
+    const wrapper = globalThis.fetch;
+    let seen = 0;
+    globalThis.fetch = (i, n) => { seen++; return wrapper(i, n); }; // e.g. a tracing library
+    try {
+      // A client of its own, retrying a 503 twice: 3 attempts reach the origin, each seen once
+      // by the instrumentation, none retried again (or counted) by install()'s client.
+      const id = uid("instrumented");
+      const client = new ResilientClient({ retry: FAST, breaker: false });
+      const res = await within(client.fetch(`${ORIGIN_A}/flaky?id=${id}&fail=5&code=503`), 5000, "GET");
+      assert.equal(res.status, 503);
+      assert.equal((await logOf(ORIGIN_A, id)).length, 3, "the default maxAttempts");
+      assert.equal(seen, 3, "each attempt passes the instrumentation once");
+      assert.equal(installed.stats()[ORIGIN_A], undefined, "install()'s client took no part");
+      // The app's own calls of the global still go through install()'s client.
+      const id2 = uid("instrumented-app");
+      assert.equal((await within(globalThis.fetch(`${ORIGIN_A}/flaky?id=${id2}&fail=1&code=503`), 5000, "GET")).status, 200);
+      assert.equal(installed.stats()[ORIGIN_A]?.attempts, 2);
+      client.free();
+    } finally {
+      globalThis.fetch = wrapper;
+      assert.equal(rf.uninstall(), true);
+    }
+  });
+
   test("uninstall() leaves a fetch replaced since alone and returns false", () => {
     assert.equal(typeof rf.install, "function", "no install export");
     const original = (i, n) => realFetch(i, n);

@@ -6,6 +6,8 @@ export class TimeoutError extends Error {
   readonly name: "TimeoutError";
   /** The limit that ran out, in milliseconds. */
   readonly timeoutMs: number;
+  /** With an outbox (policy `outbox`): why this call's request was not kept, when it was not. */
+  readonly notQueued?: string;
 }
 
 /** The origin's circuit breaker is open: the call failed fast and nothing was sent. */
@@ -16,6 +18,8 @@ export class CircuitOpenError extends Error {
   readonly origin: string;
   /** Milliseconds until the breaker lets a probe through. */
   readonly retryAfterMs: number;
+  /** With an outbox (policy `outbox`): why this call's request was not kept, when it was not. */
+  readonly notQueued?: string;
 }
 
 /** The origin's bulkhead (in flight and queue) is full: nothing was sent. */
@@ -24,6 +28,8 @@ export class BulkheadFullError extends Error {
   readonly name: "BulkheadFullError";
   /** The origin whose bulkhead is full. */
   readonly origin: string;
+  /** With an outbox (policy `outbox`): why this call's request was not kept, when it was not. */
+  readonly notQueued?: string;
 }
 
 /** The origin asked to wait (rate-limit quota spent, or Retry-After on a 429/503) longer than the call may: nothing was sent. */
@@ -36,6 +42,8 @@ export class RateLimitError extends Error {
   readonly retryAfterMs: number;
   /** "quota" (its rate-limit headers) or "retryAfter" (a 429 or 503's Retry-After). */
   readonly reason: "quota" | "retryAfter";
+  /** With an outbox (policy `outbox`): why this call's request was not kept, when it was not. */
+  readonly notQueued?: string;
 }
 
 /** Adaptive throttling (policy `throttle`) refused the call locally: nothing was sent. */
@@ -44,6 +52,8 @@ export class ThrottledError extends Error {
   readonly name: "ThrottledError";
   /** The origin the call was for. */
   readonly origin: string;
+  /** With an outbox (policy `outbox`): why this call's request was not kept, when it was not. */
+  readonly notQueued?: string;
 }
 
 /** The call got no definite answer and its request is kept in the client's outbox (policy `outbox`), to be delivered later with the same key. */

@@ -83,6 +83,8 @@ async function outbox(): Promise<number> {
     if (e instanceof QueuedError) {
       const id: string = e.id + e.idempotencyKey; const why: OutboxReason = e.reason;
       const last: Response | undefined = e.response; void id; void why; void last;
+    } else if (e instanceof TimeoutError || e instanceof CircuitOpenError) {
+      const why: string | undefined = e.notQueued; void why;
     }
   }
   const first = waiting[0];

@@ -677,17 +677,36 @@ const OPTIONS = INIT_MEMBERS.filter((m) => !["body", "duplex", "headers", "metho
  */
 function flightKey(method, input, init, request) {
   const parts = [method];
+  const defaults = optionDefaults();
+  // An option at its default is left out: fetch(url), fetch(url, { cache: "default" }) and
+  // fetch(new Request(url)) are the same request.
+  const option = (name, value) => {
+    if (value !== undefined && value !== null && value !== defaults[name]) parts.push(`${name}=${value}`);
+  };
   if (request === undefined) {
     parts.push(input);
     // The fast path's only headers are ours (a key given to the call).
     for (const [name, value] of Object.entries(init.headers ?? {})) parts.push(`${name.toLowerCase()}:${value}`);
-    for (const name of OPTIONS) if (init[name] !== undefined && init[name] !== null) parts.push(`${name}=${init[name]}`);
+    for (const name of OPTIONS) option(name, init[name]);
   } else {
     parts.push(request.url);
     for (const [name, value] of request.headers) parts.push(`${name}:${value}`);
-    for (const name of OPTIONS) if (request[name] !== undefined) parts.push(`${name}=${request[name]}`);
+    for (const name of OPTIONS) option(name, request[name]);
   }
   return parts.join("\n");
+}
+
+let DEFAULTS;
+/** The request options' defaults on this platform (what a Request made without them has). */
+function optionDefaults() {
+  if (DEFAULTS === undefined) {
+    DEFAULTS = {};
+    try {
+      const request = new Request("http://127.0.0.1/");
+      for (const name of OPTIONS) DEFAULTS[name] = request[name];
+    } catch { /* no defaults known: every option counts */ }
+  }
+  return DEFAULTS;
 }
 
 // In flight, by client and key: { waiters: Set, abort }.

@@ -45,6 +45,27 @@ test("only identical reads join: other headers, another URL, a POST, or coalesci
   client.free(); other.free();
 });
 
+test("the same read written differently joins: a Request, a URL object, empty headers, options at their defaults", async () => {
+  const id = uid("coalesce"), client = new ResilientClient({ coalesce: true, retry: false });
+  const url = `${ORIGIN_A}/slow?id=${id}&ms=100`;
+  const calls = [
+    client.fetch(url),
+    client.fetch(new Request(url)),
+    client.fetch(new URL(url)),
+    client.fetch(url, { headers: {} }),
+    client.fetch(url, { method: "GET", cache: "default", redirect: "follow", credentials: "same-origin", mode: "cors" }),
+    client.fetch(new Request(url, { redirect: "follow" }), { keepalive: false }),
+  ];
+  assert.deepEqual((await Promise.all(calls)).map((r) => r.status), Array(calls.length).fill(200));
+  assert.equal((await serverLog(ORIGIN_A, id)).length, 1);
+  // An option away from its default is another request.
+  const id2 = uid("coalesce");
+  const other = `${ORIGIN_A}/slow?id=${id2}&ms=100`;
+  await Promise.all([client.fetch(other), client.fetch(other, { redirect: "manual" }), client.fetch(new Request(other, { redirect: "manual" }))]);
+  assert.equal((await serverLog(ORIGIN_A, id2)).length, 2);
+  client.free();
+});
+
 test("a caller that aborts leaves alone; the request is aborted only when every caller has", async () => {
   const client = new ResilientClient({ coalesce: true, retry: false });
   // One of two leaves: the other gets the answer, the request is not cut.

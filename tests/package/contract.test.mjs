@@ -1,0 +1,121 @@
+// The README's headline rules, each checked against the installed package as a user meets it:
+// which statuses and methods are retried by default, a shouldRetry that says no, the events
+// and stats of calls refused without sending, and the error classes. Node, against the fault
+// server on 127.0.0.1.
+import test from "node:test";
+import assert from "node:assert/strict";
+import { ORIGIN_A, errorOf, serverLog, uid } from "./helpers.mjs";
+import {
+  BulkheadFullError, CircuitOpenError, QueuedError, RateLimitError, ResilientClient, ThrottledError, TimeoutError,
+} from "resilient-fetch";
+
+const FAST = { baseDelayMs: 1, maxDelayMs: 5 };
+const attempts = async (id) => (await serverLog(ORIGIN_A, id)).length;
+
+test("the statuses in retryOn are retried by default (408, 429, 500, 502, 503, 504); others are the answer", async () => {
+  const client = new ResilientClient({ retry: FAST, breaker: false, rateLimit: false });
+  for (const code of [408, 429, 500, 502, 503, 504]) {
+    const id = uid(`retried-${code}`);
+    const res = await client.fetch(`${ORIGIN_A}/flaky?id=${id}&fail=1&code=${code}`);
+    assert.equal(res.status, 200, `${code}`);
+    assert.equal(await attempts(id), 2, `${code}: one retry`);
+  }
+  for (const code of [400, 401, 403, 404, 409, 422, 501, 505]) {
+    const id = uid(`answer-${code}`);
+    const res = await client.fetch(`${ORIGIN_A}/flaky?id=${id}&fail=1&code=${code}`);
+    assert.equal(res.status, code);
+    await res.arrayBuffer();
+    assert.equal(await attempts(id), 1, `${code}: not retried`);
+  }
+  client.free();
+});
+
+// (OPTIONS too: the fault server answers it as a CORS preflight, so it is checked natively.)
+test("idempotent methods are retried without a key; POST and PATCH only with one, the same on every attempt", async () => {
+  const client = new ResilientClient({ retry: FAST, breaker: false });
+  for (const method of ["GET", "HEAD", "PUT", "DELETE"]) {
+    const id = uid(`method-${method}`);
+    const init = { method, body: method === "PUT" ? "x" : undefined };
+    assert.equal((await client.fetch(`${ORIGIN_A}/flaky?id=${id}&fail=1&code=503`, init)).status, 200, method);
+    assert.equal(await attempts(id), 2, `${method}: retried`);
+  }
+  for (const method of ["POST", "PATCH"]) {
+    const bare = uid(`method-${method}-nokey`);
+    const res = await client.fetch(`${ORIGIN_A}/flaky?id=${bare}&fail=1&code=503`, { method, body: "x" },
+      { idempotencyKey: false });
+    assert.equal(res.status, 503, `${method} without a key`);
+    assert.equal(await attempts(bare), 1, `${method} without a key: never repeated`);
+    const keyed = uid(`method-${method}-key`);
+    assert.equal((await client.fetch(`${ORIGIN_A}/flaky?id=${keyed}&fail=1&code=503`, { method, body: "x" })).status, 200);
+    const log = await serverLog(ORIGIN_A, keyed);
+    assert.equal(log.length, 2, `${method} with its key: retried`);
+    assert.match(log[0].key, /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    assert.equal(log[1].key, log[0].key, "the same key on the retry");
+  }
+  client.free();
+});
+
+test("shouldRetry returning false makes the outcome the call's: one attempt, giveUp with reason shouldRetry", async () => {
+  const events = [];
+  const client = new ResilientClient({ retry: { ...FAST, shouldRetry: () => false }, breaker: false,
+    onEvent: (e) => events.push(e) });
+  const id = uid("should-retry-false");
+  const res = await client.fetch(`${ORIGIN_A}/flaky?id=${id}&fail=1&code=503`);
+  assert.equal(res.status, 503);
+  assert.equal(await attempts(id), 1);
+  assert.deepEqual(events.filter((e) => e.type === "giveUp").map((e) => e.reason), ["shouldRetry"]);
+  assert.equal(events.filter((e) => e.type === "retry").length, 0);
+  client.free();
+});
+
+test("calls refused without sending: shortCircuit and bulkheadRejected events, stats().shortCircuits", async () => {
+  const events = [];
+  const client = new ResilientClient({ retry: false, onEvent: (e) => events.push(e),
+    breaker: { mode: "consecutive", failureThreshold: 1, cooldownMs: 60_000 } });
+  const id = uid("refused");
+  assert.equal((await client.fetch(`${ORIGIN_A}/status?id=${id}&code=503`)).status, 503);
+  for (let i = 0; i < 3; i++) {
+    const e = await errorOf(client.fetch(`${ORIGIN_A}/status?id=${id}&code=503`));
+    assert.ok(e instanceof CircuitOpenError, String(e));
+  }
+  assert.equal(await attempts(id), 1, "nothing sent while open");
+  const short = events.filter((e) => e.type === "shortCircuit");
+  assert.equal(short.length, 3);
+  assert.equal(short[0].origin, ORIGIN_A);
+  assert.ok(short[0].delayMs > 0 && short[0].delayMs <= 60_000, String(short[0].delayMs));
+  assert.equal(client.stats()[ORIGIN_A].shortCircuits, 3);
+  client.free();
+
+  const bulk = [];
+  const narrow = new ResilientClient({ bulkhead: { maxConcurrent: 1, maxQueue: 0 }, onEvent: (e) => bulk.push(e) });
+  const id2 = uid("bulkhead");
+  const first = narrow.fetch(`${ORIGIN_A}/slow?id=${id2}&ms=100`);
+  const e = await errorOf(narrow.fetch(`${ORIGIN_A}/slow?id=${id2}&ms=100`));
+  assert.ok(e instanceof BulkheadFullError, String(e));
+  assert.equal(e.origin, ORIGIN_A);
+  assert.deepEqual(bulk.filter((x) => x.type === "bulkheadRejected").map((x) => x.origin), [ORIGIN_A]);
+  assert.equal((await first).status, 200);
+  assert.equal(await attempts(id2), 1);
+  narrow.free();
+});
+
+// (A TimeoutError that fetch rejected with may carry fetch's frames: Node's fetch captures a
+// stack on the errors it rethrows.)
+test("the error classes are Errors with stable names; the library makes them without a stack trace", async () => {
+  const classes = { TimeoutError, CircuitOpenError, BulkheadFullError, RateLimitError, ThrottledError, QueuedError };
+  for (const [name, Class] of Object.entries(classes)) {
+    assert.equal(typeof Class, "function", name);
+    assert.ok(Class.prototype instanceof Error, `${name} extends Error`);
+  }
+  const client = new ResilientClient({ retry: false, totalTimeoutMs: 50,
+    breaker: { mode: "consecutive", failureThreshold: 1, cooldownMs: 60_000 } });
+  const timeout = await errorOf(client.fetch(`${ORIGIN_A}/hang?id=${uid("hang")}`));
+  assert.ok(timeout instanceof TimeoutError && timeout instanceof Error, String(timeout));
+  assert.equal(timeout.name, "TimeoutError");
+  assert.equal(timeout.timeoutMs, 50);
+  const open = await errorOf(client.fetch(`${ORIGIN_A}/ok`));
+  assert.ok(open instanceof CircuitOpenError && open instanceof Error, String(open));
+  assert.equal(open.name, "CircuitOpenError");
+  assert.doesNotMatch(String(open.stack ?? ""), /\n\s+at /, "a CircuitOpenError carries no stack frames");
+  client.free();
+});

@@ -20,6 +20,10 @@ test("the statuses in retryOn are retried by default (408, 429, 500, 502, 503, 5
     assert.equal(res.status, 200, `${code}`);
     assert.equal(await attempts(id), 2, `${code}: one retry`);
   }
+  // Retries spent: the last answer is the call's, its body whole and readable.
+  const id = uid("retries-spent");
+  const last = await client.fetch(`${ORIGIN_A}/status?id=${id}&code=503`);
+  assert.deepEqual([last.status, await last.text(), await attempts(id)], [503, "status 503", 3]);
   for (const code of [400, 401, 403, 404, 409, 422, 501, 505]) {
     const id = uid(`answer-${code}`);
     const res = await client.fetch(`${ORIGIN_A}/flaky?id=${id}&fail=1&code=${code}`);

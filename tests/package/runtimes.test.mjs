@@ -86,9 +86,13 @@ test("Cloudflare workerd (bundled with the workerd condition, wasm as a module)"
   fs.writeFileSync(path.join(SCRATCH, "worker-main.mjs"), `
 import * as api from "resilient-fetch";
 import { smoke } from "./smoke.mjs";
+// The README's Worker: a client made at module load, used by every request.
+const upstream = new api.ResilientClient({ timeoutMs: 2000, totalTimeoutMs: 5000, retry: { baseDelayMs: 1, maxDelayMs: 5 } });
 export default {
   async fetch(request) {
-    const q = new URL(request.url).searchParams;
+    const url = new URL(request.url), q = url.searchParams;
+    if (url.pathname === "/upstream") return upstream.fetch(q.get("a") + "/flaky?fail=1&code=503&id=" + q.get("id"));
+    if (url.pathname === "/upstream-stats") return Response.json(upstream.stats());
     return Response.json(await smoke(api, q.get("a"), q.get("b")));
   },
 };
@@ -134,6 +138,15 @@ const worker :Workerd.Worker = (
     const text = await res.text();
     assert.equal(res.status, 200, `${text}\n${logs}`);
     assertSmoke("workerd", JSON.parse(text));
+    // The module-load client across requests: each retried once, its counts kept between them.
+    for (let i = 0; i < 3; i++) {
+      const up = await fetch(`http://127.0.0.1:${port}/upstream?a=${ORIGIN_A}&id=worker-upstream-${process.pid}-${i}`);
+      const body = await up.text();
+      assert.equal(up.status, 200, `${body}\n${logs}`);
+      assert.match(body, /^ok after 1/);
+    }
+    const stats = await (await fetch(`http://127.0.0.1:${port}/upstream-stats`)).json();
+    assert.deepEqual([stats[ORIGIN_A]?.attempts, stats[ORIGIN_A]?.retries, stats[ORIGIN_A]?.successes], [6, 3, 3]);
   } finally {
     child.kill();
   }

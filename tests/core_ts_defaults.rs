@@ -319,3 +319,46 @@ fn js_takes_out_the_schemas_function_and_held_fields() {
         assert_eq!(named, schema, "{list}");
     }
 }
+
+/// The README's options table states every integer field's range as the schema checks it
+/// (a range bounded by another field names that field).
+#[test]
+fn readme_ranges_match_the_schema() {
+    use resilient_fetch::policy::schema::{FIELDS, Kind};
+    let readme = include_str!("../README.md");
+    let mut rows = BTreeMap::new();
+    for line in readme.lines() {
+        let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+        if let [_, field, _, accepted, _] = cells[..]
+            && let Some(field) = field.strip_prefix('`').and_then(|f| f.strip_suffix('`'))
+        {
+            rows.insert(field.to_string(), accepted.replace('`', ""));
+        }
+    }
+    let mut checked = 0;
+    for field in FIELDS {
+        let (min, max) = match field.kind {
+            Kind::Int { min, max, .. } | Kind::IntOrOff { min, max, .. } => (min, max),
+            _ => continue,
+        };
+        let shown = rows
+            .get(field.path)
+            .unwrap_or_else(|| panic!("{} is not in the README's options table", field.path));
+        let upper = format!("..={max}");
+        let whole = format!("{min}{upper}");
+        let same = match field.range_text {
+            // Bounded below by another field: the README names it, then the same upper bound.
+            Some(text) if text.starts_with(">=") => shown.contains(&upper) || shown.starts_with(">="),
+            // Bounded above by another field (`0..=capacity`, `1..=windowSize`).
+            Some(text) => shown.contains(text.split(' ').next().unwrap_or(text)),
+            None => shown.contains(&whole),
+        };
+        assert!(
+            same,
+            "{}: README says `{shown}`, the schema checks {min}..={max} {:?}",
+            field.path, field.range_text
+        );
+        checked += 1;
+    }
+    assert!(checked >= 25, "only {checked} ranges checked");
+}

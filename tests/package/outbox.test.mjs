@@ -425,6 +425,53 @@ test("a stored request that cannot be sent any more is a dead letter (invalid), 
   client.free();
 });
 
+test("onReplay: a non-Request is a dead letter (invalid), a throw makes the entry wait; Cookie and Proxy-Authorization are not stored", async () => {
+  const id = uid("outbox"), store = mapStore();
+  await setDown(ORIGIN_A, id, true, true);
+  const url = `${ORIGIN_A}/ledger?id=${id}`;
+  const writer = new ResilientClient({ ...FAST, outbox: { name: id, store } });
+  const kept = await errorOf(writer.fetch(url, { method: "POST", body: "r1",
+    headers: { cookie: "session=1", "proxy-authorization": "Basic x", "x-keep": "yes" } }));
+  assert.ok(kept instanceof QueuedError, String(kept));
+  const headers = new Map(store.entries.get(kept.id).headers);
+  assert.deepEqual([headers.has("cookie"), headers.has("proxy-authorization"), headers.get("x-keep")], [false, false, "yes"]);
+  writer.free();
+  await setDown(ORIGIN_A, id, false);
+  // An onReplay that throws: the entry waits, nothing is sent.
+  const throwing = new ResilientClient({ ...FAST, outbox: { name: id, store, onReplay: () => { throw new Error("no token yet"); } } });
+  assertTally(await throwing.outbox.flush(), { delivered: 0, deadLettered: 0, waiting: 1 });
+  assert.deepEqual((await throwing.outbox.list()).map((e) => e.id), [kept.id]);
+  assert.deepEqual((await ledger(ORIGIN_A, id)).order, []);
+  throwing.free();
+  // One that returns something else: a dead letter, with the time it became one.
+  const before = Date.now();
+  const wrong = new ResilientClient({ ...FAST, outbox: { name: id, store, onReplay: () => "not a request" } });
+  assertTally(await wrong.outbox.flush(), { delivered: 0, deadLettered: 1, waiting: 0 });
+  const [dead] = await wrong.outbox.deadLetters();
+  assert.equal(dead.deadLetter.reason, "invalid");
+  assert.ok(dead.deadLetter.at >= before && dead.deadLetter.at <= Date.now(), String(dead.deadLetter.at));
+  assert.deepEqual((await ledger(ORIGIN_A, id)).order, []);
+  wrong.free();
+});
+
+test("dead letters count toward maxEntries; a transient status that is not kept resolves with its Response", async () => {
+  const id = uid("outbox"), store = mapStore();
+  await setDown(ORIGIN_A, id, true);
+  const client = new ResilientClient({ ...FAST, outbox: { name: id, store, maxEntries: 1 } });
+  const url = `${ORIGIN_A}/ledger?id=${id}`;
+  const kept = await errorOf(client.fetch(`${url}&refuse=x1`, { method: "POST", body: "x1" }));
+  assert.ok(kept instanceof QueuedError, String(kept));
+  await setDown(ORIGIN_A, id, false);
+  assertTally(await client.outbox.flush(), { delivered: 0, deadLettered: 1, waiting: 0 });
+  await setDown(ORIGIN_A, id, true);
+  // The outbox holds one dead letter, so it is full: the 503 is the call's answer, as without it.
+  const res = await client.fetch(url, { method: "POST", body: "x2" });
+  assert.equal(res.status, 503);
+  assert.equal(res.notQueued, undefined);
+  assert.equal(store.entries.size, 1);
+  client.free();
+});
+
 test("a store or an onReplay that never answers fails after 30 s, and frees the name's turn", async (t) => {
   t.mock.timers.enable({ apis: ["setTimeout"] });
   const turn = () => new Promise((resolve) => setImmediate(resolve));

@@ -131,6 +131,29 @@ test("malformed notes and notes of another version are ignored; an 'open for a d
   peer.close(); client.free();
 });
 
+test("a Retry-After one client got holds the origin in its peers and in a peer that starts later, capped by each one's maxRetryAfterMs", async () => {
+  const name = uid("share"), id = uid("share-wait");
+  const policy = (maxRetryAfterMs) => ({ share: name, breaker: false, rateLimit: { maxWaitMs: 0 },
+    retry: { maxAttempts: 1, maxRetryAfterMs } });
+  const told = new ResilientClient(policy(30_000));
+  const peer = new ResilientClient(policy(30_000));
+  const capped = new ResilientClient(policy(300));
+  assert.equal((await told.fetch(`${ORIGIN_A}/retry-after?id=${id}&value=20`)).status, 503);
+  const held = (client) => () => client.stats()[ORIGIN_A]?.waitMs > 0;
+  await until(held(peer), 2000, "the peer is told");
+  await until(held(capped), 2000, "the capped peer is told");
+  const late = new ResilientClient(policy(30_000));
+  await until(held(late), 2000, "the late joiner asks, and is told");
+  for (const [who, client, most] of [["peer", peer, 20_000], ["late joiner", late, 20_000], ["capped peer", capped, 300]]) {
+    const error = await client.fetch(`${ORIGIN_A}/retry-after?id=${id}`).then(() => null, (e) => e);
+    assert.equal(error?.name, "RateLimitError", `${who}: ${error}`);
+    assert.equal(error.reason, "retryAfter", who);
+    assert.ok(error.retryAfterMs > most / 2 && error.retryAfterMs <= most, `${who}: ${error.retryAfterMs} ms`);
+  }
+  assert.equal((await serverLog(ORIGIN_A, id)).length, 1, "only the first answer was asked for");
+  for (const c of [told, peer, capped, late]) c.free();
+});
+
 test("where there is no BroadcastChannel, share is accepted and does nothing", async () => {
   const saved = globalThis.BroadcastChannel;
   delete globalThis.BroadcastChannel;

@@ -1,4 +1,4 @@
-// Browsers: a plain <script type="module"> page, and a Vite app, both in
+// Browsers: a plain <script type="module"> page, a Vite app and a webpack app, all in
 // headless Chromium, using the package installed in the scratch project and
 // running the shared smoke checks (smoke.mjs) in the page.
 import test, { after, before } from "node:test";
@@ -68,6 +68,31 @@ test("Vite app: the browser condition resolves and the wasm asset is emitted wit
   try {
     const { result } = await pageResult(browser, `${server.url}/index.html?a=${ORIGIN_A}&b=${ORIGIN_B}`,
       { screenshot: "browser-vite.png" });
+    assertSmoke(result);
+  } finally {
+    await server.close();
+  }
+});
+
+test("webpack app: the browser condition resolves and the wasm asset is emitted without a loader", async () => {
+  const app = path.join(SCRATCH, "webpack-app");
+  fs.mkdirSync(app, { recursive: true });
+  fs.copyFileSync(path.join(SCRATCH, "smoke.mjs"), path.join(app, "smoke.mjs"));
+  fs.writeFileSync(path.join(app, "main.mjs"), pageScript("./smoke.mjs"));
+  // webpack's defaults (production, output dist/main.js), nothing configured for the wasm.
+  fs.writeFileSync(path.join(app, "webpack.config.cjs"),
+    `module.exports = { mode: "production", entry: "./main.mjs", output: { path: __dirname + "/dist" } };\n`);
+  const cli = path.join(process.env.RF_TOOLS_DIR, "node_modules", "webpack-cli", "bin", "cli.js");
+  execFileSync(process.execPath, [cli, "--config", "webpack.config.cjs", "--no-stats"], { cwd: app, stdio: "inherit" });
+  const dist = path.join(app, "dist");
+  const emitted = fs.readdirSync(dist);
+  assert.ok(emitted.some((f) => f.endsWith(".wasm")), `no .wasm emitted: ${emitted}`);
+  assert.ok(!fs.readFileSync(path.join(dist, "main.js"), "utf8").includes("node:fs"), "the node build was bundled");
+  fs.writeFileSync(path.join(dist, "index.html"), `<!doctype html><meta charset="utf-8"><script src="./main.js"></script>`);
+  const server = await serveStatic(dist);
+  try {
+    const { result } = await pageResult(browser, `${server.url}/index.html?a=${ORIGIN_A}&b=${ORIGIN_B}`,
+      { screenshot: "browser-webpack.png" });
     assertSmoke(result);
   } finally {
     await server.close();

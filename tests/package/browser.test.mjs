@@ -1,4 +1,5 @@
-// Browsers: a plain <script type="module"> page, a Vite app and a webpack app, all in
+// Browsers: a plain <script type="module"> page, a Vite app, a webpack app and an esbuild
+// bundle (the wasm copied next to it, as the README says), all in
 // headless Chromium, using the package installed in the scratch project and
 // running the shared smoke checks (smoke.mjs) in the page.
 import test, { after, before } from "node:test";
@@ -93,6 +94,28 @@ test("webpack app: the browser condition resolves and the wasm asset is emitted 
   try {
     const { result } = await pageResult(browser, `${server.url}/index.html?a=${ORIGIN_A}&b=${ORIGIN_B}`,
       { screenshot: "browser-webpack.png" });
+    assertSmoke(result);
+  } finally {
+    await server.close();
+  }
+});
+
+test("esbuild bundle: an ES module, with the wasm copied next to it as the README says", async () => {
+  const app = path.join(SCRATCH, "esbuild-app");
+  const dist = path.join(app, "dist");
+  fs.mkdirSync(dist, { recursive: true });
+  fs.copyFileSync(path.join(SCRATCH, "smoke.mjs"), path.join(app, "smoke.mjs"));
+  fs.writeFileSync(path.join(app, "main.mjs"), pageScript("./smoke.mjs"));
+  const esbuild = path.join(process.env.RF_TOOLS_DIR, "node_modules", ".bin", "esbuild");
+  execFileSync(esbuild, ["main.mjs", "--bundle", "--format=esm", "--minify", "--outfile=dist/app.js", "--log-level=warning"],
+    { cwd: app, stdio: "inherit" });
+  fs.copyFileSync(path.join(SCRATCH, "node_modules", "resilient-fetch", "web", "resilient_fetch_bg.wasm"),
+    path.join(dist, "resilient_fetch_bg.wasm"));
+  fs.writeFileSync(path.join(dist, "index.html"), `<!doctype html><meta charset="utf-8"><script type="module" src="./app.js"></script>`);
+  const server = await serveStatic(dist);
+  try {
+    const { result } = await pageResult(browser, `${server.url}/index.html?a=${ORIGIN_A}&b=${ORIGIN_B}`,
+      { screenshot: "browser-esbuild.png" });
     assertSmoke(result);
   } finally {
     await server.close();

@@ -10,6 +10,7 @@ import {
 } from "resilient-fetch";
 
 const FAST = { baseDelayMs: 1, maxDelayMs: 5 };
+const FAST_ATTEMPTS = 3; // the default maxAttempts
 const attempts = async (id) => (await serverLog(ORIGIN_A, id)).length;
 
 test("the statuses in retryOn are retried by default (408, 429, 500, 502, 503, 504); others are the answer", async () => {
@@ -122,4 +123,45 @@ test("the error classes are Errors with stable names; the library makes them wit
   assert.equal(open.name, "CircuitOpenError");
   assert.doesNotMatch(String(open.stack ?? ""), /\n\s+at /, "a CircuitOpenError carries no stack frames");
   client.free();
+});
+
+test("throttled retries give up with reason throttled; isFailure can count a 200 against the breaker", async () => {
+  const events = [];
+  const throttled = new ResilientClient({ throttle: { k: 1 }, breaker: false, retry: FAST, onEvent: (e) => events.push(e) });
+  const id = uid("throttled");
+  const outcomes = [];
+  for (let i = 0; i < 20; i++) {
+    outcomes.push(await throttled.fetch(`${ORIGIN_A}/status?id=${id}&code=503`).then((r) => r.status, (e) => e.name));
+  }
+  assert.ok(outcomes.includes("ThrottledError"), outcomes.join());
+  assert.ok(events.some((e) => e.type === "giveUp" && e.reason === "throttled"), "a retry refused by the throttle");
+  const stats = throttled.stats()[ORIGIN_A];
+  assert.equal(await attempts(id), stats.attempts, "what was not refused reached the origin");
+  assert.ok(stats.throttled > 0 && stats.attempts < 20 * FAST_ATTEMPTS, JSON.stringify(stats));
+  throttled.free();
+
+  const strict = new ResilientClient({ retry: false,
+    breaker: { mode: "consecutive", failureThreshold: 2, cooldownMs: 60_000, isFailure: (ctx) => ctx.response?.status === 200 || undefined } });
+  const id2 = uid("is-failure");
+  for (let i = 0; i < 2; i++) assert.equal((await strict.fetch(`${ORIGIN_A}/ok?id=${id2}`)).status, 200);
+  assert.equal(strict.breakerState(ORIGIN_A), "open");
+  assert.ok((await errorOf(strict.fetch(`${ORIGIN_A}/ok?id=${id2}`))) instanceof CircuitOpenError);
+  strict.free();
+});
+
+test("globalThis.fetch is looked up at each attempt: one replaced between attempts sends the retry", async () => {
+  const original = globalThis.fetch;
+  const second = async () => new Response("second");
+  globalThis.fetch = async () => {
+    globalThis.fetch = second;
+    return new Response("first", { status: 503 });
+  };
+  try {
+    const client = new ResilientClient({ retry: FAST, breaker: false });
+    const res = await client.fetch(`${ORIGIN_A}/never-sent`);
+    assert.deepEqual([res.status, await res.text()], [200, "second"]);
+    client.free();
+  } finally {
+    globalThis.fetch = original;
+  }
 });

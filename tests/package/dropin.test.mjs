@@ -368,7 +368,8 @@ describe("bodies are bounded", () => {
   const lines = (text) => text.split("\n").filter(Boolean).length;
 
   test("totalTimeoutMs bounds reading the body: a stalled body rejects with TimeoutError, the connection is closed", async () => {
-    const client = new ResilientClient({ retry: false });
+    const events = [];
+    const client = new ResilientClient({ retry: false, onEvent: (e) => events.push(e) });
     const id = uid("stalled-total");
     const ac = new AbortController(); // only to clean up if the deadline does not hold
     const t0 = Date.now();
@@ -379,6 +380,9 @@ describe("bodies are bounded", () => {
       const ms = Date.now() - t0;
       assert.ok(err instanceof TimeoutError, describeError(err));
       assert.ok(ms >= 900 && ms < 1600, `rejected after ${ms} ms`);
+      assert.equal(err.timeoutMs, 1000, "the limit that ran out is the call's deadline");
+      assert.equal(client.stats()[ORIGIN_A].timeouts, 1, "the cut counts in stats().timeouts");
+      assert.deepEqual(events.filter((e) => e.type === "bodyTimeout").map((e) => e.origin), [ORIGIN_A]);
       const log = await waitLog(ORIGIN_A, id, (l) => l[0]?.closedEarly);
       assert.ok(log[0]?.closedEarly, "the server never saw the connection closed");
     } finally {

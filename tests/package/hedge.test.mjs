@@ -63,3 +63,19 @@ test("the caller's abort stops the attempt and its hedge alike", async () => {
   assert.equal(client.stats()[ORIGIN_A].inFlight, 0);
   client.free();
 });
+
+test("hedge: true learns the origin's latency: after 20 fast answers a slow GET is hedged within milliseconds", async () => {
+  const { client, events } = recorded({ hedge: true });
+  const warm = uid("hedge-warm");
+  for (let i = 0; i < 20; i++) await (await client.fetch(`${ORIGIN_A}/tail?id=${warm}&slow=0`)).text();
+  assert.ok(!events.some((e) => e.type === "hedge"), "fast answers are not hedged");
+  const id = uid("hedge-auto");
+  const t0 = performance.now();
+  const res = await client.fetch(`${ORIGIN_A}/tail?id=${id}&slow=1&ms=3000`);
+  assert.equal(await res.text(), "tail");
+  const ms = performance.now() - t0;
+  assert.ok(ms < 1000, `answered after ${Math.round(ms)} ms, not 3 s (nor the 2 s of an unlearnt delay)`);
+  const hedge = events.find((e) => e.type === "hedge");
+  assert.ok(hedge && hedge.delayMs >= 10 && hedge.delayMs < 500, `hedge after ${hedge?.delayMs} ms`);
+  client.free();
+});

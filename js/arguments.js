@@ -162,12 +162,15 @@ function fetchToWrap() {
  */
 function installFetch(client, original) {
   // An attempt of another client of this library that reached the global anyway (something
-  // wrapped the wrapper after install(): instrumentation) has its own timeouts, retries and
-  // breaker: it goes on through what was wrapped, not through this client's as well.
+  // wrapped the wrapper after install(), instrumentation, and passed the attempt's init on)
+  // has its own timeouts, retries and breaker: it goes on through what was wrapped, not
+  // through this client's as well.
   const wrapper = function fetch(input, init) {
-    return SENDING.length > 0 || init?.signal?.[CHAIN] !== undefined
-      ? original(input, init)
-      : client.fetch(input, init);
+    let attempt = false;
+    try {
+      attempt = init?.signal?.[CHAIN] !== undefined;
+    } catch { /* client.fetch reports a bad init */ }
+    return attempt ? original(input, init) : client.fetch(input, init);
   };
   INSTALLED = { wrapper, original, client };
   globalThis.fetch = wrapper;
@@ -684,12 +687,13 @@ function flightKey(method, input, init, request) {
     if (value !== undefined && value !== null && value !== defaults[name]) parts.push(`${name}=${value}`);
   };
   if (request === undefined) {
-    parts.push(input);
+    // As JSON: a URL string may hold line breaks (fetch drops them), which must not read as headers.
+    parts.push(JSON.stringify(input));
     // The fast path's only headers are ours (a key given to the call).
     for (const [name, value] of Object.entries(init.headers ?? {})) parts.push(`${name.toLowerCase()}:${value}`);
     for (const name of OPTIONS) option(name, init[name]);
   } else {
-    parts.push(request.url);
+    parts.push(JSON.stringify(request.url));
     for (const [name, value] of request.headers) parts.push(`${name}:${value}`);
     for (const name of OPTIONS) option(name, request[name]);
   }

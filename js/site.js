@@ -229,21 +229,26 @@ function sameBody(a, b) {
   return x.every((byte, i) => byte === y[i]);
 }
 
-// The last first-attempt time given to a kept call in this realm, and the time it was made from.
-let LAST_AT = 0, LAST_RAW = -1;
+// performance.now() to the wall clock: Date.now() - performance.now(), read again when it has
+// moved by more than a second (a device that slept: browsers stop performance.now() then).
+let OFFSET = NaN;
+// Per start reading, the last first-attempt time given (a few; the oldest go first).
+const TIES = new Map();
 
 /**
  * The wall-clock time of `started` (`performance.now()` ms) as an entry's `firstAttemptAt`:
- * sub-millisecond where the platform says when its clock began (a Date.now() read would move
- * it by up to 1 ms), and after the one kept before when both read the same (a clock coarser
- * than the calls), so that calls made one after another replay in that order.
+ * on one offset while the clocks agree (a Date.now() read per call would move it by up to
+ * 1 ms), and after the ones kept before with the same start reading (a clock coarser than the
+ * calls), so that calls made one after another replay in that order.
  */
 function firstAttemptAt(started) {
-  const origin = globalThis.performance?.timeOrigin;
-  let at = origin > 0 ? origin + started : Date.now() - (performance.now() - started);
-  if (started === LAST_RAW && at <= LAST_AT) at = LAST_AT + 0.001;
-  LAST_RAW = started;
-  LAST_AT = at;
+  const offset = Date.now() - performance.now();
+  if (!(Math.abs(offset - OFFSET) <= 1000)) OFFSET = offset;
+  const before = TIES.get(started);
+  const at = before === undefined ? started + OFFSET : before + 0.001;
+  TIES.delete(started);
+  TIES.set(started, at);
+  if (TIES.size > 64) TIES.delete(TIES.keys().next().value);
   return at;
 }
 
@@ -263,8 +268,9 @@ async function store(box, keep) {
     if (same?.deadLetter != null) {
       return `its idempotency key's request is a dead letter (${same.id}): retry(id) or discard(id) it`;
     }
-    // The same request kept again (a caller's own retry) keeps its place and its count.
-    if (same) {
+    // The same request kept again (a caller's own retry) keeps its place and its count, unless
+    // that place has expired (the new call is then the first of a new life).
+    if (same && ask(box, "judge", Number(same.firstAttemptAt) || 0, -2) !== 3) {
       entry.firstAttemptAt = same.firstAttemptAt;
       entry.attempts = (Number(same.attempts) || 0) + attempts;
     }

@@ -133,6 +133,16 @@ describe("install() and uninstall()", () => {
     let seen = 0;
     globalThis.fetch = (i, n) => { seen++; return wrapper(i, n); }; // e.g. a tracing library
     try {
+      // One that awaits before passing the call on, too.
+      globalThis.fetch = async (i, n) => { seen++; await null; return wrapper(i, n); };
+      const early = uid("instrumented-async");
+      const client0 = new ResilientClient({ retry: FAST, breaker: false });
+      assert.equal((await within(client0.fetch(`${ORIGIN_A}/flaky?id=${early}&fail=5&code=503`), 5000, "GET")).status, 503);
+      assert.equal((await logOf(ORIGIN_A, early)).length, 3);
+      assert.equal(installed.stats()[ORIGIN_A], undefined, "install()'s client took no part");
+      client0.free();
+      seen = 0;
+      globalThis.fetch = (i, n) => { seen++; return wrapper(i, n); };
       // A client of its own, retrying a 503 twice: 3 attempts reach the origin, each seen once
       // by the instrumentation, none retried again (or counted) by install()'s client.
       const id = uid("instrumented");

@@ -140,11 +140,14 @@ function isLocalError(error) {
 // fetch that was there before. Clients without a `fetch` option look the global
 // up at each attempt; finding the wrapper, they use what it wraps instead.
 let INSTALLED = null; // { wrapper, original, client }
+// What an install() wrapper wraps, on the wrapper: another copy of this package in the same
+// realm (two versions in one app) unwraps it too.
+const WRAPS = Symbol.for("resilient-fetch wraps");
 
-/** The platform's fetch now: the global, or what install() wrapped. */
+/** The platform's fetch now: the global, or what an install() (of any copy) wrapped. */
 function platformFetch() {
   const f = globalThis.fetch;
-  return INSTALLED !== null && f === INSTALLED.wrapper ? INSTALLED.original : f;
+  return (typeof f === "function" && f[WRAPS]) || f;
 }
 
 /** What install() wraps: the platform's fetch now (the original behind an earlier install). */
@@ -172,6 +175,7 @@ function installFetch(client, original) {
     } catch { /* client.fetch reports a bad init */ }
     return attempt ? original(input, init) : client.fetch(input, init);
   };
+  wrapper[WRAPS] = original;
   INSTALLED = { wrapper, original, client };
   globalThis.fetch = wrapper;
 }

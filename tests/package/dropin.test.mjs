@@ -163,6 +163,30 @@ describe("install() and uninstall()", () => {
     }
   });
 
+  test("two copies of the package in one program: the other copy's clients send through what install() wrapped", async () => {
+    const { createRequire } = await import("node:module");
+    const { cpSync } = await import("node:fs");
+    const path = await import("node:path");
+    const here = path.join(SCRATCH, "node_modules", "resilient-fetch");
+    const there = path.join(SCRATCH, "node_modules", "resilient-fetch-second-copy");
+    cpSync(here, there, { recursive: true });
+    const other = createRequire(path.join(SCRATCH, "package.json"))(path.join(there, "node.cjs"));
+    assert.notEqual(other.ResilientClient, ResilientClient, "a copy of its own");
+    const original = (i, n) => realFetch(i, n);
+    globalThis.fetch = original;
+    const installed = rf.install({ retry: FAST });
+    try {
+      const id = uid("second-copy");
+      const client = new other.ResilientClient({ retry: FAST, breaker: false });
+      assert.equal((await within(client.fetch(`${ORIGIN_A}/flaky?id=${id}&fail=5&code=503`), 5000, "GET")).status, 503);
+      assert.equal((await logOf(ORIGIN_A, id)).length, 3, "3 attempts, not 3 × 3");
+      assert.equal(installed.stats()[ORIGIN_A], undefined, "install()'s client took no part");
+      client.free();
+    } finally {
+      assert.equal(rf.uninstall(), true);
+    }
+  });
+
   test("uninstall() leaves a fetch replaced since alone and returns false", () => {
     assert.equal(typeof rf.install, "function", "no install export");
     const original = (i, n) => realFetch(i, n);

@@ -89,7 +89,7 @@ const kyV = byName(variants, "ky");
 const minimum = byName(variants, "the stack's minimum");
 console.log(
   `In Chromium, ours (GET, defaults) is ${times(ratio(ours, floorV))} the floor (target ≤ 2×), ` +
-    `${ratio(ours, cockatielV).toFixed(2)}× cockatiel (target ≤ 0.25×), ${ratio(ours, kyV).toFixed(2)}× ky (target ≤ 0.10×); ` +
+    `${ratio(ours, cockatielV).toFixed(2)}× cockatiel (target ≤ 0.5×), ${ratio(ours, kyV).toFixed(2)}× ky; ` +
     `the open-breaker rejection takes ${us(rejection.median)} µs (target ≤ 5 µs)` +
     (minimum ? `; the stack's minimum is ${times(ratio(minimum, floorV))} the floor, and ours ${times(ratio(ours, minimum))} it.` : "."),
 );

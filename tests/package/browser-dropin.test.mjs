@@ -65,6 +65,17 @@ const cases = {
     const res = await client.fetch(A + "/tail?id=" + id + "&slow=1&ms=3000");
     return { text: await res.text(), ms: performance.now() - t0, stats: client.stats()[A] };
   },
+  async otherRealm() {
+    // A signal of another realm (an iframe's AbortController) aborts the call at once.
+    const frame = document.body.appendChild(document.createElement("iframe"));
+    const controller = new frame.contentWindow.AbortController();
+    const client = new ResilientClient({ retry: { baseDelayMs: 1, maxDelayMs: 5 } });
+    const t0 = performance.now();
+    const call = settle(client.fetch(A + "/hang?id=" + id, { signal: controller.signal }));
+    setTimeout(() => controller.abort(), 100);
+    const r = await call;
+    return { r, ms: performance.now() - t0, state: client.breakerState(A), stats: client.stats()[A] };
+  },
   async coalesce() {
     const client = new ResilientClient({ coalesce: true });
     const url = A + "/slow?id=" + id + "&ms=150&bytes=100000";
@@ -165,6 +176,17 @@ test("hedge in Chromium: the hedge answers a slow GET, the first attempt's conne
   assert.deepEqual([r.stats.hedges, r.stats.hedgeWins, r.stats.inFlight], [1, 1, 0]);
   const log = await waitLog(ORIGIN_A, id, (l) => l[0]?.closedEarly === true);
   assert.equal(log[0]?.closedEarly, true, JSON.stringify(log));
+});
+
+test("a signal of another realm (an iframe's) aborts the call in flight at once, as the caller's own", async () => {
+  const id = uid("realm-chromium");
+  const r = await runCase("otherRealm", id);
+  assert.deepEqual([r.r.ok, r.r.name], [false, "AbortError"], JSON.stringify(r));
+  assert.ok(r.ms >= 90 && r.ms < 1000, `rejected after ${Math.round(r.ms)} ms`);
+  assert.equal(r.state, "closed");
+  assert.deepEqual([r.stats.attempts, r.stats.retries, r.stats.failures], [1, 0, 0]);
+  const log = await waitLog(ORIGIN_A, id, (l) => l[0]?.closedEarly === true);
+  assert.equal(log.length, 1);
 });
 
 test("in Node (no CORS) a cross-origin POST carries a key as before", async () => {

@@ -196,20 +196,25 @@ fn typescript_defaults_match_the_core() {
     );
 }
 
+/// The README's options table: "`path`" -> `cell(default, accepted)` of its row.
+fn readme_options(cell: impl Fn(&str, &str) -> String) -> BTreeMap<String, String> {
+    let mut rows = BTreeMap::new();
+    for line in include_str!("../README.md").lines() {
+        let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+        if let [_, field, default, accepted, _] = cells[..]
+            && let Some(field) = field.strip_prefix('`').and_then(|f| f.strip_suffix('`'))
+        {
+            rows.insert(field.to_string(), cell(default, accepted));
+        }
+    }
+    rows
+}
+
 /// The README's options table shows every default the TypeScript declarations state,
 /// with the same value.
 #[test]
 fn the_readme_table_shows_every_declared_default() {
-    let readme = include_str!("../README.md");
-    let mut rows = BTreeMap::new();
-    for line in readme.lines() {
-        let cells: Vec<&str> = line.split('|').map(str::trim).collect();
-        if let [_, field, default, _, _] = cells[..]
-            && let Some(field) = field.strip_prefix('`').and_then(|f| f.strip_suffix('`'))
-        {
-            rows.insert(field.to_string(), default.trim_matches('`').to_string());
-        }
-    }
+    let rows = readme_options(|default, _| default.trim_matches('`').to_string());
     for (declared, value) in declared_defaults() {
         let (interface, field) = declared.split_once('.').expect("Interface.field");
         let path = match interface {
@@ -325,16 +330,7 @@ fn js_takes_out_the_schemas_function_and_held_fields() {
 #[test]
 fn readme_ranges_match_the_schema() {
     use resilient_fetch::policy::schema::{FIELDS, Kind};
-    let readme = include_str!("../README.md");
-    let mut rows = BTreeMap::new();
-    for line in readme.lines() {
-        let cells: Vec<&str> = line.split('|').map(str::trim).collect();
-        if let [_, field, _, accepted, _] = cells[..]
-            && let Some(field) = field.strip_prefix('`').and_then(|f| f.strip_suffix('`'))
-        {
-            rows.insert(field.to_string(), accepted.replace('`', ""));
-        }
-    }
+    let rows = readme_options(|_, accepted| accepted.replace('`', ""));
     let mut checked = 0;
     for field in FIELDS {
         let (min, max) = match field.kind {

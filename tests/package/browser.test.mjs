@@ -31,6 +31,17 @@ function assertSmoke(result) {
   assert.deepEqual(Object.keys(result.report), ["imports", "retries", "key", "timeout", "breaker", "share", "outbox"]);
 }
 
+/** Serves `dir` on 127.0.0.1 and runs the smoke checks of `page` there in Chromium. */
+async function smokeIn(dir, page, screenshot) {
+  const server = await serveStatic(dir);
+  try {
+    const { result } = await pageResult(browser, `${server.url}/${page}?a=${ORIGIN_A}&b=${ORIGIN_B}`, { screenshot });
+    assertSmoke(result);
+  } finally {
+    await server.close();
+  }
+}
+
 let browser;
 before(async () => { browser = await launchChromium(); });
 after(async () => { await browser?.close(); });
@@ -41,14 +52,7 @@ test("plain <script type=module> page: the web build, wasm found relative to the
   fs.writeFileSync(path.join(dir, "index.html"), `<!doctype html><meta charset="utf-8">
 <script type="importmap">{ "imports": { "resilient-fetch": "/node_modules/resilient-fetch/browser.js" } }</script>
 <script type="module">${pageScript("/smoke.mjs")}</script>`);
-  const server = await serveStatic(SCRATCH);
-  try {
-    const { result } = await pageResult(browser, `${server.url}/plain/index.html?a=${ORIGIN_A}&b=${ORIGIN_B}`,
-      { screenshot: "browser-plain.png" });
-    assertSmoke(result);
-  } finally {
-    await server.close();
-  }
+  await smokeIn(SCRATCH, "plain/index.html", "browser-plain.png");
 });
 
 test("Vite app: the browser condition resolves and the wasm asset is emitted without plugins", async () => {
@@ -65,14 +69,7 @@ test("Vite app: the browser condition resolves and the wasm asset is emitted wit
   assert.ok(assets.some((f) => f.endsWith(".wasm")), `no .wasm emitted: ${assets}`);
   const js = assets.filter((f) => f.endsWith(".js")).map((f) => fs.readFileSync(path.join(app, "dist", "assets", f), "utf8")).join("");
   assert.ok(!js.includes("node:fs"), "the node build was bundled instead of the browser build");
-  const server = await serveStatic(path.join(app, "dist"));
-  try {
-    const { result } = await pageResult(browser, `${server.url}/index.html?a=${ORIGIN_A}&b=${ORIGIN_B}`,
-      { screenshot: "browser-vite.png" });
-    assertSmoke(result);
-  } finally {
-    await server.close();
-  }
+  await smokeIn(path.join(app, "dist"), "index.html", "browser-vite.png");
 });
 
 test("webpack app: the browser condition resolves and the wasm asset is emitted without a loader", async () => {
@@ -90,14 +87,7 @@ test("webpack app: the browser condition resolves and the wasm asset is emitted 
   assert.ok(emitted.some((f) => f.endsWith(".wasm")), `no .wasm emitted: ${emitted}`);
   assert.ok(!fs.readFileSync(path.join(dist, "main.js"), "utf8").includes("node:fs"), "the node build was bundled");
   fs.writeFileSync(path.join(dist, "index.html"), `<!doctype html><meta charset="utf-8"><script src="./main.js"></script>`);
-  const server = await serveStatic(dist);
-  try {
-    const { result } = await pageResult(browser, `${server.url}/index.html?a=${ORIGIN_A}&b=${ORIGIN_B}`,
-      { screenshot: "browser-webpack.png" });
-    assertSmoke(result);
-  } finally {
-    await server.close();
-  }
+  await smokeIn(dist, "index.html", "browser-webpack.png");
 });
 
 test("esbuild bundle: an ES module, with the wasm copied next to it as the README says", async () => {
@@ -112,12 +102,5 @@ test("esbuild bundle: an ES module, with the wasm copied next to it as the READM
   fs.copyFileSync(path.join(SCRATCH, "node_modules", "resilient-fetch", "web", "resilient_fetch_bg.wasm"),
     path.join(dist, "resilient_fetch_bg.wasm"));
   fs.writeFileSync(path.join(dist, "index.html"), `<!doctype html><meta charset="utf-8"><script type="module" src="./app.js"></script>`);
-  const server = await serveStatic(dist);
-  try {
-    const { result } = await pageResult(browser, `${server.url}/index.html?a=${ORIGIN_A}&b=${ORIGIN_B}`,
-      { screenshot: "browser-esbuild.png" });
-    assertSmoke(result);
-  } finally {
-    await server.close();
-  }
+  await smokeIn(dist, "index.html", "browser-esbuild.png");
 });

@@ -140,14 +140,27 @@ function isLocalError(error) {
 // fetch that was there before. Clients without a `fetch` option look the global
 // up at each attempt; finding the wrapper, they use what it wraps instead.
 let INSTALLED = null; // { wrapper, original, client }
-// What an install() wrapper wraps, on the wrapper: another copy of this package in the same
-// realm (two versions in one app) unwraps it too.
-const WRAPS = Symbol.for("resilient-fetch wraps");
+// What each install() wrapper wraps, by the wrapper itself (not a property a spy or a proxy
+// of it would carry too), in one map every copy of this package in the realm shares (two
+// versions in one app).
+const WRAPPED = shared("resilient-fetch wrappers", () => new WeakMap());
+// On an attempt's signal, for any copy's wrapper: this call is an attempt (CHAIN is this
+// copy's own: its client ids mean nothing to another copy).
+const ATTEMPT = Symbol.for("resilient-fetch attempt");
+
+/** The realm-wide value under the registered symbol `name`, made by `make()` the first time. */
+function shared(name, make) {
+  const key = Symbol.for(name);
+  if (!Object.prototype.hasOwnProperty.call(globalThis, key)) {
+    Object.defineProperty(globalThis, key, { value: make() });
+  }
+  return globalThis[key];
+}
 
 /** The platform's fetch now: the global, or what an install() (of any copy) wrapped. */
 function platformFetch() {
   const f = globalThis.fetch;
-  return (typeof f === "function" && f[WRAPS]) || f;
+  return WRAPPED.get(f) ?? f;
 }
 
 /** What install() wraps: the platform's fetch now (the original behind an earlier install). */
@@ -171,13 +184,18 @@ function installFetch(client, original) {
   const wrapper = function fetch(input, init) {
     let attempt = false;
     try {
-      attempt = init?.signal?.[CHAIN] !== undefined;
+      attempt = init?.signal?.[ATTEMPT] === true;
     } catch { /* client.fetch reports a bad init */ }
     return attempt ? original(input, init) : client.fetch(input, init);
   };
-  wrapper[WRAPS] = original;
+  WRAPPED.set(wrapper, original);
+  try {
+    globalThis.fetch = wrapper;
+  } catch { /* said below */ }
+  if (globalThis.fetch !== wrapper) {
+    throw new TypeError("install(): globalThis.fetch cannot be replaced here (read-only); give clients a `fetch` option instead");
+  }
   INSTALLED = { wrapper, original, client };
-  globalThis.fetch = wrapper;
 }
 
 /** Puts the original fetch back if the wrapper is still there; returns whether it did. */
@@ -347,6 +365,7 @@ function setSettler(settler) {
 function send(fetchFn, input, init, controller, chain, ms, deadline, limitMs, slot, generation) {
   const signal = init.signal;
   signal[CHAIN] = chain;
+  signal[ATTEMPT] = true;
   SENDING.push(typeof chain === "number" ? chain : chain[chain.length - 1]);
   let settled;
   try {
@@ -691,17 +710,17 @@ function flightKey(method, input, init, request) {
     if (value !== undefined && value !== null && value !== defaults[name]) parts.push(`${name}=${value}`);
   };
   if (request === undefined) {
-    // As JSON: a URL string may hold line breaks (fetch drops them), which must not read as headers.
-    parts.push(JSON.stringify(input));
+    parts.push(input);
     // The fast path's only headers are ours (a key given to the call).
     for (const [name, value] of Object.entries(init.headers ?? {})) parts.push(`${name.toLowerCase()}:${value}`);
     for (const name of OPTIONS) option(name, init[name]);
   } else {
-    parts.push(JSON.stringify(request.url));
+    parts.push(request.url);
     for (const [name, value] of request.headers) parts.push(`${name}:${value}`);
     for (const name of OPTIONS) option(name, request[name]);
   }
-  return parts.join("\n");
+  // As JSON: a URL string or an option may hold a line break, which must not read as another part.
+  return JSON.stringify(parts);
 }
 
 let DEFAULTS;

@@ -185,8 +185,8 @@ async function count(box) {
  * Keeps a call's request, then settles the call: with a QueuedError once it is stored
  * (`event` to `listener` first), else as it would have settled (`value`, an error when
  * `failed`), the error saying why it was not kept (`notQueued`). `keep` is
- * [maxEntries, source, init, key, origin, maxBodyBytes, stream, reason, started, attempts]
- * (`started`: when the call started, `performance.now()` ms).
+ * [maxEntries, source, init, key, origin, maxBodyBytes, stream, reason, order, attempts]
+ * (`order`: the call's place, taken when it started, in `performance.now()` ms).
  * Keeps of one outbox name go one at a time in a realm, so `maxEntries` holds.
  */
 function outboxKeep(box, keep, value, failed, listener, event) {
@@ -230,33 +230,31 @@ function sameBody(a, b) {
 }
 
 // performance.now() to the wall clock: Date.now() - performance.now(), read again when it has
-// moved by more than a second (a device that slept: browsers stop performance.now() then).
+// moved by more than 20 ms (a device that slept: browsers stop performance.now() then; a
+// clock set), not on the millisecond a Date.now() read moves it by.
 let OFFSET = NaN;
-// Per start reading, the last first-attempt time given (a few; the oldest go first).
-const TIES = new Map();
 
-/**
- * The wall-clock time of `started` (`performance.now()` ms) as an entry's `firstAttemptAt`:
- * on one offset while the clocks agree (a Date.now() read per call would move it by up to
- * 1 ms), and after the ones kept before with the same start reading (a clock coarser than the
- * calls), so that calls made one after another replay in that order.
- */
-function firstAttemptAt(started) {
+/** The wall-clock time of a call's place `order` (performance.now() ms) as its firstAttemptAt. */
+function firstAttemptAt(order) {
   const offset = Date.now() - performance.now();
-  if (!(Math.abs(offset - OFFSET) <= 1000)) OFFSET = offset;
-  const before = TIES.get(started);
-  const at = before === undefined ? started + OFFSET : before + 0.001;
-  TIES.delete(started);
-  TIES.set(started, at);
-  if (TIES.size > 64) TIES.delete(TIES.keys().next().value);
-  return at;
+  if (!(Math.abs(offset - OFFSET) <= 20)) OFFSET = offset;
+  return order + OFFSET;
+}
+
+/** Whether `entry` is older than its outbox keeps entries (false once the client is freed). */
+function expired(box, entry) {
+  try {
+    return ask(box, "judge", Number(entry.firstAttemptAt) || 0, -2) === 3;
+  } catch {
+    return false;
+  }
 }
 
 /** Stores the entry `keep` describes: undefined, or why it cannot be kept. */
 async function store(box, keep) {
-  const [maxEntries, source, init, key, origin, maxBodyBytes, stream, reason, started, attempts] = keep;
+  const [maxEntries, source, init, key, origin, maxBodyBytes, stream, reason, order, attempts] = keep;
   try {
-    const entry = await copy(source, init, key, origin, maxBodyBytes, stream, reason, firstAttemptAt(started), attempts);
+    const entry = await copy(source, init, key, origin, maxBodyBytes, stream, reason, firstAttemptAt(order), attempts);
     if (typeof entry === "string") return entry;
     const same = await find(box, key);
     // The same key is the same request (as the draft has it), or nothing is kept: one entry per key.
@@ -270,7 +268,7 @@ async function store(box, keep) {
     }
     // The same request kept again (a caller's own retry) keeps its place and its count, unless
     // that place has expired (the new call is then the first of a new life).
-    if (same && ask(box, "judge", Number(same.firstAttemptAt) || 0, -2) !== 3) {
+    if (same && !expired(box, same)) {
       entry.firstAttemptAt = same.firstAttemptAt;
       entry.attempts = (Number(same.attempts) || 0) + attempts;
     }

@@ -152,9 +152,9 @@ unsafe extern "C" {
     #[wasm_bindgen(js_name = fetchToWrap, catch)]
     pub fn fetch_to_wrap() -> Result<js_sys::Function, JsValue>;
     /// Puts a wrapper sending through `client` (which sends through `original`) on
-    /// `globalThis.fetch`.
-    #[wasm_bindgen(js_name = installFetch)]
-    pub fn install_fetch(client: JsValue, original: &js_sys::Function);
+    /// `globalThis.fetch`; a `TypeError` when the global cannot be replaced.
+    #[wasm_bindgen(js_name = installFetch, catch)]
+    pub fn install_fetch(client: JsValue, original: &js_sys::Function) -> Result<(), JsValue>;
     /// Puts the original `fetch` back; false if the wrapper is no longer there.
     #[wasm_bindgen(js_name = uninstallFetch)]
     pub fn uninstall_fetch() -> bool;

@@ -56,6 +56,8 @@ pub struct Ready {
     flight: Option<Flight>,
     /// Whether the client's outbox may keep it (not a replay of a kept one).
     keep: bool,
+    /// Its place among the calls this realm's outboxes may keep (`outbox::order_now`).
+    order: f64,
 }
 
 /// A read that may join an identical one in flight (policy `coalesce`). The call runs with
@@ -100,6 +102,9 @@ pub fn start(
 }
 
 /// What `prepare` made of a call.
+// Made and taken apart once per call, on the stack: boxing the call would cost an
+// allocation per call for nothing.
+#[allow(clippy::large_enum_variant)]
 enum Prepared {
     /// A call to a server, to run through the core.
     Run(Ready),
@@ -200,6 +205,11 @@ fn prepare(
         None
     };
     let keep = keep && client.outbox.is_some();
+    let order = if keep {
+        super::outbox::order_now()
+    } else {
+        0.0
+    };
     // A read that may join a flight on its way is not refused here; a write the outbox may
     // keep goes through the loop.
     if flight.is_none()
@@ -239,6 +249,7 @@ fn prepare(
         transport,
         flight,
         keep,
+        order,
     }))
 }
 
@@ -332,6 +343,7 @@ impl Ready {
             guard,
             flight: _,
             keep,
+            order,
         } = self;
         let env = JsEnv {
             abort: guard.state().clone(),
@@ -385,7 +397,7 @@ impl Ready {
                         key,
                         &origin,
                         reason,
-                        started,
+                        order,
                         attempts,
                         value,
                         failed,

@@ -252,7 +252,7 @@ pub fn install(policy: Option<PolicyArg>) -> Result<ResilientClient, JsValue> {
     let handle = ResilientClient {
         inner: inner.clone(),
     };
-    install_fetch(handle.into(), &original);
+    install_fetch(handle.into(), &original)?;
     Ok(ResilientClient { inner })
 }
 

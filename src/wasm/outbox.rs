@@ -128,9 +128,9 @@ impl Outbox {
         }
     }
 
-    /// Keeps a call that started at `started` (`performance.now()` ms) and ended (`value`:
-    /// its response, or its error when `failed`) for `reason`, then settles it: the promise
-    /// the call resolves like.
+    /// Keeps a call that started at `order` ([`order_now`]) and ended (`value`: its
+    /// response, or its error when `failed`) for `reason`, then settles it: the promise the
+    /// call resolves like.
     #[allow(clippy::too_many_arguments)]
     pub fn keep(
         &self,
@@ -138,7 +138,7 @@ impl Outbox {
         key: &str,
         origin: &str,
         reason: Reason,
-        started: f64,
+        order: f64,
         attempts: u32,
         value: &JsValue,
         failed: bool,
@@ -155,7 +155,7 @@ impl Outbox {
             p.max_body_bytes.into(),
             stream.into(),
             reason.as_str().into(),
-            started.into(),
+            order.into(),
             attempts.into(),
         ]
         .iter()
@@ -169,6 +169,27 @@ impl Outbox {
         };
         outbox_keep(&self.io, &keep, value, failed, &listener, &event)
     }
+}
+
+thread_local! {
+    static LAST_ORDER: Cell<f64> = const { Cell::new(f64::NEG_INFINITY) };
+}
+
+/// A call's place among the calls this realm's outboxes may keep, taken when it starts:
+/// `performance.now()`, or just after the one before when the clock reads the same (a
+/// browser's clock is coarse: 5 µs to 1 ms), so that calls made one after another replay in
+/// that order.
+pub fn order_now() -> f64 {
+    let now = super::bindings::performance_now();
+    LAST_ORDER.with(|last| {
+        let order = if now > last.get() {
+            now
+        } else {
+            last.get() + 0.001
+        };
+        last.set(order);
+        order
+    })
 }
 
 /// What js/site.js tells of a replay (see [`Core`]).

@@ -180,10 +180,44 @@ describe("install() and uninstall()", () => {
       const client = new other.ResilientClient({ retry: FAST, breaker: false });
       assert.equal((await within(client.fetch(`${ORIGIN_A}/flaky?id=${id}&fail=5&code=503`), 5000, "GET")).status, 503);
       assert.equal((await logOf(ORIGIN_A, id)).length, 3, "3 attempts, not 3 × 3");
+      // The same with instrumentation wrapped around install()'s wrapper.
+      const wrapper = globalThis.fetch;
+      globalThis.fetch = (i, n) => wrapper(i, n);
+      const id2 = uid("second-copy-instrumented");
+      assert.equal((await within(client.fetch(`${ORIGIN_A}/flaky?id=${id2}&fail=5&code=503`), 5000, "GET")).status, 503);
+      assert.equal((await logOf(ORIGIN_A, id2)).length, 3, "3 attempts, not 3 × 3");
+      globalThis.fetch = wrapper;
       assert.equal(installed.stats()[ORIGIN_A], undefined, "install()'s client took no part");
       client.free();
     } finally {
       assert.equal(rf.uninstall(), true);
+    }
+  });
+
+  test("a spy that copies the wrapper's properties is used, not skipped; a read-only global fetch is a TypeError", async () => {
+    const original = (i, n) => realFetch(i, n);
+    globalThis.fetch = original;
+    rf.install({ retry: FAST });
+    const wrapper = globalThis.fetch;
+    // As a mocking library's spyOn does: a new function with the old one's own properties.
+    let spied = 0;
+    const spy = Object.assign((i, n) => { spied++; return new Response("mocked"); }, wrapper);
+    for (const key of Object.getOwnPropertySymbols(wrapper)) spy[key] = wrapper[key];
+    globalThis.fetch = spy;
+    try {
+      const res = await within(resilientFetch(`${ORIGIN_A}/never-sent`), 5000, "resilientFetch");
+      assert.deepEqual([await res.text(), spied], ["mocked", 1], "the mock set after install() is used");
+    } finally {
+      globalThis.fetch = wrapper;
+      assert.equal(rf.uninstall(), true);
+    }
+    Object.defineProperty(globalThis, "fetch", { value: original, writable: false, configurable: true });
+    try {
+      assert.throws(() => rf.install(), (e) => e instanceof TypeError && /cannot be replaced/.test(e.message));
+      assert.equal(globalThis.fetch, original);
+      assert.equal(rf.uninstall(), false, "nothing was installed");
+    } finally {
+      Object.defineProperty(globalThis, "fetch", { value: original, writable: true, configurable: true, enumerable: true });
     }
   });
 

@@ -214,6 +214,26 @@ test("calls that read one start time (a coarse clock) are kept in the order they
   client.free();
 });
 
+test("two calls that read one start time keep the order they were made in, not the order they were kept in", async () => {
+  const id = uid("outbox"), store = mapStore();
+  await setDown(ORIGIN_A, id, true, true);
+  const client = new ResilientClient({ retry: false, timeoutMs: 300, breaker: false, outbox: { name: id, store } });
+  const frozen = performance.now();
+  performance.now = () => frozen;
+  let slow, fast;
+  try {
+    slow = errorOf(client.fetch(`${ORIGIN_A}/hang?id=${id}`, { method: "POST", body: "made first" })); // kept after 300 ms
+    fast = errorOf(client.fetch(`${ORIGIN_A}/ledger?id=${id}`, { method: "POST", body: "made second" })); // kept at once
+  } finally {
+    delete performance.now;
+  }
+  const [a, b] = [await slow, await fast];
+  assert.deepEqual([a.reason, b.reason], ["timeout", "network"]);
+  const at = (e) => store.entries.get(e.id).firstAttemptAt;
+  assert.ok(at(a) < at(b), `${at(a)} < ${at(b)}`);
+  client.free();
+});
+
 test("a dead letter stays a dead letter when a new call with its key is not answered", async () => {
   const id = uid("outbox"), store = mapStore();
   await setDown(ORIGIN_A, id, true, true);

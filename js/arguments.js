@@ -47,7 +47,7 @@ function readArguments(input, init, client) {
   // The body: 0 none, 1 one that can be sent again, 2 a stream (sent once).
   const body = isA(copy.body, "ReadableStream") ? 2 : copy.body === undefined || copy.body === null ? 0 : 1;
   const fast = fastTarget(input, copy);
-  const chain = chainOf(signal, client);
+  const chain = chainOf(copy, client);
   if (fast !== null) return [copy, signal, fast[0], fast[1], body, chain];
   // The general path: the request built once, as fetch builds it.
   const request = new Request(input, copy);
@@ -103,24 +103,25 @@ function requestError(input, init) {
   }
 }
 
-// ---- calls that send through themselves. An attempt's signal is ours; a call
-// that arrives with it was made by the fetch one of our attempts called (a wrapper
-// of resilientFetch put on globalThis.fetch, say). Each such signal maps to the
-// chain of clients its call runs in: a client met twice in a chain would send
-// through itself for ever, so that call fails at once with a TypeError that
+// ---- calls that send through themselves. An attempt's init is ours; a call
+// that arrives with it (or a copy of it) was made by the fetch one of our attempts
+// called (a wrapper of resilientFetch put on globalThis.fetch, say). Each such init
+// carries the chain of clients its call runs in: a client met twice in a chain would
+// send through itself for ever, so that call fails at once with a TypeError that
 // every outer attempt passes on (not retried, not held against the origin).
-// A wrapper that drops the init (and so our signal) but calls back at once is caught
-// too: SENDING holds the clients whose fetch is being called right now.
-// The chain is a property of the attempt's own signal (a WeakMap of short-lived keys
-// would make every garbage collection walk it).
+// A wrapper that drops the init but calls back at once is caught too: SENDING holds
+// the clients whose fetch is being called right now.
+// The chain is a property of the attempt's init: a WeakMap of short-lived keys would
+// make every garbage collection walk it, and a property added to its AbortSignal costs
+// Node about a microsecond.
 const CHAIN = Symbol("resilient-fetch chain");
 const MAX_CHAIN = 8;
 const LOCAL_ERRORS = new WeakSet();
 const SENDING = [];
 
 /** The chain of a new call of `client`: its id alone, or the chain it was sent from plus it. */
-function chainOf(signal, client) {
-  const parent = signal === undefined ? undefined : signal[CHAIN];
+function chainOf(init, client) {
+  const parent = init[CHAIN];
   const chain = parent === undefined ? [] : typeof parent === "number" ? [parent] : parent;
   if (SENDING.includes(client) || chain.includes(client) || chain.length >= MAX_CHAIN) {
     const error = new TypeError("resilientFetch: the fetch it sends with calls back into the same client " +
@@ -145,8 +146,7 @@ let INSTALLED = null; // { wrapper, original, client }
 // versions in one app).
 const WRAPPED = shared("resilient-fetch wrappers", () => new WeakMap());
 // On the init an attempt sends, for any copy's wrapper: this call is an attempt (CHAIN is
-// this copy's own: its client ids mean nothing to another copy). On the init, not the
-// signal: a property added to an AbortSignal costs Node about a microsecond.
+// this copy's own: its client ids mean nothing to another copy).
 const ATTEMPT = Symbol.for("resilient-fetch attempt");
 
 /** The realm-wide value under the registered symbol `name`, made by `make()` the first time. */
@@ -365,7 +365,7 @@ function setSettler(settler) {
  */
 function send(fetchFn, input, init, controller, chain, ms, deadline, limitMs, slot, generation) {
   const signal = init.signal;
-  signal[CHAIN] = chain;
+  init[CHAIN] = chain;
   init[ATTEMPT] = true;
   SENDING.push(typeof chain === "number" ? chain : chain[chain.length - 1]);
   let settled;

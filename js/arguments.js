@@ -364,7 +364,6 @@ function setSettler(settler) {
  * undefined or a thenable); what it throws synchronously, this throws.
  */
 function send(fetchFn, input, init, controller, chain, ms, deadline, limitMs, slot, generation) {
-  const signal = init.signal;
   init[CHAIN] = chain;
   init[ATTEMPT] = true;
   SENDING.push(typeof chain === "number" ? chain : chain[chain.length - 1]);

@@ -241,10 +241,15 @@ function firstAttemptAt(order) {
   return order + OFFSET;
 }
 
+/** The core's word on `entry` before it is sent: 3 expired, 4 to send. */
+function judgeAge(box, entry) {
+  return ask(box, "judge", Number(entry.firstAttemptAt) || 0, -2);
+}
+
 /** Whether `entry` is older than its outbox keeps entries (false once the client is freed). */
 function expired(box, entry) {
   try {
-    return ask(box, "judge", Number(entry.firstAttemptAt) || 0, -2) === 3;
+    return judgeAge(box, entry) === 3;
   } catch {
     return false;
   }
@@ -365,7 +370,7 @@ async function replayQueue(box, queue, tally) {
     const entry = queue[i];
     const { id, origin } = entry;
     // 3: expired, 4: to send; then 0: delivered, 1: wait, 2: refused, 5: cannot be sent.
-    let verdict = ask(box, "judge", Number(entry.firstAttemptAt) || 0, -2);
+    let verdict = judgeAge(box, entry);
     let status = -1;
     if (verdict === 4) {
       entry.attempts = (Number(entry.attempts) || 0) + 1;

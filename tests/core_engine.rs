@@ -2603,18 +2603,26 @@ fn hedged_call(
 ) -> (CallResult<u32>, Vec<&'static str>, Vec<u32>, f64) {
     let clock = Clock::manual();
     let mut timed = Timed::new(&clock, plan);
+    let (result, kinds) = run_timed(reg, policy, call, &mut timed, &clock, step_ms);
+    let dropped = timed.dropped.borrow().clone();
+    (result, kinds, dropped, clock.now_ms())
+}
+
+/// Runs one call through `timed` on `clock`, advancing it `step_ms` at a time until the call
+/// ends; returns its result and the events' kinds.
+fn run_timed(
+    reg: &RefCell<Registry>,
+    policy: &Policy,
+    call: Call<'static>,
+    timed: &mut Timed<'_>,
+    clock: &Clock,
+    step_ms: f64,
+) -> (CallResult<u32>, Vec<&'static str>) {
     let kinds = RefCell::new(Vec::new());
     let mut on_event = |e: &Event<'_>| kinds.borrow_mut().push(e.kind());
     let result = {
         let mut pool = Pool::new();
-        pool.spawn(engine::run(
-            reg,
-            policy,
-            call,
-            &mut timed,
-            &clock,
-            &mut on_event,
-        ));
+        pool.spawn(engine::run(reg, policy, call, timed, clock, &mut on_event));
         let mut result = None;
         for _ in 0..100_000 {
             pool.run_until_stalled();
@@ -2626,8 +2634,7 @@ fn hedged_call(
         }
         result.expect("the call ends")
     };
-    let dropped = timed.dropped.borrow().clone();
-    (result, kinds.into_inner(), dropped, clock.now_ms())
+    (result, kinds.into_inner())
 }
 
 fn hedging(hedge: serde_json::Value) -> Policy {
@@ -2932,21 +2939,7 @@ fn a_hedges_ended_attempt_is_timed_from_the_calls_start_for_the_callers_hooks() 
     let clock = Clock::manual();
     // The hedge (sent at 50) fails at 150 while the first still runs; the first answers at 300.
     let mut timed = Timed::new(&clock, &[(300.0, 200), (100.0, 503)]);
-    let mut on_event = |_: &Event<'_>| {};
-    let mut pool = Pool::new();
-    pool.spawn(engine::run(
-        &reg,
-        &p,
-        get(A),
-        &mut timed,
-        &clock,
-        &mut on_event,
-    ));
-    while pool.tasks[0].2.is_none() {
-        pool.run_until_stalled();
-        clock.advance(1.0);
-    }
-    drop(pool);
+    run_timed(&reg, &p, get(A), &mut timed, &clock, 1.0);
     assert_eq!(timed.asked.borrow().as_slice(), [(2, 150.0), (1, 300.0)]);
 }
 

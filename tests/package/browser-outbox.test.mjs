@@ -5,7 +5,7 @@ import test, { after, before } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
-import { ORIGIN_A, SCRATCH, launchChromium, serveStatic, sleep, uid } from "./helpers.mjs";
+import { EVERY_TAB_AWAKE, ORIGIN_A, SCRATCH, launchChromium, serveStatic, sleep, uid } from "./helpers.mjs";
 
 const PAGE = `<!doctype html><meta charset="utf-8"><title>outbox tab</title>
 <script type="module">
@@ -17,8 +17,7 @@ window.tab = setUp(api, JSON.parse(new URLSearchParams(location.search).get("opt
 let browser, site;
 before(async () => {
   fs.writeFileSync(path.join(SCRATCH, "outbox-tab.html"), PAGE);
-  browser = await launchChromium(["--disable-background-timer-throttling", "--disable-renderer-backgrounding",
-    "--disable-backgrounding-occluded-windows"]);
+  browser = await launchChromium(EVERY_TAB_AWAKE);
   site = await serveStatic(SCRATCH);
 });
 after(async () => { await browser?.close(); await site?.close(); });

@@ -5,7 +5,7 @@ import test, { after, before } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
-import { ORIGIN_A, SCRATCH, launchChromium, serveStatic, serverLog, uid } from "./helpers.mjs";
+import { EVERY_TAB_AWAKE, ORIGIN_A, SCRATCH, launchChromium, serveStatic, serverLog, uid } from "./helpers.mjs";
 import { checkProof, judge } from "./share-tab.mjs";
 
 const PAGE = `<!doctype html><meta charset="utf-8"><title>share tab</title>
@@ -22,10 +22,7 @@ try {
 let browser, site;
 before(async () => {
   fs.writeFileSync(path.join(SCRATCH, "share-tab.html"), PAGE);
-  // Five tabs are visible at once here: a browser throttles timers of hidden tabs, which
-  // would change how often each sends, not what the sharing does.
-  browser = await launchChromium(["--disable-background-timer-throttling", "--disable-renderer-backgrounding",
-    "--disable-backgrounding-occluded-windows"]);
+  browser = await launchChromium(EVERY_TAB_AWAKE);
   site = await serveStatic(SCRATCH);
 });
 after(async () => { await browser?.close(); await site?.close(); });

@@ -7,6 +7,9 @@
 import test, { afterEach, describe } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
+import { cpSync } from "node:fs";
+import { createRequire } from "node:module";
+import path from "node:path";
 import {
   ORIGIN_A, SCRATCH, describeError, errorOf, serverLog as logOf, sleep, uid, waitLog, within,
 } from "./helpers.mjs";
@@ -164,9 +167,6 @@ describe("install() and uninstall()", () => {
   });
 
   test("two copies of the package in one program: the other copy's clients send through what install() wrapped", async () => {
-    const { createRequire } = await import("node:module");
-    const { cpSync } = await import("node:fs");
-    const path = await import("node:path");
     const here = path.join(SCRATCH, "node_modules", "resilient-fetch");
     const there = path.join(SCRATCH, "node_modules", "resilient-fetch-second-copy");
     cpSync(here, there, { recursive: true });

@@ -122,6 +122,13 @@ export async function launchChromium(extraArgs = []) {
   });
 }
 
+/**
+ * Chromium flags for tests that run several tabs at once: a browser throttles the timers of
+ * hidden tabs, which would change how often each sends, not what the tests look at.
+ */
+export const EVERY_TAB_AWAKE = ["--disable-background-timer-throttling", "--disable-renderer-backgrounding",
+  "--disable-backgrounding-occluded-windows"];
+
 /** Opens `url`, waits until the page sets window.__result (or throws its window.__error). */
 export async function pageResult(browser, url, { screenshot, timeout = 20000 } = {}) {
   const page = await browser.newPage();

@@ -128,16 +128,23 @@ test("the error classes are Errors with stable names; the library makes them wit
 test("throttled retries give up with reason throttled; isFailure can count a 200 against the breaker", async () => {
   const events = [];
   const throttled = new ResilientClient({ throttle: { k: 1 }, breaker: false, retry: FAST, onEvent: (e) => events.push(e) });
-  const id = uid("throttled");
+  // Every call's first attempt fails and its retry would succeed. The throttle refuses at
+  // random: most calls at once, and a retry now and then (4 to 10 in 100 calls, measured), so
+  // calls go on until both were seen (at most 2 000).
+  const ids = [];
   const outcomes = [];
-  for (let i = 0; i < 20; i++) {
-    outcomes.push(await throttled.fetch(`${ORIGIN_A}/status?id=${id}&code=503`).then((r) => r.status, (e) => e.name));
+  const retryRefused = () => events.some((e) => e.type === "giveUp" && e.reason === "throttled");
+  while (ids.length < 2000 && !(outcomes.includes("ThrottledError") && retryRefused())) {
+    const id = uid("throttled");
+    ids.push(id);
+    outcomes.push(await throttled.fetch(`${ORIGIN_A}/flaky?id=${id}&fail=1&code=503`).then((r) => r.status, (e) => e.name));
   }
   assert.ok(outcomes.includes("ThrottledError"), outcomes.join());
-  assert.ok(events.some((e) => e.type === "giveUp" && e.reason === "throttled"), "a retry refused by the throttle");
+  assert.ok(retryRefused(), "a retry refused by the throttle");
   const stats = throttled.stats()[ORIGIN_A];
-  assert.equal(await attempts(id), stats.attempts, "what was not refused reached the origin");
-  assert.ok(stats.throttled > 0 && stats.attempts < 20 * FAST_ATTEMPTS, JSON.stringify(stats));
+  const sent = (await Promise.all(ids.map(attempts))).reduce((a, b) => a + b, 0);
+  assert.equal(sent, stats.attempts, "what was not refused reached the origin");
+  assert.ok(stats.throttled > 0 && stats.attempts < ids.length * FAST_ATTEMPTS, JSON.stringify(stats));
   throttled.free();
 
   const strict = new ResilientClient({ retry: false,

@@ -9,6 +9,7 @@
 // Keep the single `export { ... }` line last: the build turns it into
 // `module.exports` for the CommonJS copy, and the import line below into a require.
 import { makeTimeoutError } from "./errors.js";
+import { linkCopy } from "./body.js";
 
 // The RequestInit members fetch reads, own or inherited, plain or getters.
 const INIT_MEMBERS = ["body", "cache", "credentials", "duplex", "headers", "integrity", "keepalive", "method",
@@ -717,21 +718,25 @@ function flightKey(method, input, init, request) {
   } else {
     parts.push(request.url);
     for (const [name, value] of request.headers) parts.push(`${name}:${value}`);
-    for (const name of OPTIONS) option(name, request[name]);
+    // An option the platform's Request does not expose (priority, in most) is the init's.
+    for (const name of OPTIONS) option(name, name in request ? request[name] : init[name]);
   }
   // As JSON: a URL string or an option may hold a line break, which must not read as another part.
   return JSON.stringify(parts);
 }
 
+// The defaults of the options a platform's Request may not expose (the Fetch standard's).
+const INIT_DEFAULTS = { priority: "auto", keepalive: false, integrity: "", referrerPolicy: "" };
+
 let DEFAULTS;
 /** The request options' defaults on this platform (what a Request made without them has). */
 function optionDefaults() {
   if (DEFAULTS === undefined) {
-    DEFAULTS = {};
+    DEFAULTS = { ...INIT_DEFAULTS };
     try {
       const request = new Request("http://127.0.0.1/");
-      for (const name of OPTIONS) DEFAULTS[name] = request[name];
-    } catch { /* no defaults known: every option counts */ }
+      for (const name of OPTIONS) if (name in request) DEFAULTS[name] = request[name];
+    } catch { /* no defaults known but the standard's: every other option counts */ }
   }
   return DEFAULTS;
 }
@@ -742,8 +747,9 @@ const FLIGHTS = new Map();
 /**
  * Joins the flight of `key` on client `client`, or starts it: `start()` runs the call and
  * returns [its promise, a function that aborts it]. The caller's `signal` detaches only this
- * caller; the call is aborted when every caller has left. Each caller gets its own response:
- * the last one the response itself, the others clones made before anyone reads it.
+ * caller; the call is aborted when every caller has left. Each caller gets its own response
+ * (the last one the response itself, the others clones made before anyone reads it), whose
+ * body its signal stops, and only that one.
  */
 function joinFlight(client, key, signal, start) {
   const id = `${client}\n${key}`;
@@ -757,17 +763,20 @@ function joinFlight(client, key, signal, start) {
       const waiters = [...flight.waiters];
       flight.waiters.clear();
       if (ok && waiters.length === 0) value.body?.cancel().catch(() => {});
+      // Every copy is made before any is handed out (a clone of a read body cannot be made).
+      const copies = ok ? waiters.map((w, i) => (i === waiters.length - 1 ? value : value.clone())) : [];
       waiters.forEach((w, i) => {
         w.leave();
-        if (!ok) w.reject(value);
-        else w.resolve(i === waiters.length - 1 ? value : value.clone());
+        // Each caller's signal stops its own copy's body, and only that.
+        if (ok) w.resolve(linkCopy(copies[i], w.signal));
+        else w.reject(value);
       });
     };
     promise.then((r) => settle(true, r), (e) => settle(false, e));
   }
   const joined = flight;
   return new Promise((resolve, reject) => {
-    const waiter = { resolve, reject, leave: () => signal?.removeEventListener("abort", onAbort) };
+    const waiter = { resolve, reject, signal, leave: () => signal?.removeEventListener("abort", onAbort) };
     function onAbort() {
       if (!joined.waiters.delete(waiter)) return;
       waiter.leave();

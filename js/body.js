@@ -97,23 +97,27 @@ class Shared {
     this.origin = origin;
     this.onEvent = onEvent;
     this.failed = undefined;
+    // Copies of the response made (it and its clones), and those whose body is not over yet.
+    this.copies = 1;
+    this.live = 1;
+    this.counted = false;
   }
 
-  /** The read waiting for data ran out of time: counted, and the body ends with the TimeoutError. */
-  timeOut(isDeadline) {
-    if (this.failed !== undefined) return this.failed;
+  /** The TimeoutError of a read that waited too long: counted once for the call, however many copies time out. */
+  timeoutError(isDeadline) {
     const ms = isDeadline ? this.totalMs : this.idleMs;
-    let error;
-    try {
-      error = this.expire(isDeadline, ms, this.origin, this.onEvent);
-    } catch {
-      // The client is gone (freed or collected): nothing to count, the error still holds.
-      error = makeTimeoutError(isDeadline ? 1 : 2, ms);
+    if (!this.counted) {
+      this.counted = true;
+      try {
+        return this.expire(isDeadline, ms, this.origin, this.onEvent);
+      } catch {
+        // The client is gone (freed or collected): nothing to count, the error still holds.
+      }
     }
-    return this.fail(error);
+    return makeTimeoutError(isDeadline ? 1 : 2, ms);
   }
 
-  /** Ends the body with `reason` (once) and aborts the attempt. */
+  /** Ends every copy's body with `reason` (once) and aborts the attempt. */
   fail(reason) {
     if (this.failed === undefined) {
       this.failed = reason;
@@ -123,9 +127,68 @@ class Shared {
   }
 }
 
+// One copy's guard (the response's or a clone's): the guarded body once made, whether it was
+// used, its own failure, the read waiting for data (its reject) and how to stop its branch.
+// Copies read independently: one copy's timeout or caller's abort ends that copy alone, and
+// the attempt is aborted (its connection released) once no other copy's body is still open.
+function copyGuard(shared) {
+  return { shared, wrapped: null, used: false, failed: undefined, ended: false, reject: null, stop: null, signal: undefined };
+}
+
+/** Why this copy's body failed: its own failure or the whole response's, or undefined. */
+function failureOf(guard) {
+  return guard.failed ?? guard.shared.failed;
+}
+
+/** This copy's body is over (read to its end, cancelled or failed): true when it was the last one open. */
+function endCopy(guard) {
+  if (guard.ended) return false;
+  guard.ended = true;
+  return --guard.shared.live === 0;
+}
+
+/** Ends this copy's body with `reason`: its waiting read rejects, and its branch stops (the attempt with it when no other copy is open). */
+function failCopy(guard, reason) {
+  if (guard.ended) return failureOf(guard) ?? reason;
+  guard.failed = reason;
+  const last = endCopy(guard);
+  guard.reject?.(reason);
+  if (last) guard.shared.fail(reason);
+  else guard.stop?.(reason);
+  return reason;
+}
+
+/** The read of this copy waiting for data ran out of time: the copy ends with the TimeoutError. */
+function timeOutCopy(guard, isDeadline) {
+  return failureOf(guard) ?? failCopy(guard, guard.shared.timeoutError(isDeadline));
+}
+
+/**
+ * Makes aborting `signal` stop this copy's body alone (a coalesced call's caller: the others
+ * who joined read on). Returns `response`.
+ */
+function linkCopy(response, signal) {
+  const guard = response?.[GUARD];
+  if (guard === undefined || signal === undefined || signal === null) return response;
+  guard.signal = signal;
+  if (isAborted(signal)) {
+    failCopy(guard, abortReason(signal));
+  } else if (typeof WeakRef === "function") {
+    const ref = new WeakRef(guard);
+    const fire = () => {
+      const held = ref.deref();
+      if (held !== undefined) failCopy(held, abortReason(signal));
+    };
+    watchSignal(signal, fire);
+    UNLINK?.register(guard, { signal, fire });
+  }
+  return response;
+}
+
 /**
  * Returns `response` with its body bounded: `deadline` (performance.now() ms, or
- * Infinity; the end of `totalMs` from the call's start), `idleMs` (0: none), and aborting `signal` (or undefined) stops it.
+ * Infinity; the end of `totalMs` from the call's start), `idleMs` (0: none), and aborting `signal` stops it
+ * (undefined: no signal; null: none yet, a coalesced call's callers link theirs with linkCopy).
  * `expire(isDeadline, ms, origin, onEvent)` counts the timeout and returns its TimeoutError.
  */
 function guardResponse(response, controller, signal, deadline, totalMs, idleMs, expire, origin, onEvent) {
@@ -139,7 +202,7 @@ function guardResponse(response, controller, signal, deadline, totalMs, idleMs, 
   }
   if (body === null) return response;
   const shared = new Shared(controller, deadline, totalMs, idleMs, expire, origin, onEvent);
-  if (signal !== undefined) {
+  if (signal !== undefined && signal !== null) {
     if (isAborted(signal)) {
       shared.fail(abortReason(signal));
     } else {
@@ -153,7 +216,7 @@ function guardResponse(response, controller, signal, deadline, totalMs, idleMs, 
   }
   // The guard first, then the prototype: in V8 adding a property after the prototype changed
   // takes a slow path (~0.6 µs a response in Node); in this order both are cached transitions.
-  response[GUARD] = { shared, wrapped: null, used: false };
+  response[GUARD] = copyGuard(shared);
   Object.setPrototypeOf(response, GuardedResponse.prototype);
   return response;
 }
@@ -175,34 +238,50 @@ function guardedBody(response, guard) {
   guard.wrapped = new ReadableStream({
     pull(controller) {
       guard.used = true;
-      if (shared.failed !== undefined) return Promise.reject(shared.failed);
-      reader ??= raw.getReader();
+      const failed = failureOf(guard);
+      if (failed !== undefined) return Promise.reject(failed);
+      if (reader === null) {
+        reader = raw.getReader();
+        guard.stop = (reason) => reader.cancel(reason).catch(() => {});
+      }
       const now = performance.now();
       const idleDue = shared.idleMs > 0 ? now + shared.idleMs : Infinity;
       const isDeadline = shared.deadline <= idleDue;
       const due = isDeadline ? shared.deadline : idleDue;
       return new Promise((resolve, reject) => {
+        guard.reject = reject;
         const t = due === Infinity ? undefined : timer(() => {
-          reject(shared.timeOut(isDeadline));
+          reject(timeOutCopy(guard, isDeadline));
         }, Math.max(0, due - now));
         reader.read().then(({ done, value }) => {
           clearTimeout(t);
           // Cancelled meanwhile (the stream is closed already): nothing more to hand on.
           if (!cancelled) {
             try {
-              if (done) controller.close(); else controller.enqueue(value);
+              if (done) {
+                endCopy(guard);
+                controller.close();
+              } else {
+                controller.enqueue(value);
+              }
             } catch { /* closed or errored meanwhile */ }
           }
           resolve();
         }, (e) => {
           clearTimeout(t);
-          reject(shared.failed ?? e);
+          reject(failureOf(guard) ?? e);
         });
       });
     },
     cancel(reason) {
       cancelled = true;
-      return (reader ?? raw).cancel(reason);
+      endCopy(guard);
+      const done = (reader ?? raw).cancel(reason);
+      if (shared.copies === 1) return done;
+      // A copy's body is a branch of a tee, whose cancel settles only once every branch is
+      // cancelled: this copy's settles at once and leaves the others' bodies whole.
+      done.catch(() => {});
+      return undefined;
     },
   }, { highWaterMark: 0 });
   return guard.wrapped;
@@ -225,19 +304,20 @@ async function readAll(response) {
     guard.used = true;
     const { shared } = guard;
     let last = performance.now();
-    let fail;
     let timeout;
     const check = () => {
       const now = performance.now();
       const isDeadline = now >= shared.deadline;
       if (isDeadline || (shared.idleMs > 0 && now - last >= shared.idleMs)) {
-        fail(shared.timeOut(isDeadline));
+        timeOutCopy(guard, isDeadline);
         return;
       }
       const idleDue = shared.idleMs > 0 ? last + shared.idleMs : Infinity;
       timeout = timer(check, Math.max(0, Math.min(idleDue, shared.deadline) - now));
     };
-    if (shared.failed !== undefined) throw shared.failed;
+    const failed = failureOf(guard);
+    if (failed !== undefined) throw failed;
+    guard.stop = (reason) => reader.cancel(reason).catch(() => {});
     // The first check comes after the first reads had their chance: data already there is
     // read even past the deadline; only a read that waits is cut.
     if (shared.deadline !== Infinity || shared.idleMs > 0) {
@@ -245,11 +325,13 @@ async function readAll(response) {
       timeout = timer(check, Math.max(0, Math.min(idleDue, shared.deadline) - last));
     }
     read = () => new Promise((resolve, reject) => {
-      fail = reject;
-      reader.read().then((r) => { last = performance.now(); resolve(r); }, (e) => reject(shared.failed ?? e));
+      guard.reject = reject;
+      reader.read().then((r) => { last = performance.now(); resolve(r); }, (e) => reject(failureOf(guard) ?? e));
     });
     try {
-      return await collect(read, chunks, length);
+      const bytes = await collect(read, chunks, length);
+      endCopy(guard);
+      return bytes;
     } finally {
       clearTimeout(timeout);
     }
@@ -321,10 +403,16 @@ class GuardedResponse extends Base {
       guard.wrapped = null;
     }
     const copy = super.clone();
-    copy[GUARD] = { shared: guard.shared, wrapped: null, used: false };
-    return Object.setPrototypeOf(copy, GuardedResponse.prototype);
+    const { shared } = guard;
+    shared.copies += 1;
+    shared.live += 1;
+    copy[GUARD] = copyGuard(shared);
+    Object.setPrototypeOf(copy, GuardedResponse.prototype);
+    // A copy stops with what stops this one: its own failure so far, and its caller's signal.
+    if (guard.failed !== undefined) failCopy(copy[GUARD], guard.failed);
+    return linkCopy(copy, guard.signal);
   }
 }
 if (typeof Base.prototype.bytes !== "function") delete GuardedResponse.prototype.bytes;
 
-export { abortReason, isAborted, watchSignal, unwatchSignal, guardResponse };
+export { abortReason, isAborted, watchSignal, unwatchSignal, guardResponse, linkCopy };

@@ -54,6 +54,9 @@ pub struct Ready {
     guard: AbortGuard,
     /// With `coalesce`, the flight this call joins or starts.
     flight: Option<Flight>,
+    /// Whether it may be coalesced: then each caller's signal reaches its own copy of the body
+    /// (js/arguments.js `joinFlight`), not the response the call resolves with.
+    coalesced: bool,
     /// Whether the client's outbox may keep it (not a replay of a kept one).
     keep: bool,
     /// Its place among the calls this realm's outboxes may keep (`outbox::order_now`).
@@ -247,6 +250,7 @@ fn prepare(
         replayable,
         has_body: body != 0.0,
         transport,
+        coalesced: flight.is_some(),
         flight,
         keep,
         order,
@@ -342,6 +346,7 @@ impl Ready {
             mut transport,
             guard,
             flight: _,
+            coalesced,
             keep,
             order,
         } = self;
@@ -378,7 +383,12 @@ impl Ready {
             origin: &origin,
             origin_js: &origin_js,
             started,
-            signal: guard.state().signal(),
+            // A coalesced call's response is guarded with no signal yet: each caller links its own.
+            signal: if coalesced {
+                JsValue::NULL
+            } else {
+                guard.state().signal()
+            },
         };
         let end = keep.then(|| end_of(&result, &transport));
         let mapped = ended.map(result, &transport, guard.state());
@@ -459,7 +469,7 @@ struct Ended<'a> {
     origin_js: &'a JsValue,
     /// When the call started (`performance.now()`): its deadline bounds the body too.
     started: f64,
-    /// The caller's signal, or undefined.
+    /// The caller's signal, or undefined; null for a coalesced call (js/body.js `guardResponse`).
     signal: JsValue,
 }
 

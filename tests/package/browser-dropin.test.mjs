@@ -83,6 +83,30 @@ const cases = {
     const bodies = await Promise.all(responses.map((r) => r.text()));
     return { distinct: new Set(responses).size, whole: bodies.filter((b) => b.length === 100000).length };
   },
+  async coalesceBodies() {
+    const errorOf = (p) => p.then(() => null, (e) => e);
+    const pause = (ms) => new Promise((r) => setTimeout(r, ms));
+    const client = new ResilientClient({ coalesce: true, retry: false, bodyTimeoutMs: 100 });
+    const out = {};
+    // A lone call aborted after it resolved: its body stops.
+    const ac = new AbortController();
+    const lone = await client.fetch(A + "/trickle?id=" + id + "-lone&chunks=40&everyMs=50", { signal: ac.signal });
+    ac.abort(new Error("left the page"));
+    out.lone = (await errorOf(lone.text()))?.message;
+    // One caller's body cut by bodyTimeoutMs: the other reads it whole later.
+    const trickle = A + "/trickle?id=" + id + "-cut&chunks=3&everyMs=150";
+    const [a, b] = await Promise.all([client.fetch(trickle), client.fetch(trickle)]);
+    out.cut = (await errorOf(a.text()))?.name;
+    await pause(700);
+    out.otherUsed = b.bodyUsed;
+    out.other = await b.text().catch((e) => "error: " + e);
+    // One caller cancels: it settles at once, the other's body stays whole.
+    const slow = A + "/slow?id=" + id + "-cancel&ms=50&bytes=100000";
+    const [c, d] = await Promise.all([client.fetch(slow), client.fetch(slow)]);
+    out.cancel = await Promise.race([c.body.cancel().then(() => "settled"), pause(1000).then(() => "pending")]);
+    out.whole = (await d.text()).length;
+    return out;
+  },
 };
 try {
   window.__result = await cases[q.get("case")]();
@@ -166,6 +190,16 @@ test("coalesce in Chromium: 20 identical GETs reach the server once, each caller
   const r = await runCase("coalesce", id);
   assert.deepEqual(r, { distinct: 20, whole: 20 });
   assert.equal((await logOf(ORIGIN_A, id)).length, 1);
+});
+
+test("coalesce in Chromium: each caller's body is its own (abort, bodyTimeoutMs, cancel)", async () => {
+  const id = uid("coalesce-bodies-chromium");
+  const r = await runCase("coalesceBodies", id);
+  assert.deepEqual(r, {
+    lone: "left the page", cut: "TimeoutError", otherUsed: false, other: "chunk 0\nchunk 1\nchunk 2\n",
+    cancel: "settled", whole: 100000,
+  });
+  assert.equal((await waitLog(ORIGIN_A, `${id}-lone`, (l) => l[0]?.closedEarly === true))[0]?.closedEarly, true);
 });
 
 test("hedge in Chromium: the hedge answers a slow GET, the first attempt's connection is closed", async () => {

@@ -108,3 +108,95 @@ test("nothing is kept after a flight settles, and a failure reaches every caller
   assert.equal((await serverLog(ORIGIN_A, id2)).length, 1);
   client.free();
 });
+
+test("a lone coalesced call's abort after it resolved still stops its body, and closes the connection", async () => {
+  const client = new ResilientClient({ coalesce: true, retry: false });
+  // Aborted before the body is read.
+  const id = uid("coalesce"), url = `${ORIGIN_A}/trickle?id=${id}&chunks=40&everyMs=50`;
+  const ac = new AbortController();
+  const res = await client.fetch(url, { signal: ac.signal });
+  ac.abort(new Error("left the page"));
+  assert.equal((await errorOf(res.text()))?.message, "left the page");
+  assert.equal((await waitLog(ORIGIN_A, id, (l) => l[0]?.closedEarly === true))[0].closedEarly, true);
+  // Aborted while the body is read.
+  const id2 = uid("coalesce"), url2 = `${ORIGIN_A}/trickle?id=${id2}&chunks=40&everyMs=50`;
+  const ac2 = new AbortController();
+  const reading = errorOf((await client.fetch(url2, { signal: ac2.signal })).text());
+  await sleep(120);
+  ac2.abort(new Error("left later"));
+  assert.equal((await reading)?.message, "left later");
+  const log = await waitLog(ORIGIN_A, id2, (l) => l[0]?.closedEarly === true);
+  assert.ok(log[0].closedEarly && log[0].sent < 40, JSON.stringify(log));
+  client.free();
+});
+
+test("each coalesced caller's signal stops its own copy of the body, and only that", async () => {
+  const client = new ResilientClient({ coalesce: true, retry: false });
+  const id = uid("coalesce"), url = `${ORIGIN_A}/trickle?id=${id}&chunks=4&everyMs=60`;
+  const leaving = new AbortController(), staying = new AbortController();
+  const [a, b] = await Promise.all([client.fetch(url, { signal: leaving.signal }), client.fetch(url, { signal: staying.signal })]);
+  leaving.abort(new Error("a left"));
+  assert.equal((await errorOf(a.text()))?.message, "a left");
+  assert.equal(b.bodyUsed, false);
+  assert.equal(await b.text(), "chunk 0\nchunk 1\nchunk 2\nchunk 3\n");
+  assert.equal((await serverLog(ORIGIN_A, id))[0].closedEarly, false, "the request went on for the caller still reading");
+  client.free();
+});
+
+test("one coalesced caller's body cut by bodyTimeoutMs leaves another's untouched", async () => {
+  const client = new ResilientClient({ coalesce: true, retry: false, bodyTimeoutMs: 100 });
+  // A waits 150 ms for the second chunk and is cut; B reads later, once every chunk is there.
+  const id = uid("coalesce"), url = `${ORIGIN_A}/trickle?id=${id}&chunks=3&everyMs=150`;
+  const [a, b] = await Promise.all([client.fetch(url), client.fetch(url)]);
+  assert.equal((await errorOf(a.text()))?.name, "TimeoutError");
+  await waitLog(ORIGIN_A, id, (l) => l[0]?.sent === 3);
+  await sleep(50);
+  assert.equal(b.bodyUsed, false, "the other caller's body is not used");
+  assert.equal(await b.text(), "chunk 0\nchunk 1\nchunk 2\n");
+  assert.equal(client.stats()[ORIGIN_A].timeouts, 1, "one body timeout counted");
+  // Both wait on a body that stalls: each is cut on its own, each with a TimeoutError.
+  const id2 = uid("coalesce"), stalled = `${ORIGIN_A}/stalled-body?id=${id2}`;
+  const [c, d] = await Promise.all([client.fetch(stalled), client.fetch(stalled)]);
+  assert.equal((await errorOf(c.text()))?.name, "TimeoutError");
+  assert.equal(d.bodyUsed, false);
+  assert.equal((await errorOf(d.text()))?.name, "TimeoutError");
+  const log = await waitLog(ORIGIN_A, id2, (l) => l[0]?.closedEarly === true);
+  assert.equal(log[0].closedEarly, true, "the connection released once no copy reads");
+  client.free();
+});
+
+test("a coalesced caller's body.cancel() settles at once and leaves the others' bodies whole", async () => {
+  const client = new ResilientClient({ coalesce: true, retry: false });
+  for (const which of [0, 1]) { // the clone, then the response itself
+    const id = uid("coalesce"), url = `${ORIGIN_A}/slow?id=${id}&ms=50&bytes=200000`;
+    const responses = await Promise.all([client.fetch(url), client.fetch(url)]);
+    const [cancelled, reader] = which === 0 ? responses : [...responses].reverse();
+    const settled = await Promise.race([cancelled.body.cancel().then(() => "settled"), sleep(1000).then(() => "pending")]);
+    assert.equal(settled, "settled", `cancel of copy ${which}`);
+    assert.equal((await reader.text()).length, 200000);
+    // The same through a read method's stream: text() of the other, then cancel.
+    assert.equal((await serverLog(ORIGIN_A, id)).length, 1);
+  }
+  client.free();
+});
+
+test("options at their defaults join one flight, the init-only priority among them", async () => {
+  const id = uid("coalesce"), client = new ResilientClient({ coalesce: true, retry: false });
+  const url = `${ORIGIN_A}/slow?id=${id}&ms=100`;
+  const calls = [
+    client.fetch(url),
+    client.fetch(url, { priority: "auto" }),
+    client.fetch(url, { priority: "auto", headers: {} }),
+    client.fetch(new Request(url), { priority: "auto" }),
+  ];
+  assert.deepEqual((await Promise.all(calls)).map((r) => r.status), [200, 200, 200, 200]);
+  assert.equal((await serverLog(ORIGIN_A, id)).length, 1);
+  // Another priority is another request, on the fast path and through a Request alike.
+  const id2 = uid("coalesce"), other = `${ORIGIN_A}/slow?id=${id2}&ms=100&h=1`;
+  await Promise.all([
+    client.fetch(other), client.fetch(other, { priority: "high" }),
+    client.fetch(other, { priority: "low", headers: { "x-a": "1" } }), client.fetch(other, { priority: "high", headers: { "x-a": "1" } }),
+  ]);
+  assert.equal((await serverLog(ORIGIN_A, id2)).length, 4);
+  client.free();
+});

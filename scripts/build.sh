@@ -37,6 +37,9 @@ for target in web:web nodejs:cjs; do
   cat >> "$glue" <<'JS'
 
 function livePtr(client) {
+    if (!(client instanceof ResilientClient)) {
+        throw new TypeError("resilientFetch: a ResilientClient method was called without its client: pass api.fetch.bind(api), not api.fetch");
+    }
     if (client.__wbg_ptr === 0) {
         throw new TypeError("resilientFetch: this ResilientClient was freed (free(), or a using block ended); make a new one");
     }

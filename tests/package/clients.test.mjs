@@ -414,6 +414,9 @@ describe("setups that do not send through ours", () => {
       const id = uid(`${c.name}-unbound`);
       const s = await settle(c.get(c.make(api.fetch, ORIGIN_A), ORIGIN_A, "/ok", { id }));
       assert.ok(s.error, `${c.name}: resolved ${JSON.stringify(s.value)}`);
+      // A TypeError that says what to do (ofetch and axios carry it in cause).
+      const ours = s.error.cause ?? s.error;
+      assert.ok(ours instanceof TypeError && /api\.fetch\.bind\(api\)/.test(ours.message), `${c.name}: ${ours}`);
       assert.deepEqual(await logOf(ORIGIN_A, id), [], c.name);
     }
     assert.equal(api.stats()[ORIGIN_A], undefined);

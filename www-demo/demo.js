@@ -594,7 +594,7 @@ function renderTimeline() {
       el("code", { class: "key", title: "Idempotency-Key" }, c.key ? c.key.slice(0, 8) + "…" : ""));
   });
   // The time axis: a row of its own (not a call's .trow), seconds since the oldest call shown.
-  const axis = el("div", { class: "taxis" }, el("span", {}, "time"),
+  const axis = el("div", { class: "taxis" }, el("span", { class: "label" }, "time"),
     el("div", { class: "track" },
       ...[0, 0.25, 0.5, 0.75, 1].map((f) => el("span", { class: "tick", style: `left:${(f * 100).toFixed(0)}%` },
         `${((span * f) / 1000).toFixed(2)} s`))));

@@ -7,6 +7,9 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 
 export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
+// The sizes the page is read at: a laptop's window and a phone's.
+export const WIDE = { width: 1280, height: 800 };
+export const PHONE = { width: 390, height: 844 };
 export const OUT = process.env.RF_OUT || path.join(root, "test-output");
 const tools = createRequire(path.join(process.env.RF_TOOLS_DIR || path.join(root, "tools"), "package.json"));
 
@@ -18,13 +21,86 @@ export async function openDemo(url, timeout = 20000) {
     args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
       "--disable-background-networking", "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage"],
   });
-  const page = await browser.newPage({ viewport: { width: 1400, height: 1300 } });
+  const page = await browser.newPage({ viewport: WIDE });
   const errors = [];
   page.on("pageerror", (e) => errors.push(e.message));
   await page.goto(url);
   await page.waitForFunction(() => window.__demoReady === true, null, { timeout })
     .catch((e) => { throw new Error(`${e.message}\npage errors: ${errors.join("\n")}`); });
   return { browser, page };
+}
+
+/**
+ * The page's panels in DOM order: the lane number its heading starts with ("3 · Fire" → 3; none for a
+ * pane that belongs to the lane before it, such as the timeline), its id, and its box on the page.
+ */
+const panels = (page) => page.evaluate(() => [...document.querySelectorAll("main > section")].map((s) => {
+  const r = s.getBoundingClientRect();
+  const n = /^(\d+) ·/.exec(s.querySelector("h2")?.textContent.trim() ?? "");
+  return { id: s.id, lane: n ? Number(n[1]) : null, x: r.left + scrollX, y: r.top + scrollY, width: r.width, height: r.height };
+}));
+
+/** One PNG per lane in OUT: its numbered panel and the panes that follow it (lane 3: the fire panel and the timeline). */
+export async function shootLane(page, prefix, lane) {
+  const all = await panels(page);
+  const first = all.findIndex((p) => p.lane === lane);
+  assert.ok(first >= 0, `no panel headed "${lane} ·"`);
+  let end = first + 1;
+  while (end < all.length && all[end].lane === null) end++;
+  const parts = all.slice(first, end);
+  const x = Math.min(...parts.map((p) => p.x)), y = Math.min(...parts.map((p) => p.y));
+  const clip = { x, y, width: Math.max(...parts.map((p) => p.x + p.width)) - x, height: Math.max(...parts.map((p) => p.y + p.height)) - y };
+  await page.screenshot({ path: path.join(OUT, `${prefix}-lane-${String(lane).padStart(2, "0")}.png`), fullPage: true, clip });
+}
+
+/**
+ * The page as a newcomer reads it, at the viewport's size: every panel but the timeline is a
+ * numbered lane, the numbers run 1, 2, 3 … in DOM order and on the screen (top to bottom, left to
+ * right in a row), and the timeline is the pane right after the fire panel: beside it on a wide
+ * screen (and on screen together with the "Fire requests" button), directly below it on a narrow one,
+ * with nothing wider than the screen. Run it once calls were fired: an empty timeline is one line.
+ */
+async function checkLayout(page, { width }) {
+  const all = await panels(page);
+  const at = (id) => all.find((p) => p.id === id);
+  assert.deepEqual(all.filter((p) => p.lane === null).map((p) => p.id), ["timeline-panel"], "panels without a lane number");
+  const lanes = all.filter((p) => p.lane !== null);
+  assert.deepEqual(lanes.map((p) => p.lane), lanes.map((_, i) => i + 1), `lanes in DOM order: ${lanes.map((p) => `${p.lane} ${p.id}`)}`);
+  for (let i = 1; i < lanes.length; i++) {
+    const [a, b] = [lanes[i - 1], lanes[i]];
+    assert.ok(b.y > a.y + 1 || (Math.abs(b.y - a.y) <= 1 && b.x > a.x), `lane ${b.lane} is not after lane ${a.lane} on screen: ${JSON.stringify([a, b])}`);
+  }
+  assert.equal(all[all.findIndex((p) => p.id === "fire") + 1].id, "timeline-panel", "the timeline is the pane after the fire panel");
+  const fire = at("fire"), tl = at("timeline-panel");
+  if (width > 900) { // demo.css: side by side above 900px
+    const gap = tl.x - (fire.x + fire.width);
+    assert.ok(gap >= 0 && gap <= 32 && Math.abs(tl.y - fire.y) <= 1, `timeline beside the fire panel: ${JSON.stringify({ fire, tl })}`);
+    assert.ok(tl.width >= fire.width, "the timeline gets the wider column");
+    // "Fire requests" scrolled into view (as a click does): the timeline's rows are on screen with it.
+    await page.locator("#fire-button").scrollIntoViewIfNeeded();
+    const seen = await page.evaluate(() => {
+      const t = document.querySelector("#timeline").getBoundingClientRect();
+      return { top: t.top, bottom: Math.min(t.bottom, innerHeight), height: innerHeight };
+    });
+    assert.ok(seen.top >= 0 && seen.bottom - seen.top >= 150, `the timeline on screen with the button: ${JSON.stringify(seen)}`);
+  } else {
+    const gap = tl.y - (fire.y + fire.height);
+    assert.ok(gap >= 0 && gap <= 24 && Math.abs(tl.x - fire.x) <= 1, `timeline directly below the fire panel: ${JSON.stringify({ fire, tl })}`);
+  }
+  const scroll = await page.evaluate(() => ({ page: document.documentElement.scrollWidth, screen: innerWidth }));
+  assert.ok(scroll.page <= scroll.screen, `nothing wider than the screen: ${JSON.stringify(scroll)}`);
+}
+
+/** The layout checked at WIDE, then at PHONE (a full-page PNG of it in OUT when `phonePng` names one); back to WIDE. */
+export async function layoutLane(page, phonePng) {
+  await checkLayout(page, WIDE);
+  await page.setViewportSize(PHONE);
+  try {
+    await checkLayout(page, PHONE);
+    if (phonePng) await page.screenshot({ path: path.join(OUT, phonePng), fullPage: true });
+  } finally {
+    await page.setViewportSize(WIDE);
+  }
 }
 
 export const light = (page, o) => page.locator(`.light[data-origin="${o}"]`).getAttribute("data-state");

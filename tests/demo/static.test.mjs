@@ -10,11 +10,14 @@ import http from "node:http";
 import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
-import { OUT, openDemo, outageLane, pacedBurstLane, hedgeLane, outboxLane, postEffectsLane, root, shareLane, stormLane, settled } from "./lanes.mjs";
+import { OUT, openDemo, outageLane, pacedBurstLane, hedgeLane, layoutLane, outboxLane, postEffectsLane, root,
+  settled, shareLane, shootLane, stormLane } from "./lanes.mjs";
 
 const BASE = "/resilient-fetch/"; // the site's path on its host, as a GitHub Pages project site's
 
 let site, server, url, browser, page;
+/** test-output/demo-static-lane-NN.png: lane `n` as it looks once its test ran. */
+const shot = (n) => shootLane(page, "demo-static", n);
 
 /** Serves `dir` under BASE on 127.0.0.1, as a static host would (no other route). */
 function serveStatic(dir) {
@@ -72,19 +75,40 @@ test("the page runs under the service worker, against the mock origins", async (
   assert.match(await page.locator('.origin[data-origin="a"] h3').textContent(), /https:\/\/a\.demo\.invalid/);
 });
 
-test("an origin in outage: its breaker light turns open, the other origin's stays closed", () => outageLane(page));
+test("an origin in outage: its breaker light turns open, the other origin's stays closed", async () => {
+  await outageLane(page);
+  await shot(1);
+});
 
-test("POSTs through a flaky origin: effects equal the logical calls (one key per call)", () => postEffectsLane(page));
+test("POSTs through a flaky origin: effects equal the logical calls (one key per call)", async () => {
+  await postEffectsLane(page);
+  await shot(3);
+});
 
-test("the retry-storm chart, from the worker's request log", () => stormLane(page, 0));
+test("the retry-storm chart, from the worker's request log", async () => {
+  await stormLane(page, 0);
+  await shot(10);
+});
 
-test("rate limits: the paced burst gets no 429 where the unpaced one does", () => pacedBurstLane(page));
+test("rate limits: the paced burst gets no 429 where the unpaced one does", async () => {
+  await pacedBurstLane(page);
+  await shot(4);
+});
 
-test("two tabs sharing breakers: one opens with the other without sending; one probe closes both", () => shareLane(page));
+test("two tabs sharing breakers: one opens with the other without sending; one probe closes both", async () => {
+  await shareLane(page);
+  await shot(7);
+});
 
-test("hedged reads: the slow tail cut for a few extra requests", () => hedgeLane(page));
+test("hedged reads: the slow tail cut for a few extra requests", async () => {
+  await hedgeLane(page);
+  await shot(8);
+});
 
-test("the outbox: 5 POSTs kept while origin B is down, each applied once when it is back", () => outboxLane(page));
+test("the outbox: 5 POSTs kept while origin B is down, each applied once when it is back", async () => {
+  await outboxLane(page);
+  await shot(9);
+});
 
 test("a hang: the attempt times out and the worker still answers the next calls", async () => {
   const hang = '.origin[data-origin="b"] input[name=hang]';
@@ -103,6 +127,8 @@ test("a hang: the attempt times out and the worker still answers the next calls"
   await settled(page, before + 4);
   assert.deepEqual((await page.locator(".trow .result").allTextContents()).slice(0, 2), ["200", "200"]);
 });
+
+test("the layout: the same page, the same order, at a laptop's and a phone's width", () => layoutLane(page));
 
 test("without service workers the page says why it cannot run", async () => {
   const bare = await browser.newPage();

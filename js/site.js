@@ -194,18 +194,27 @@ async function takeBack(box, id) {
 }
 
 /**
- * The stored entries. Entries being taken back are not among them (they are taken back again).
+ * The stored entries, and how many the store could not read. list() may give a promise per
+ * entry (one read each): one that rejects, or does not answer, costs that entry only.
+ * Entries being taken back are not among them (they are taken back again).
  */
-async function entries(box) {
+async function stored(box) {
   const all = await call(box.store, "list");
   if (!Array.isArray(all)) throw new TypeError("the store's list() must resolve with an array");
+  const read = await Promise.allSettled(
+    all.map((e) => (typeof e?.then === "function" ? bounded(e, "an entry of list()") : e)));
   const marked = taken(box.name), found = [];
-  for (const e of all) {
-    if (!isEntry(e)) continue;
-    if (!marked.has(e.id)) found.push(e);
-    else inTurn(KEEPS, box.name, () => takeBack(box, e.id));
+  for (const { status, value } of read) {
+    if (status !== "fulfilled" || !isEntry(value)) continue;
+    if (!marked.has(value.id)) found.push(value);
+    else inTurn(KEEPS, box.name, () => takeBack(box, value.id));
   }
-  return found;
+  return [found, read.filter((r) => r.status === "rejected").length];
+}
+
+/** The stored entries. */
+async function entries(box) {
+  return (await stored(box))[0];
 }
 
 /** The entry `id`, if stored: the store's optional `get(id)`, else found in `list()`. */
@@ -422,12 +431,20 @@ function outboxFlush(box, wait) {
   });
 }
 
-/** One replay: every origin's queue at once, each oldest first, stopping at an entry that must wait. */
+/**
+ * One replay: every origin's queue at once, each oldest first, stopping at an entry that must
+ * wait. An entry the store could not read waits (the others go on); a list() that fails fails
+ * the replay.
+ */
 async function replayAll(box) {
   const tally = { delivered: 0, deadLettered: 0, waiting: 0 };
   let ended = false;
   try {
-    await Promise.all(queues(await entries(box)).map((queue) => replayQueue(box, queue, tally)));
+    const [all, unreadable] = await stored(box).catch((e) => {
+      throw new Error(`the outbox store's list() failed, nothing was replayed: ${e?.message ?? e}`, { cause: e });
+    });
+    tally.waiting += unreadable;
+    await Promise.all(queues(all).map((queue) => replayQueue(box, queue, tally)));
     ended = true;
   } finally {
     // The next replay: soon after a failure, later while entries wait, none when all are done.

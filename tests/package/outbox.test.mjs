@@ -4,6 +4,7 @@
 import test from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
+import fsp from "node:fs/promises";
 import path from "node:path";
 import { ORIGIN_A, ORIGIN_B, SCRATCH, errorOf, sleep, uid, within } from "./helpers.mjs";
 import { QueuedError, ResilientClient, TimeoutError, resilientFetch } from "resilient-fetch";
@@ -330,13 +331,18 @@ test("the built-in memory store in Node, the default client's resilientFetch is 
   other.free();
 });
 
-test("the README's file store for Node works as its OutboxStore", async () => {
+/** The README's file store (the code block after `<!-- outbox-file-store -->`), imported. */
+async function readmeFileStore() {
   const readme = fs.readFileSync(new URL("./node_modules/resilient-fetch/README.md", `file://${SCRATCH}/`), "utf8");
   const block = /<!-- outbox-file-store -->\s*```js\n([\s\S]*?)```/.exec(readme);
   assert.ok(block, "the README shows a file store");
   const file = path.join(SCRATCH, "file-store.mjs");
   fs.writeFileSync(file, block[1]);
-  const { fileStore } = await import(file);
+  return (await import(file)).fileStore;
+}
+
+test("the README's file store for Node works as its OutboxStore", async () => {
+  const fileStore = await readmeFileStore();
   const dir = fs.mkdtempSync(path.join(SCRATCH, "outbox-"));
   const id = uid("outbox");
   await setDown(ORIGIN_A, id, true);
@@ -352,6 +358,43 @@ test("the README's file store for Node works as its OutboxStore", async () => {
   assert.deepEqual((await ledger(ORIGIN_A, id)).order, ["on-disk"]);
   assert.deepEqual(fs.readdirSync(dir), []);
   again.free();
+});
+
+test("the README's file store: an entry another process delivered meanwhile is no error, a corrupt file costs itself only", async () => {
+  const fileStore = await readmeFileStore();
+  const dir = fs.mkdtempSync(path.join(SCRATCH, "outbox-"));
+  const id = uid("outbox");
+  await setDown(ORIGIN_A, id, true);
+  const client = new ResilientClient({ ...FAST, outbox: { name: id, store: fileStore(dir) } });
+  const url = `${ORIGIN_A}/ledger?id=${id}`;
+  const kept = [];
+  for (const body of ["f1", "f2", "f3"]) kept.push(await errorOf(client.fetch(url, { method: "POST", body })));
+  assert.ok(kept.every((e) => e instanceof QueuedError));
+  fs.writeFileSync(path.join(dir, "corrupt.json"), "{ not json");
+  await setDown(ORIGIN_A, id, false);
+  // Another process delivers f1: its file goes between this list()'s readdir and its readFile.
+  const readdir = fsp.readdir;
+  let raced = false;
+  fsp.readdir = async (at, ...rest) => {
+    const names = await readdir(at, ...rest);
+    if (at === dir && !raced) {
+      raced = true;
+      fs.rmSync(path.join(dir, `${encodeURIComponent(kept[0].id)}.json`));
+    }
+    return names;
+  };
+  let tally;
+  try {
+    tally = await client.outbox.flush();
+  } finally {
+    fsp.readdir = readdir;
+  }
+  assert.ok(raced, "the flush's list() met the race");
+  assertTally(tally, { delivered: 2, deadLettered: 0, waiting: 1 });
+  assert.equal(tally.waiting, 1, "the corrupt file waits, the others go");
+  assert.deepEqual((await ledger(ORIGIN_A, id)).order, ["f2", "f3"]);
+  assert.deepEqual(fs.readdirSync(dir), ["corrupt.json"]);
+  client.free();
 });
 
 /** Resolves once `check()` holds, polled every 20 ms; fails the test after `ms`. */
@@ -662,6 +705,45 @@ test("a call whose attempts took all its time still gets a second to be kept, an
   assert.match(error.notQueued, /did not keep it by the call's deadline \(totalTimeoutMs: 300\)/);
   client.free();
   stuck.free();
+});
+
+test("one entry the store cannot read costs that entry only: the others are replayed, it waits", async () => {
+  const id = uid("outbox"), inner = mapStore();
+  await setDown(ORIGIN_A, id, true);
+  const client = new ResilientClient({ ...FAST, outbox: { name: id, store: inner } });
+  const url = `${ORIGIN_A}/ledger?id=${id}`;
+  const kept = [];
+  for (const body of ["u1", "u2", "u3"]) kept.push(await errorOf(client.fetch(url, { method: "POST", body })));
+  assert.ok(kept.every((e) => e instanceof QueuedError));
+  client.free();
+  // A store whose list() gives one promise per entry (a read each): u2's read fails, one
+  // entry was delivered by another process meanwhile (undefined), one item is not an entry.
+  let unreadable = kept[1].id;
+  const store = { ...inner, list: async () => [
+    ...(await inner.list()).map((e) => (e.id === unreadable ? Promise.reject(new Error("bad sector")) : Promise.resolve(e))),
+    Promise.resolve(undefined), "not an entry"] };
+  await setDown(ORIGIN_A, id, false);
+  const again = new ResilientClient({ ...FAST, outbox: { name: id, store } });
+  assert.deepEqual((await again.outbox.list()).map((e) => e.id).sort(), [kept[0].id, kept[2].id].sort());
+  const tally = await again.outbox.flush();
+  assertTally(tally, { delivered: 2, deadLettered: 0, waiting: 1 });
+  assert.equal(tally.waiting, 1, "the unreadable entry waits");
+  assert.deepEqual((await ledger(ORIGIN_A, id)).order, ["u1", "u3"]);
+  assert.deepEqual([...inner.entries.keys()], [kept[1].id], "it stays, to be read again");
+  unreadable = undefined; // it reads again
+  assertTally(await again.outbox.flush(), { delivered: 1, deadLettered: 0, waiting: 0 });
+  assert.deepEqual((await ledger(ORIGIN_A, id)).order, ["u1", "u3", "u2"]);
+  again.free();
+});
+
+test("a store whose list() fails: flush() rejects saying the store could not list its entries", async () => {
+  const inner = mapStore();
+  const store = { ...inner, list: async () => { throw new Error("ENOENT: no such directory"); } };
+  const client = new ResilientClient({ outbox: { name: uid("outbox"), store } });
+  const error = await errorOf(client.outbox.flush());
+  assert.match(String(error?.message), /the outbox store's list\(\) failed, nothing was replayed: ENOENT: no such directory/);
+  assert.equal(error.cause?.message, "ENOENT: no such directory");
+  client.free();
 });
 
 test("with get() and count(), keeping a call and discard() read one entry, not the whole store", async () => {

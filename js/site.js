@@ -137,8 +137,23 @@ function later(box, ms) {
     // made: the replay then comes with the first kept call or flush().
     return;
   }
-  if (typeof box.timer === "object") box.timer.unref?.();
-  else globalThis.Deno?.unrefTimer?.(box.timer);
+  unref(box.timer);
+}
+
+/** A timer that never keeps Node or Deno alive. */
+function unref(timer) {
+  if (typeof timer === "object") timer.unref?.();
+  else globalThis.Deno?.unrefTimer?.(timer);
+  return timer;
+}
+
+/** `work` (a promise), bounded by STORE_MS: past it, a rejection saying `what` did not answer. */
+function bounded(work, what) {
+  let timer;
+  const late = new Promise((_, reject) => {
+    timer = unref(setTimeout(() => reject(new Error(`${what} did not answer in ${STORE_MS} ms`)), STORE_MS));
+  });
+  return Promise.race([work, late]).finally(() => clearTimeout(timer));
 }
 
 /**
@@ -146,24 +161,60 @@ function later(box, ms) {
  * bounded by STORE_MS.
  */
 function call(store, method, arg) {
-  let timer;
-  const late = new Promise((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${method}() did not answer in ${STORE_MS} ms`)), STORE_MS);
-    if (typeof timer === "object") timer.unref?.();
-  });
-  const work = new Promise((resolve) => resolve(store[method](arg)));
-  return Promise.race([work, late]).finally(() => clearTimeout(timer));
+  return bounded(new Promise((resolve) => resolve(store[method](arg))), `${method}()`);
 }
 
 /** Whether `e` is an entry (a store may hold other things: they are left alone). */
 const isEntry = (e) => typeof e === "object" && e !== null && typeof e.id === "string" &&
   typeof e.origin === "string" && typeof e.url === "string";
 
-/** The stored entries. */
-async function entries(box) {
+// Per outbox name, the ids of this realm's entries that are not kept: a put() under way, or
+// one whose call was told it is not kept but which may have landed (it answered after the
+// call's deadline, or failed). No replay sends them; the latter are taken back.
+const TAKEN = new Map();
+
+/** The ids outbox `name` takes back. */
+function taken(name) {
+  if (!TAKEN.has(name)) TAKEN.set(name, new Set());
+  return TAKEN.get(name);
+}
+
+/**
+ * Deletes entry `id` if it is still to be taken back (in the name's keeping turn: a call kept
+ * with its key since then keeps it). One that fails stays marked, and a replay tries again.
+ */
+async function takeBack(box, id) {
+  if (!taken(box.name).has(id)) return;
+  try {
+    await call(box.store, "delete", id);
+    taken(box.name).delete(id);
+  } catch {
+    if (!box.closed) later(box, ask(box, "tell", 4, "", "", 0));
+  }
+}
+
+/**
+ * The stored entries, and how many the store could not read. list() may give a promise per
+ * entry (one read each): one that rejects, or does not answer, costs that entry only.
+ * Entries being taken back are not among them (they are taken back again).
+ */
+async function stored(box) {
   const all = await call(box.store, "list");
   if (!Array.isArray(all)) throw new TypeError("the store's list() must resolve with an array");
-  return all.filter(isEntry);
+  const read = await Promise.allSettled(
+    all.map((e) => (typeof e?.then === "function" ? bounded(e, "an entry of list()") : e)));
+  const marked = taken(box.name), found = [];
+  for (const { status, value } of read) {
+    if (status !== "fulfilled" || !isEntry(value)) continue;
+    if (!marked.has(value.id)) found.push(value);
+    else inTurn(KEEPS, box.name, () => takeBack(box, value.id));
+  }
+  return [found, read.filter((r) => r.status === "rejected").length];
+}
+
+/** The stored entries. */
+async function entries(box) {
+  return (await stored(box))[0];
 }
 
 /** The entry `id`, if stored: the store's optional `get(id)`, else found in `list()`. */
@@ -185,13 +236,28 @@ async function count(box) {
  * Keeps a call's request, then settles the call: with a QueuedError once it is stored
  * (`event` to `listener` first), else as it would have settled (`value`, an error when
  * `failed`), the error saying why it was not kept (`notQueued`). `keep` is
- * [maxEntries, source, init, key, origin, maxBodyBytes, stream, reason, order, attempts]
- * (`order`: the call's place, taken when it started, in `performance.now()` ms).
- * Keeps of one outbox name go one at a time in a realm, so `maxEntries` holds.
+ * [maxEntries, source, init, key, origin, maxBodyBytes, stream, reason, order, attempts,
+ * until, totalTimeoutMs] (`order`: the call's place, taken when it started; `until`: when
+ * keeping it must be done; both in `performance.now()` ms). Keeps of one outbox name go one
+ * at a time in a realm, so `maxEntries` holds. A keep not done by `until` settles the call
+ * as not kept, and a put() of it that lands later is taken back.
  */
 function outboxKeep(box, keep, value, failed, listener, event) {
-  return inTurn(KEEPS, box.name, () => store(box, keep)).then((why) => {
-    const [, , , key, origin, , , reason] = keep;
+  const [, , , key, origin, , , reason, , , until, totalTimeoutMs] = keep;
+  // Whichever comes first holds: the entry is stored (`kept`), or the time is up (`up`).
+  const time = { kept: false, up: false,
+    why: `its store did not keep it by the call's deadline (totalTimeoutMs: ${totalTimeoutMs})` };
+  let timer;
+  const due = new Promise((resolve) => {
+    // The call's own deadline: like its attempts' timers, it keeps the process alive.
+    timer = setTimeout(() => {
+      if (time.kept) return;
+      time.up = true;
+      resolve(time.why);
+    }, until - performance.now());
+  });
+  const kept = inTurn(KEEPS, box.name, () => (time.up ? time.why : store(box, keep, time)));
+  return Promise.race([kept, due]).finally(() => clearTimeout(timer)).then((why) => {
     if (why === undefined) {
       if (listener) callListener(listener, event);
       if (!box.closed) later(box, ask(box, "tell", 4, "", "", 0));
@@ -255,8 +321,11 @@ function expired(box, entry) {
   }
 }
 
-/** Stores the entry `keep` describes: undefined, or why it cannot be kept. */
-async function store(box, keep) {
+/**
+ * Stores the entry `keep` describes: undefined, or why it cannot be kept. Once `time.up` (the
+ * call settled as not kept), nothing more is stored, and a put() that lands is taken back.
+ */
+async function store(box, keep, time) {
   const [maxEntries, source, init, key, origin, maxBodyBytes, stream, reason, order, attempts] = keep;
   try {
     const entry = await copy(source, init, key, origin, maxBodyBytes, stream, reason, firstAttemptAt(order), attempts);
@@ -278,14 +347,27 @@ async function store(box, keep) {
       entry.attempts = (Number(same.attempts) || 0) + attempts;
     }
     if (!same && (await count(box)) >= maxEntries) return `the outbox is full (outbox.maxEntries: ${maxEntries})`;
+    if (time.up) return time.why;
+    // No replay sends it before its call is told it is kept (the same request kept before
+    // stays as it is: its call was told so).
+    if (!same) taken(box.name).add(key);
+    const put = new Promise((resolve) => resolve(box.store.put(entry)));
     try {
-      await call(box.store, "put", entry);
+      await bounded(put, "put()");
     } catch (e) {
-      // A put that fails late may still land: take it back, so that nothing the caller was
-      // told is not kept is replayed (best effort: a store that fails may fail this too).
-      if (!same) call(box.store, "delete", key).catch(() => {});
+      // A put that failed, or has not answered, may land still: once it settles it is taken
+      // back, so that nothing the caller was told is not kept is replayed.
+      if (!same) put.catch(() => {}).then(() => inTurn(KEEPS, box.name, () => takeBack(box, key)));
       throw e;
     }
+    // It landed after the call settled as not kept: taken back.
+    if (time.up) {
+      if (!same) await takeBack(box, key);
+      return time.why;
+    }
+    time.kept = true;
+    // Kept now, whatever an earlier call with its key was told.
+    taken(box.name).delete(key);
     return undefined;
   } catch (e) {
     return `its store failed: ${e?.message ?? e}`;
@@ -349,12 +431,20 @@ function outboxFlush(box, wait) {
   });
 }
 
-/** One replay: every origin's queue at once, each oldest first, stopping at an entry that must wait. */
+/**
+ * One replay: every origin's queue at once, each oldest first, stopping at an entry that must
+ * wait. An entry the store could not read waits (the others go on); a list() that fails fails
+ * the replay.
+ */
 async function replayAll(box) {
   const tally = { delivered: 0, deadLettered: 0, waiting: 0 };
   let ended = false;
   try {
-    await Promise.all(queues(await entries(box)).map((queue) => replayQueue(box, queue, tally)));
+    const [all, unreadable] = await stored(box).catch((e) => {
+      throw new Error(`the outbox store's list() failed, nothing was replayed: ${e?.message ?? e}`, { cause: e });
+    });
+    tally.waiting += unreadable;
+    await Promise.all(queues(all).map((queue) => replayQueue(box, queue, tally)));
     ended = true;
   } finally {
     // The next replay: soon after a failure, later while entries wait, none when all are done.

@@ -20,6 +20,8 @@
 //! - [`next_flush_ms`]: when waiting entries are tried again: equal jitter over a window
 //!   doubling from 1 s to 5 min, so the clients of a site that came back do not all
 //!   replay in the same second.
+//! - [`keep_until`]: how long keeping a call may take: until its deadline (a store that
+//!   does not answer must not hold the call past it), and at least [`KEEP_MIN_MS`].
 
 use crate::events::OutcomeKind;
 
@@ -149,6 +151,16 @@ pub fn expired(kept_at: f64, now: f64, max_age_ms: u32) -> bool {
     now - kept_at > f64::from(max_age_ms)
 }
 
+/// The least time keeping a call may take, in ms, however little its deadline leaves: a
+/// call whose attempts took all its time (a timeout at the deadline) can still be kept.
+pub const KEEP_MIN_MS: f64 = 1_000.0;
+
+/// When keeping a call that ended at `now` must be done (ms, on the clock of `deadline`,
+/// the call's deadline): then, or [`KEEP_MIN_MS`] from now if that is later.
+pub fn keep_until(deadline: f64, now: f64) -> f64 {
+    deadline.max(now + KEEP_MIN_MS)
+}
+
 /// The first wait between replays, in ms.
 pub const FIRST_WAIT_MS: f64 = 1_000.0;
 /// The longest wait between replays, in ms.
@@ -232,6 +244,14 @@ mod tests {
     fn an_entry_expires_after_max_age() {
         assert!(!expired(1_000.0, 1_000.0 + 86_400_000.0, 86_400_000));
         assert!(expired(1_000.0, 1_001.0 + 86_400_000.0, 86_400_000));
+    }
+
+    #[test]
+    fn keeping_ends_at_the_deadline_or_a_second_after_the_call() {
+        assert_eq!(keep_until(5_000.0, 100.0), 5_000.0);
+        assert_eq!(keep_until(5_000.0, 4_500.0), 5_500.0);
+        assert_eq!(keep_until(5_000.0, 5_000.0), 6_000.0);
+        assert_eq!(keep_until(5_000.0, 7_000.0), 8_000.0);
     }
 
     proptest! {

@@ -408,6 +408,10 @@ impl Ready {
                         &origin,
                         reason,
                         order,
+                        (
+                            started + f64::from(resolved.policy.total_timeout_ms),
+                            resolved.policy.total_timeout_ms,
+                        ),
                         attempts,
                         value,
                         failed,

@@ -48,7 +48,7 @@ struct Core {
     /// 2 dead-lettered (n: the status, -1 expired, -2 cannot be sent) to `onEvent`; 3 a
     /// replay round ended with n entries waiting: the ms until the next (-1: none), the
     /// rounds backing off while entries wait; 4 the ms until the next replay at the current
-    /// round (after a keep, a failed replay, or another replayer at work).
+    /// round (after a keep, a failed replay or take-back, or another replayer at work).
     _tell: Closure<dyn Fn(u32, String, String, i32) -> f64>,
     /// `send(request)`: the replay through the client.
     _send: Closure<dyn Fn(JsValue) -> Promise>,
@@ -130,7 +130,8 @@ impl Outbox {
 
     /// Keeps a call that started at `order` ([`order_now`]) and ended (`value`: its
     /// response, or its error when `failed`) for `reason`, then settles it: the promise the
-    /// call resolves like.
+    /// call resolves like. `deadline`: the call's (`performance.now()` ms) and the
+    /// `totalTimeoutMs` that set it; keeping it ends by [`outbox::keep_until`].
     #[allow(clippy::too_many_arguments)]
     pub fn keep(
         &self,
@@ -139,12 +140,15 @@ impl Outbox {
         origin: &str,
         reason: Reason,
         order: f64,
+        deadline: (f64, u32),
         attempts: u32,
         value: &JsValue,
         failed: bool,
         listener: Option<&Function>,
     ) -> Promise {
         let (source, init, stream) = request;
+        let (deadline, total_timeout_ms) = deadline;
+        let until = outbox::keep_until(deadline, super::bindings::performance_now());
         let p = &self.policy;
         let keep: Array = [
             JsValue::from(p.max_entries),
@@ -157,6 +161,8 @@ impl Outbox {
             reason.as_str().into(),
             order.into(),
             attempts.into(),
+            until.into(),
+            total_timeout_ms.into(),
         ]
         .iter()
         .collect();

@@ -240,7 +240,11 @@ export interface Outbox {
 export interface OutboxStore {
   put(entry: OutboxEntry): void | Promise<void>;
   delete(id: string): void | Promise<void>;
-  list(): OutboxEntry[] | Promise<OutboxEntry[]>;
+  /**
+   * Every entry. An item may be a promise of one (a read per entry): one that rejects costs
+   * that entry only (it waits), and undefined is no entry (gone since the store listed it).
+   */
+  list(): (OutboxEntry | Promise<OutboxEntry | undefined>)[] | Promise<(OutboxEntry | Promise<OutboxEntry | undefined>)[]>;
   /** Optional: the entry `id` (undefined if none), so that keeping a call need not list every entry. */
   get?(id: string): OutboxEntry | undefined | Promise<OutboxEntry | undefined>;
   /** Optional: how many entries are stored, so that keeping a call need not list every entry. */

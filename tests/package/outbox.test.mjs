@@ -4,8 +4,9 @@
 import test from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
+import fsp from "node:fs/promises";
 import path from "node:path";
-import { ORIGIN_A, ORIGIN_B, SCRATCH, errorOf, sleep, uid } from "./helpers.mjs";
+import { ORIGIN_A, ORIGIN_B, SCRATCH, errorOf, sleep, uid, within } from "./helpers.mjs";
 import { QueuedError, ResilientClient, TimeoutError, resilientFetch } from "resilient-fetch";
 
 const FAST = { retry: { maxAttempts: 2, baseDelayMs: 1, maxDelayMs: 5 }, breaker: false, timeoutMs: 2000 };
@@ -330,13 +331,18 @@ test("the built-in memory store in Node, the default client's resilientFetch is 
   other.free();
 });
 
-test("the README's file store for Node works as its OutboxStore", async () => {
+/** The README's file store (the code block after `<!-- outbox-file-store -->`), imported. */
+async function readmeFileStore() {
   const readme = fs.readFileSync(new URL("./node_modules/resilient-fetch/README.md", `file://${SCRATCH}/`), "utf8");
   const block = /<!-- outbox-file-store -->\s*```js\n([\s\S]*?)```/.exec(readme);
   assert.ok(block, "the README shows a file store");
   const file = path.join(SCRATCH, "file-store.mjs");
   fs.writeFileSync(file, block[1]);
-  const { fileStore } = await import(file);
+  return (await import(file)).fileStore;
+}
+
+test("the README's file store for Node works as its OutboxStore", async () => {
+  const fileStore = await readmeFileStore();
   const dir = fs.mkdtempSync(path.join(SCRATCH, "outbox-"));
   const id = uid("outbox");
   await setDown(ORIGIN_A, id, true);
@@ -352,6 +358,43 @@ test("the README's file store for Node works as its OutboxStore", async () => {
   assert.deepEqual((await ledger(ORIGIN_A, id)).order, ["on-disk"]);
   assert.deepEqual(fs.readdirSync(dir), []);
   again.free();
+});
+
+test("the README's file store: an entry another process delivered meanwhile is no error, a corrupt file costs itself only", async () => {
+  const fileStore = await readmeFileStore();
+  const dir = fs.mkdtempSync(path.join(SCRATCH, "outbox-"));
+  const id = uid("outbox");
+  await setDown(ORIGIN_A, id, true);
+  const client = new ResilientClient({ ...FAST, outbox: { name: id, store: fileStore(dir) } });
+  const url = `${ORIGIN_A}/ledger?id=${id}`;
+  const kept = [];
+  for (const body of ["f1", "f2", "f3"]) kept.push(await errorOf(client.fetch(url, { method: "POST", body })));
+  assert.ok(kept.every((e) => e instanceof QueuedError));
+  fs.writeFileSync(path.join(dir, "corrupt.json"), "{ not json");
+  await setDown(ORIGIN_A, id, false);
+  // Another process delivers f1: its file goes between this list()'s readdir and its readFile.
+  const readdir = fsp.readdir;
+  let raced = false;
+  fsp.readdir = async (at, ...rest) => {
+    const names = await readdir(at, ...rest);
+    if (at === dir && !raced) {
+      raced = true;
+      fs.rmSync(path.join(dir, `${encodeURIComponent(kept[0].id)}.json`));
+    }
+    return names;
+  };
+  let tally;
+  try {
+    tally = await client.outbox.flush();
+  } finally {
+    fsp.readdir = readdir;
+  }
+  assert.ok(raced, "the flush's list() met the race");
+  assertTally(tally, { delivered: 2, deadLettered: 0, waiting: 1 });
+  assert.equal(tally.waiting, 1, "the corrupt file waits, the others go");
+  assert.deepEqual((await ledger(ORIGIN_A, id)).order, ["f2", "f3"]);
+  assert.deepEqual(fs.readdirSync(dir), ["corrupt.json"]);
+  client.free();
 });
 
 /** Resolves once `check()` holds, polled every 20 ms; fails the test after `ms`. */
@@ -551,6 +594,156 @@ test("a store or an onReplay that never answers fails after 30 s, and frees the 
   assert.equal(await discarded, true);
   assert.equal(store.entries.size, 0);
   b.free();
+});
+
+/** A store over `inner` (a mapStore) whose put() lands only when `land()` lets it (or never). */
+function heldPut(inner) {
+  const held = [];
+  return {
+    held,
+    store: { ...inner,
+      put(entry) {
+        return new Promise((resolve) => {
+          held.push(async () => { await inner.put(entry); resolve(); });
+        });
+      } },
+    /** Lands the put()s held so far. */
+    land: () => Promise.all(held.splice(0).map((f) => f())),
+  };
+}
+
+test("a store whose put() never answers does not hold the call past its deadline: it settles then, not kept", async () => {
+  const id = uid("outbox"), inner = mapStore(), { store } = heldPut(inner);
+  await setDown(ORIGIN_A, id, true, true); // network errors at once: the call's time is its own
+  const client = new ResilientClient({ retry: false, breaker: false, totalTimeoutMs: 1000, outbox: { name: id, store } });
+  const started = performance.now();
+  const error = await within(errorOf(client.fetch(`${ORIGIN_A}/ledger?id=${id}`, { method: "POST", body: "n1" })),
+    5000, "the call (totalTimeoutMs: 1000)");
+  const took = performance.now() - started;
+  assert.ok(took >= 900 && took < 1500, `settled after ${Math.round(took)} ms`);
+  assert.ok(!(error instanceof QueuedError), String(error));
+  assert.ok(error instanceof TypeError, "the error it would have thrown: the network's");
+  assert.match(error.notQueued, /its store did not keep it by the call's deadline \(totalTimeoutMs: 1000\)/);
+  client.free();
+});
+
+test("a put() that lands after the call settled is taken back: nothing the caller was told is not kept is replayed", async () => {
+  const id = uid("outbox"), inner = mapStore(), { store, held, land } = heldPut(inner);
+  await setDown(ORIGIN_A, id, true, true);
+  const client = new ResilientClient({ retry: false, breaker: false, totalTimeoutMs: 500, outbox: { name: id, store } });
+  const url = `${ORIGIN_A}/ledger?id=${id}`;
+  const error = await within(errorOf(client.fetch(url, { method: "POST", body: "late" })), 5000, "the call");
+  assert.match(error.notQueued, /did not keep it by the call's deadline/);
+  assert.equal(held.length, 1, "its put() is still out");
+  await land(); // the store answers at last: the entry lands...
+  await eventually("taken back", 5000, () => inner.entries.size === 0); // ...and leaves again
+  assert.deepEqual(inner.calls.slice(-2), ["put", "delete"]);
+  await setDown(ORIGIN_A, id, false);
+  assertTally(await client.outbox.flush(), { delivered: 0, deadLettered: 0, waiting: 0 });
+  assert.deepEqual((await ledger(ORIGIN_A, id)).order, [], "never sent");
+  client.free();
+});
+
+test("a put() that has landed but not answered is not replayed, and is taken back once it answers", async () => {
+  const id = uid("outbox"), inner = mapStore();
+  let answer;
+  const answered = new Promise((resolve) => { answer = resolve; });
+  const store = { ...inner, put: async (entry) => { await inner.put(entry); await answered; } };
+  await setDown(ORIGIN_A, id, true, true);
+  const client = new ResilientClient({ retry: false, breaker: false, totalTimeoutMs: 500, outbox: { name: id, store } });
+  const error = await within(errorOf(client.fetch(`${ORIGIN_A}/ledger?id=${id}`, { method: "POST", body: "unsure" })), 5000, "the call");
+  assert.match(error.notQueued, /did not keep it by the call's deadline/);
+  assert.equal(inner.entries.size, 1, "written, not answered");
+  await setDown(ORIGIN_A, id, false);
+  assertTally(await client.outbox.flush(), { delivered: 0, deadLettered: 0, waiting: 0 });
+  assert.deepEqual((await ledger(ORIGIN_A, id)).order, [], "not replayed while its put has not answered");
+  answer();
+  await eventually("taken back", 5000, () => inner.entries.size === 0);
+  assert.deepEqual((await ledger(ORIGIN_A, id)).order, []);
+  client.free();
+});
+
+test("a late put() whose take-back fails is never replayed; the next replay takes it back", async () => {
+  const id = uid("outbox"), inner = mapStore(), { store, land } = heldPut(inner);
+  let refusals = 1;
+  store.delete = async (key) => {
+    if (refusals > 0) { refusals--; throw new Error("disk busy"); }
+    return inner.delete(key);
+  };
+  await setDown(ORIGIN_A, id, true, true);
+  const client = new ResilientClient({ retry: false, breaker: false, totalTimeoutMs: 500, outbox: { name: id, store } });
+  const error = await within(errorOf(client.fetch(`${ORIGIN_A}/ledger?id=${id}`, { method: "POST", body: "twice" })), 5000, "the call");
+  assert.match(error.notQueued, /did not keep it by the call's deadline/);
+  await land();
+  await eventually("the take-back tried", 5000, () => refusals === 0);
+  assert.equal(inner.entries.size, 1, "the failed take-back left it in the store");
+  await setDown(ORIGIN_A, id, false);
+  assertTally(await client.outbox.flush(), { delivered: 0, deadLettered: 0, waiting: 0 });
+  assert.deepEqual((await ledger(ORIGIN_A, id)).order, [], "not replayed");
+  await eventually("taken back by the replay", 5000, () => inner.entries.size === 0);
+  client.free();
+});
+
+test("a call whose attempts took all its time still gets a second to be kept, and no more", async () => {
+  const id = uid("outbox"), inner = mapStore();
+  const slow = { ...inner, put: async (entry) => { await sleep(200); return inner.put(entry); } };
+  const client = new ResilientClient({ retry: false, breaker: false, timeoutMs: 5000, totalTimeoutMs: 300,
+    outbox: { name: id, store: slow } });
+  const url = `${ORIGIN_A}/hang?id=${id}`;
+  const kept = await errorOf(client.fetch(url, { method: "POST", body: "h1" }));
+  assert.ok(kept instanceof QueuedError, String(kept));
+  assert.equal(kept.reason, "timeout");
+  assert.equal(inner.entries.size, 1);
+  const { store } = heldPut(inner);
+  const stuck = new ResilientClient({ retry: false, breaker: false, timeoutMs: 5000, totalTimeoutMs: 300,
+    outbox: { name: uid("outbox"), store } });
+  const started = performance.now();
+  const error = await within(errorOf(stuck.fetch(url, { method: "POST", body: "h2" })), 5000, "the call");
+  const took = performance.now() - started;
+  assert.ok(took >= 1200 && took < 1900, `settled after ${Math.round(took)} ms: its 300 ms, then a second to keep it`);
+  assert.ok(error instanceof TimeoutError, String(error));
+  assert.match(error.notQueued, /did not keep it by the call's deadline \(totalTimeoutMs: 300\)/);
+  client.free();
+  stuck.free();
+});
+
+test("one entry the store cannot read costs that entry only: the others are replayed, it waits", async () => {
+  const id = uid("outbox"), inner = mapStore();
+  await setDown(ORIGIN_A, id, true);
+  const client = new ResilientClient({ ...FAST, outbox: { name: id, store: inner } });
+  const url = `${ORIGIN_A}/ledger?id=${id}`;
+  const kept = [];
+  for (const body of ["u1", "u2", "u3"]) kept.push(await errorOf(client.fetch(url, { method: "POST", body })));
+  assert.ok(kept.every((e) => e instanceof QueuedError));
+  client.free();
+  // A store whose list() gives one promise per entry (a read each): u2's read fails, one
+  // entry was delivered by another process meanwhile (undefined), one item is not an entry.
+  let unreadable = kept[1].id;
+  const store = { ...inner, list: async () => [
+    ...(await inner.list()).map((e) => (e.id === unreadable ? Promise.reject(new Error("bad sector")) : Promise.resolve(e))),
+    Promise.resolve(undefined), "not an entry"] };
+  await setDown(ORIGIN_A, id, false);
+  const again = new ResilientClient({ ...FAST, outbox: { name: id, store } });
+  assert.deepEqual((await again.outbox.list()).map((e) => e.id).sort(), [kept[0].id, kept[2].id].sort());
+  const tally = await again.outbox.flush();
+  assertTally(tally, { delivered: 2, deadLettered: 0, waiting: 1 });
+  assert.equal(tally.waiting, 1, "the unreadable entry waits");
+  assert.deepEqual((await ledger(ORIGIN_A, id)).order, ["u1", "u3"]);
+  assert.deepEqual([...inner.entries.keys()], [kept[1].id], "it stays, to be read again");
+  unreadable = undefined; // it reads again
+  assertTally(await again.outbox.flush(), { delivered: 1, deadLettered: 0, waiting: 0 });
+  assert.deepEqual((await ledger(ORIGIN_A, id)).order, ["u1", "u3", "u2"]);
+  again.free();
+});
+
+test("a store whose list() fails: flush() rejects saying the store could not list its entries", async () => {
+  const inner = mapStore();
+  const store = { ...inner, list: async () => { throw new Error("ENOENT: no such directory"); } };
+  const client = new ResilientClient({ outbox: { name: uid("outbox"), store } });
+  const error = await errorOf(client.outbox.flush());
+  assert.match(String(error?.message), /the outbox store's list\(\) failed, nothing was replayed: ENOENT: no such directory/);
+  assert.equal(error.cause?.message, "ENOENT: no such directory");
+  client.free();
 });
 
 test("with get() and count(), keeping a call and discard() read one entry, not the whole store", async () => {

@@ -64,6 +64,9 @@ const store: OutboxStore = {
   delete: async (id) => { held.delete(id); },
   list: () => [...held.values()],
 };
+// list() may give a promise per entry (a read each), some of them of no entry.
+const readEach: OutboxStore = { ...store, list: async () => [...held.keys()].map(async (id) => held.get(id)) };
+void readEach;
 const outboxPolicy: OutboxPolicy = { name: "orders", store, maxEntries: 10, maxAgeMs: 60000, maxBodyBytes: 1024,
   onReplay: async (request: Request) => request };
 const writer = new ResilientClient({ outbox: outboxPolicy, onEvent: (e) => {

@@ -330,10 +330,10 @@ test("the built-in memory store in Node, the default client's resilientFetch is 
   other.free();
 });
 
-test("the README's file store for Node works as its OutboxStore", async () => {
-  const readme = fs.readFileSync(new URL("./node_modules/resilient-fetch/README.md", `file://${SCRATCH}/`), "utf8");
-  const block = /<!-- outbox-file-store -->\s*```js\n([\s\S]*?)```/.exec(readme);
-  assert.ok(block, "the README shows a file store");
+test("the outbox page's file store for Node works as its OutboxStore", async () => {
+  const page = fs.readFileSync(new URL("./node_modules/resilient-fetch/docs/outbox.md", `file://${SCRATCH}/`), "utf8");
+  const block = /<!-- outbox-file-store -->\s*```js\n([\s\S]*?)```/.exec(page);
+  assert.ok(block, "docs/outbox.md shows a file store");
   const file = path.join(SCRATCH, "file-store.mjs");
   fs.writeFileSync(file, block[1]);
   const { fileStore } = await import(file);

@@ -92,7 +92,10 @@ cp -R "$ROOT/pkg-template/." "$PKG/"
 # The error classes' declarations, once for the ES modules and once for CommonJS (index.d.cts).
 cp "$PKG/errors.d.ts" "$PKG/cjs/errors.d.ts"
 cp "$ROOT/LICENSE" "$PKG/LICENSE"
-cp "$ROOT/README.md" "$PKG/README.md"
+# The package page and the pages it links (the release notes, a page per topic), so that its
+# links work in the installed package too.
+cp "$ROOT/README.md" "$ROOT/CHANGELOG.md" "$PKG/"
+mkdir -p "$PKG/docs" && cp "$ROOT"/docs/*.md "$PKG/docs/"
 version="$(awk -F'"' '/^version = / { print $2; exit }' "$ROOT/Cargo.toml")"
 node -e '
   const fs = require("fs"), p = process.argv[1];

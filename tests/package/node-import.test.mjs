@@ -39,9 +39,36 @@ test("the package carries its README, LICENSE and types, and nothing it does not
   const path = await import("node:path");
   const { fileURLToPath } = await import("node:url");
   const root = path.dirname(fileURLToPath(import.meta.resolve("resilient-fetch/package.json")));
-  for (const f of ["README.md", "LICENSE", "index.d.ts", "web/resilient_fetch_bg.wasm"]) {
+  for (const f of ["README.md", "CHANGELOG.md", "docs/behaviour.md", "LICENSE", "index.d.ts", "web/resilient_fetch_bg.wasm"]) {
     assert.ok(fs.existsSync(path.join(root, f)), `${f} missing from the package`);
   }
   assert.ok(!fs.existsSync(path.join(root, "cjs", "resilient_fetch_bg.wasm")), "the wasm is shipped twice");
   assert.match(fs.readFileSync(path.join(root, "README.md"), "utf8"), /resilientFetch/);
+});
+
+// The documents of the repository, for those who work on it: linked from the page, not shipped
+// (tests/docs_links.rs checks that every link, these too, leads to a file and a heading).
+const REPOSITORY_ONLY = ["CONTRIBUTING.md", "bench/README.md"];
+
+test("every relative link of the package's pages leads to a file the package carries", async () => {
+  const fs = await import("node:fs");
+  const path = await import("node:path");
+  const { fileURLToPath } = await import("node:url");
+  const root = path.dirname(fileURLToPath(import.meta.resolve("resilient-fetch/package.json")));
+  const pages = ["README.md", "CHANGELOG.md", ...fs.readdirSync(path.join(root, "docs")).map((f) => `docs/${f}`)];
+  assert.ok(pages.length >= 7, `the package's pages: ${pages}`);
+  const missing = [];
+  let links = 0;
+  for (const page of pages) {
+    // Links outside code: fenced blocks and inline code spans dropped first.
+    const prose = fs.readFileSync(path.join(root, page), "utf8").replace(/^```[\s\S]*?^```/gm, "").replace(/`[^`\n]*`/g, "");
+    for (const [, target] of prose.matchAll(/\]\(([^)\s]+)\)/g)) {
+      if (/^[a-z]+:/.test(target) || target.startsWith("#")) continue;
+      links++;
+      const file = path.posix.normalize(path.posix.join(path.posix.dirname(page), target.split("#")[0]));
+      if (!fs.existsSync(path.join(root, file)) && !REPOSITORY_ONLY.includes(file)) missing.push(`${page}: ${target}`);
+    }
+  }
+  assert.ok(links >= 20, `only ${links} links to other files found`);
+  assert.deepEqual(missing, [], "links to files the package does not carry");
 });

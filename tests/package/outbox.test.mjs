@@ -331,17 +331,17 @@ test("the built-in memory store in Node, the default client's resilientFetch is 
   other.free();
 });
 
-/** The README's file store (the code block after `<!-- outbox-file-store -->`), imported. */
+/** The outbox page's file store (the code block after `<!-- outbox-file-store -->` in docs/outbox.md), imported. */
 async function readmeFileStore() {
-  const readme = fs.readFileSync(new URL("./node_modules/resilient-fetch/README.md", `file://${SCRATCH}/`), "utf8");
-  const block = /<!-- outbox-file-store -->\s*```js\n([\s\S]*?)```/.exec(readme);
-  assert.ok(block, "the README shows a file store");
+  const page = fs.readFileSync(new URL("./node_modules/resilient-fetch/docs/outbox.md", `file://${SCRATCH}/`), "utf8");
+  const block = /<!-- outbox-file-store -->\s*```js\n([\s\S]*?)```/.exec(page);
+  assert.ok(block, "docs/outbox.md shows a file store");
   const file = path.join(SCRATCH, "file-store.mjs");
   fs.writeFileSync(file, block[1]);
   return (await import(file)).fileStore;
 }
 
-test("the README's file store for Node works as its OutboxStore", async () => {
+test("the outbox page's file store for Node works as its OutboxStore", async () => {
   const fileStore = await readmeFileStore();
   const dir = fs.mkdtempSync(path.join(SCRATCH, "outbox-"));
   const id = uid("outbox");
@@ -360,7 +360,7 @@ test("the README's file store for Node works as its OutboxStore", async () => {
   again.free();
 });
 
-test("the README's file store: an entry another process delivered meanwhile is no error, a corrupt file costs itself only", async () => {
+test("the outbox page's file store: an entry another process delivered meanwhile is no error, a corrupt file costs itself only", async () => {
   const fileStore = await readmeFileStore();
   const dir = fs.mkdtempSync(path.join(SCRATCH, "outbox-"));
   const id = uid("outbox");

@@ -9,7 +9,7 @@ use std::future::Future;
 
 use super::guards::{AttemptGuard, Learned, WaitHold};
 use super::{AttemptLimit, Ctx, Either, Env, HookAnswer, Transport, race, report, retry_after_of};
-use crate::bulkhead::BulkheadPermit;
+use crate::bulkhead::HedgePermit;
 use crate::classify::{AttemptOutcome, Judgement, Verdict, classify, judge};
 use crate::events::{Event, GiveUpReason, RetryReason};
 use crate::policy::Policy;
@@ -20,8 +20,9 @@ pub(super) struct Flight<'a> {
     pub(super) guard: AttemptGuard<'a>,
     pub(super) start: f64,
     pub(super) limit: AttemptLimit,
-    /// A hedge's own bulkhead slot, held while it is in flight (the call holds its own).
-    pub(super) _slot: Option<BulkheadPermit>,
+    /// A hedge's own bulkhead slot, held while it is in flight (the call holds its own); a
+    /// call may take it back.
+    pub(super) slot: Option<HedgePermit>,
 }
 
 /// An attempt that has ended and been recorded against its origin, with what the built-in

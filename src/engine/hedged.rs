@@ -8,7 +8,11 @@
 //! attempt is, and the others go on. Every attempt that ends is recorded and asked about
 //! ([`super::attempt`]), the others going on meanwhile; an aborted loser is neither asked
 //! about nor counted as a failure or a success. With the bulkhead on, a hedge holds a slot
-//! of its own while in flight, and none goes when no slot is free.
+//! of its own while in flight, and none goes when no slot is free or a call waits for one;
+//! a call that finds every slot taken takes the youngest hedge's, and that hedge is aborted
+//! as a loser is. If it was the last attempt in flight, the last answer worth another
+//! attempt is the call's (as when every attempt fails), and the call goes on to retry in its
+//! own slot.
 
 use std::future::{Future, poll_fn};
 use std::pin::Pin;
@@ -45,6 +49,8 @@ enum Step<O, A> {
     Told(usize, A),
     /// The hedge delay passed.
     Hedge,
+    /// A call took the bulkhead slot of hedge `i` of those on the wire.
+    Taken(usize),
 }
 
 /// Sends `first` and hedges it; returns the attempt that answers for the call, recorded and
@@ -71,6 +77,8 @@ pub(super) async fn send<'a, T: Transport, E: Env>(
         flight: first,
     }];
     let mut asking = Vec::new();
+    // The last answer worth another attempt that came while others were in flight.
+    let mut last = None;
     // Whether an answer is worth another attempt: as retries judge it (by default when
     // retries are off), for a read.
     let default_retry = RetryPolicy::default();
@@ -80,6 +88,11 @@ pub(super) async fn send<'a, T: Transport, E: Env>(
             for (i, s) in sending.iter_mut().enumerate() {
                 if let Poll::Ready(answer) = s.send.as_mut().poll(cx) {
                     return Poll::Ready(Step::Answered(i, answer));
+                }
+                if let Some(slot) = &s.flight.slot
+                    && slot.poll_taken(cx).is_ready()
+                {
+                    return Poll::Ready(Step::Taken(i));
                 }
             }
             if let Some((i, answer)) = told(&mut asking, cx) {
@@ -106,6 +119,17 @@ pub(super) async fn send<'a, T: Transport, E: Env>(
                         });
                     }
                     None => hedges_left = 0,
+                }
+                continue;
+            }
+            Step::Taken(i) => {
+                abort(vec![sending.swap_remove(i)], env, on_event);
+                if sending.is_empty() && asking.is_empty() {
+                    // Only hedges hold slots of their own, so the first attempt has ended,
+                    // worth another attempt (else the race would be over): `last` holds it
+                    // or a later such answer.
+                    debug_assert!(last.is_some(), "a race with no answer left");
+                    return last;
                 }
                 continue;
             }
@@ -151,6 +175,7 @@ pub(super) async fn send<'a, T: Transport, E: Env>(
         if worth && !(sending.is_empty() && asking.is_empty()) {
             // Not the call's answer while others are in flight: it was recorded (its
             // Retry-After holds the origin); the call waits for the others.
+            last = Some(answered);
             continue;
         }
         // The call's answer: the attempts still on the wire are aborted (dropping a send
@@ -229,14 +254,15 @@ fn begin<'a, E: Env>(
     if !clear {
         return None;
     }
-    // A hedge takes a bulkhead slot of its own, if one is free (it never queues).
+    // A hedge takes a bulkhead slot of its own, if one is free and no call waits for one
+    // (it never queues), and gives it up to a call that finds none.
     let slot = match &policy.bulkhead {
         Some(b) => {
             let bulkhead = ctx
                 .registry
                 .borrow_mut()
                 .with(ctx.origin, |_, s| s.bulkhead.clone());
-            Some(bulkhead.try_acquire(b)?)
+            Some(bulkhead.hedge(b)?)
         }
         None => None,
     };
@@ -260,6 +286,6 @@ fn begin<'a, E: Env>(
         guard,
         start: now,
         limit: AttemptLimit::at(policy, remaining),
-        _slot: slot,
+        slot,
     })
 }

@@ -393,7 +393,7 @@ pub async fn run<T: Transport, E: Env>(
             guard,
             start,
             limit,
-            _slot: None,
+            slot: None,
         };
         // With hedging, more attempts may go beside this one; the one that answers for the
         // call comes back (the others were recorded and asked about, or aborted), already

@@ -141,3 +141,21 @@ test("a hedge sent while an ended attempt is asked about leaves that attempt's b
   assert.deepEqual(log.map((e) => e.closedEarly), [false, true, true], "both hedges were aborted");
   client.free();
 });
+
+test("a hedge gives its bulkhead slot to a real call: the hedge is aborted (its connection closed), the call is not refused", async () => {
+  const [idA, idB] = [uid("hedge-slot-a"), uid("hedge-slot-b")];
+  const { client, events } = recorded({ hedge: { delayMs: 30 }, bulkhead: { maxConcurrent: 2 } });
+  // A's first attempt and its hedge hold both slots for 500 ms.
+  const a = client.fetch(`${ORIGIN_A}/plan?id=${idA}&answers=200@500`);
+  await waitLog(ORIGIN_A, idA, (l) => l.length === 2);
+  const b = await client.fetch(`${ORIGIN_A}/plan?id=${idB}&answers=200@0`);
+  assert.equal(await b.text(), "200 1");
+  assert.equal(await (await a).text(), "200 1");
+  const log = await waitLog(ORIGIN_A, idA, (l) => l[1]?.closedEarly === true);
+  assert.deepEqual(log.map((e) => e.closedEarly), [false, true], "the hedge's connection was closed");
+  assert.ok(events.some((e) => e.type === "attemptEnd" && e.attempt === 2 && e.outcome === "aborted"), JSON.stringify(events));
+  assert.ok(!events.some((e) => e.type === "bulkheadRejected"));
+  const stats = client.stats()[ORIGIN_A];
+  assert.deepEqual([stats.hedges, stats.failures, stats.inFlight], [1, 0, 0]);
+  client.free();
+});

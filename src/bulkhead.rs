@@ -42,6 +42,24 @@ struct Ticket {
     waker: RefCell<Option<Waker>>,
 }
 
+impl Ticket {
+    /// Whether it was granted; if not, `cx`'s task is woken when it is.
+    fn poll(&self, cx: &Context<'_>) -> bool {
+        let granted = self.granted.get();
+        if !granted {
+            self.waker.replace(Some(cx.waker().clone()));
+        }
+        granted
+    }
+
+    /// Grants it; returns the task to wake (after any borrow of the slots ends, in case
+    /// waking polls at once).
+    fn grant(&self) -> Option<Waker> {
+        self.granted.set(true);
+        self.waker.take()
+    }
+}
+
 /// The answer to [`Bulkhead::acquire`].
 #[derive(Debug)]
 pub enum Admission {
@@ -105,10 +123,8 @@ impl Bulkhead {
                 }
             }
         };
-        // The hedge's slot changes hands (`active` stays); the hedge is told after the
-        // borrow ends, in case waking polls at once.
-        taken.granted.set(true);
-        if let Some(waker) = taken.waker.take() {
+        // The hedge's slot changes hands (`active` stays).
+        if let Some(waker) = taken.grant() {
             waker.wake();
         }
         Admission::Admitted(BulkheadPermit(self.clone()))
@@ -145,10 +161,7 @@ impl Bulkhead {
         let next = {
             let mut slots = self.0.borrow_mut();
             match (!slots.queue.is_empty()).then(|| slots.queue.remove(0)) {
-                Some(ticket) => {
-                    ticket.granted.set(true);
-                    ticket.waker.take()
-                }
+                Some(ticket) => ticket.grant(),
                 None => {
                     slots.active = slots.active.saturating_sub(1);
                     None
@@ -172,11 +185,11 @@ impl HedgePermit {
     /// Ready once a call took this slot: the hedge is to be aborted (its slot is the
     /// call's already).
     pub fn poll_taken(&self, cx: &mut Context<'_>) -> Poll<()> {
-        if self.ticket.granted.get() {
-            return Poll::Ready(());
+        if self.ticket.poll(cx) {
+            Poll::Ready(())
+        } else {
+            Poll::Pending
         }
-        self.ticket.waker.replace(Some(cx.waker().clone()));
-        Poll::Pending
     }
 }
 
@@ -202,15 +215,11 @@ impl Future for Wait {
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<BulkheadPermit> {
         let this = self.get_mut();
         match &this.ticket {
-            Some(ticket) if ticket.granted.get() => {
+            Some(ticket) if ticket.poll(cx) => {
                 this.ticket = None;
                 Poll::Ready(BulkheadPermit(this.bulkhead.clone()))
             }
-            Some(ticket) => {
-                ticket.waker.replace(Some(cx.waker().clone()));
-                Poll::Pending
-            }
-            None => Poll::Pending,
+            _ => Poll::Pending,
         }
     }
 }

@@ -3,6 +3,13 @@
 //!
 //! A [`BulkheadPermit`] holds a slot and gives it, on drop, straight to the first waiter.
 //! Waiting is a plain future woken through its `Waker`; dropping it leaves the queue.
+//!
+//! A hedge (an optional extra attempt of a call that holds a slot already) takes a free
+//! slot only, never a place in the queue, and none while calls wait ([`Bulkhead::hedge`]).
+//! It never costs a call a slot: a call that finds every slot taken while hedges hold some
+//! takes the youngest hedge's slot at once, and that hedge learns it
+//! ([`HedgePermit::poll_taken`]) and is aborted. So calls queue, or are refused, only when
+//! calls hold every slot.
 
 use crate::policy::BulkheadPolicy;
 use std::cell::{Cell, RefCell};
@@ -22,13 +29,35 @@ struct Slots {
     /// Waiters, first in front. A `Vec`, not a `VecDeque`: far less code in the wasm, and
     /// taking the first waiter shifts at most `maxQueue` pointers.
     queue: Vec<Rc<Ticket>>,
+    /// The slots hedges hold, youngest last (counted in `active`). None while calls wait:
+    /// a call that would queue takes a hedge's slot instead.
+    hedges: Vec<Rc<Ticket>>,
 }
 
-/// A waiter's place in the queue.
+/// A waiter's place in the queue, or a hedge's slot.
 #[derive(Debug, Default)]
 struct Ticket {
+    /// A waiter: a slot was granted to it. A hedge: a call took its slot.
     granted: Cell<bool>,
     waker: RefCell<Option<Waker>>,
+}
+
+impl Ticket {
+    /// Whether it was granted; if not, `cx`'s task is woken when it is.
+    fn poll(&self, cx: &Context<'_>) -> bool {
+        let granted = self.granted.get();
+        if !granted {
+            self.waker.replace(Some(cx.waker().clone()));
+        }
+        granted
+    }
+
+    /// Grants it; returns the task to wake (after any borrow of the slots ends, in case
+    /// waking polls at once).
+    fn grant(&self) -> Option<Waker> {
+        self.granted.set(true);
+        self.waker.take()
+    }
 }
 
 /// The answer to [`Bulkhead::acquire`].
@@ -47,6 +76,14 @@ pub enum Admission {
 #[must_use = "dropping the permit releases the slot at once"]
 pub struct BulkheadPermit(Bulkhead);
 
+/// A hedge's slot, released when dropped unless a call took it meanwhile.
+#[derive(Debug)]
+#[must_use = "dropping the permit releases the slot at once"]
+pub struct HedgePermit {
+    bulkhead: Bulkhead,
+    ticket: Rc<Ticket>,
+}
+
 /// A place in the queue; resolves to a permit. Dropping it leaves the queue.
 #[derive(Debug)]
 #[must_use = "futures do nothing unless awaited"]
@@ -62,31 +99,49 @@ impl Bulkhead {
         Self::default()
     }
 
-    /// Takes a free slot, or a place in the queue, or neither. Waiters come first: a new
-    /// call does not overtake the queue.
+    /// Takes a free slot, or the youngest hedge's, or a place in the queue, or none.
+    /// Waiters come first: a new call does not overtake the queue.
     pub fn acquire(&self, policy: &BulkheadPolicy) -> Admission {
-        let mut slots = self.0.borrow_mut();
-        if slots.active < policy.max_concurrent && slots.queue.is_empty() {
-            slots.active += 1;
-            return Admission::Admitted(BulkheadPermit(self.clone()));
+        let taken = {
+            let mut slots = self.0.borrow_mut();
+            if slots.active < policy.max_concurrent && slots.queue.is_empty() {
+                slots.active += 1;
+                return Admission::Admitted(BulkheadPermit(self.clone()));
+            }
+            // Hedges hold no slot while calls wait (they never take one then, and a call
+            // that would wait takes theirs), so no waiter is overtaken here.
+            match slots.hedges.pop() {
+                Some(hedge) => hedge,
+                None if slots.queue.len() >= policy.max_queue as usize => return Admission::Full,
+                None => {
+                    let ticket = Rc::new(Ticket::default());
+                    slots.queue.push(ticket.clone());
+                    return Admission::Queued(Wait {
+                        bulkhead: self.clone(),
+                        ticket: Some(ticket),
+                    });
+                }
+            }
+        };
+        // The hedge's slot changes hands (`active` stays).
+        if let Some(waker) = taken.grant() {
+            waker.wake();
         }
-        if slots.queue.len() >= policy.max_queue as usize {
-            return Admission::Full;
-        }
-        let ticket = Rc::new(Ticket::default());
-        slots.queue.push(ticket.clone());
-        Admission::Queued(Wait {
-            bulkhead: self.clone(),
-            ticket: Some(ticket),
-        })
+        Admission::Admitted(BulkheadPermit(self.clone()))
     }
 
-    /// A free slot now, or none (never a place in the queue): what a hedge takes.
-    pub fn try_acquire(&self, policy: &BulkheadPolicy) -> Option<BulkheadPermit> {
+    /// A free slot for a hedge now, or none: never a place in the queue, never while calls
+    /// wait, and a call that finds no free slot may take it back.
+    pub fn hedge(&self, policy: &BulkheadPolicy) -> Option<HedgePermit> {
         let mut slots = self.0.borrow_mut();
         if slots.active < policy.max_concurrent && slots.queue.is_empty() {
             slots.active += 1;
-            return Some(BulkheadPermit(self.clone()));
+            let ticket = Rc::new(Ticket::default());
+            slots.hedges.push(ticket.clone());
+            return Some(HedgePermit {
+                bulkhead: self.clone(),
+                ticket,
+            });
         }
         None
     }
@@ -106,10 +161,7 @@ impl Bulkhead {
         let next = {
             let mut slots = self.0.borrow_mut();
             match (!slots.queue.is_empty()).then(|| slots.queue.remove(0)) {
-                Some(ticket) => {
-                    ticket.granted.set(true);
-                    ticket.waker.take()
-                }
+                Some(ticket) => ticket.grant(),
                 None => {
                     slots.active = slots.active.saturating_sub(1);
                     None
@@ -129,21 +181,45 @@ impl Drop for BulkheadPermit {
     }
 }
 
+impl HedgePermit {
+    /// Ready once a call took this slot: the hedge is to be aborted (its slot is the
+    /// call's already).
+    pub fn poll_taken(&self, cx: &mut Context<'_>) -> Poll<()> {
+        if self.ticket.poll(cx) {
+            Poll::Ready(())
+        } else {
+            Poll::Pending
+        }
+    }
+}
+
+impl Drop for HedgePermit {
+    fn drop(&mut self) {
+        if self.ticket.granted.get() {
+            // Taken: the slot is a call's now.
+            return;
+        }
+        {
+            let hedges = &mut self.bulkhead.0.borrow_mut().hedges;
+            if let Some(at) = hedges.iter().position(|t| Rc::ptr_eq(t, &self.ticket)) {
+                hedges.remove(at);
+            }
+        }
+        self.bulkhead.release();
+    }
+}
+
 impl Future for Wait {
     type Output = BulkheadPermit;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<BulkheadPermit> {
         let this = self.get_mut();
         match &this.ticket {
-            Some(ticket) if ticket.granted.get() => {
+            Some(ticket) if ticket.poll(cx) => {
                 this.ticket = None;
                 Poll::Ready(BulkheadPermit(this.bulkhead.clone()))
             }
-            Some(ticket) => {
-                ticket.waker.replace(Some(cx.waker().clone()));
-                Poll::Pending
-            }
-            None => Poll::Pending,
+            _ => Poll::Pending,
         }
     }
 }
@@ -207,22 +283,70 @@ mod tests {
         }
     }
 
+    fn taken(hedge: &HedgePermit, waker: &Waker) -> bool {
+        hedge.poll_taken(&mut Context::from_waker(waker)).is_ready()
+    }
+
     #[test]
-    fn try_acquire_takes_a_free_slot_and_never_queues_or_overtakes() {
+    fn a_hedge_takes_a_free_slot_and_never_queues_or_overtakes() {
         let b = Bulkhead::new();
-        let p = policy(1, 5);
-        let first = b.try_acquire(&p).expect("a free slot");
+        let p = policy(2, 5);
+        let _call = admitted(b.acquire(&p));
+        let hedge = b.hedge(&p).expect("a free slot");
         assert!(
-            b.try_acquire(&p).is_none(),
+            b.hedge(&p).is_none(),
             "full: no slot, and no place in the queue"
         );
-        assert_eq!(b.queued(), 0);
+        assert_eq!((b.active(), b.queued()), (2, 0));
+        drop(hedge);
+        assert_eq!(b.active(), 1, "its slot given back");
+        let _second = admitted(b.acquire(&p));
         let _waiting = queued(b.acquire(&p));
-        drop(first);
         assert!(
-            b.try_acquire(&p).is_none(),
-            "the freed slot went to the waiter"
+            b.hedge(&policy(3, 5)).is_none(),
+            "no hedge while a call waits, though a slot is free under its policy"
         );
+    }
+
+    #[test]
+    fn a_call_that_finds_every_slot_taken_takes_the_youngest_hedges() {
+        let b = Bulkhead::new();
+        let p = policy(3, 0);
+        let count = Arc::new(Count(AtomicUsize::new(0)));
+        let waker = Waker::from(count.clone());
+        let _call = admitted(b.acquire(&p));
+        let older = b.hedge(&p).expect("a free slot");
+        let younger = b.hedge(&p).expect("a free slot");
+        assert!(!taken(&older, &waker) && !taken(&younger, &waker));
+        let second = admitted(b.acquire(&p));
+        assert_eq!(count.0.load(Ordering::SeqCst), 1, "the hedge was told");
+        assert!(taken(&younger, &waker) && !taken(&older, &waker));
+        assert_eq!(b.active(), 3, "the slot changed hands");
+        drop(younger);
+        assert_eq!(b.active(), 3, "a taken hedge gives nothing back");
+        let third = admitted(b.acquire(&p));
+        assert!(taken(&older, &waker));
+        assert!(
+            matches!(b.acquire(&p), Admission::Full),
+            "calls hold every slot"
+        );
+        drop((older, second, third));
+        assert_eq!(b.active(), 1);
+    }
+
+    #[test]
+    fn a_call_takes_a_hedges_slot_rather_than_wait_for_one() {
+        let b = Bulkhead::new();
+        let p = policy(1, 5);
+        let hedge = b.hedge(&p).expect("a free slot");
+        let call = admitted(b.acquire(&p));
+        assert!(taken(&hedge, Waker::noop()) && b.queued() == 0);
+        drop(hedge);
+        let mut waiting = queued(b.acquire(&p));
+        drop(call);
+        let got = poll(&mut waiting, Waker::noop()).expect("the call's slot passed on");
+        drop(got);
+        assert_eq!((b.active(), b.queued()), (0, 0));
     }
 
     #[test]

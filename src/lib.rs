@@ -9,7 +9,7 @@
 //! | concern | module |
 //! | --- | --- |
 //! | policy: one schema of every field, defaults, decoding, merging, validation | [`policy`] |
-//! | the retry loop, `Env` and `Transport` traits, the caller's hooks | [`engine`] (`mod.rs`) |
+//! | the retry loop, `Env` and `Transport` traits, the caller's hooks; an attempt's end; hedged races | [`engine`] (`mod.rs`, `attempt.rs`, `hedged.rs`) |
 //! | what follows an attempt, decided from facts alone | [`engine::decide()`] (`engine/decide.rs`) |
 //! | outcome classification, method safety | [`classify`] |
 //! | backoff windows and jitter | [`backoff`] |
@@ -20,7 +20,7 @@
 //! | hedged reads: latency sample, delay, when one may go | [`hedge`] |
 //! | circuit breaker state machine | [`breaker`] |
 //! | retry budget (token bucket) | [`budget`] |
-//! | bulkhead (concurrency limit, FIFO queue) | [`bulkhead`] |
+//! | bulkhead (concurrency limit, FIFO queue, the slots hedges may hold and give up) | [`bulkhead`] |
 //! | per-origin state, LRU bound, stats | [`registry`] |
 //! | origin health shared between clients (`share`): notes and what they do | [`share`] |
 //! | idempotency keys, UUID v4 | [`idempotency`] |

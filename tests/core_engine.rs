@@ -174,9 +174,9 @@ struct Script<'e> {
     limits: RefCell<Vec<AttemptLimit>>,
     took_ms: f64,
     /// The caller's `retry.shouldRetry`, one answer per attempt (none: no hook).
-    answers: Option<VecDeque<Answer>>,
+    answers: Option<RefCell<VecDeque<Answer>>>,
     /// What the hook was asked: (attempt, elapsed, remaining).
-    asked: Vec<(u32, f64, f64)>,
+    asked: RefCell<Vec<(u32, f64, f64)>>,
     /// The caller's `breaker.isFailure`.
     is_failure: Option<fn(&AttemptOutcome) -> Option<bool>>,
 }
@@ -201,18 +201,18 @@ impl<'e> Script<'e> {
             limits: RefCell::new(Vec::new()),
             took_ms: 10.0,
             answers: None,
-            asked: Vec::new(),
+            asked: RefCell::new(Vec::new()),
             is_failure: None,
         }
     }
 
     fn answering(mut self, answers: &[Answer]) -> Self {
-        self.answers = Some(answers.iter().copied().collect());
+        self.answers = Some(RefCell::new(answers.iter().copied().collect()));
         self
     }
 }
 
-impl Transport for Script<'_> {
+impl<'e> Transport for Script<'e> {
     type Output = u32;
 
     fn send(
@@ -291,17 +291,18 @@ impl Transport for Script<'_> {
         self.answers.is_some()
     }
 
-    fn should_retry(
-        &mut self,
+    fn should_retry<'t>(
+        &'t self,
         ended: &Ended<'_>,
         _output: &u32,
-    ) -> impl Future<Output = HookAnswer<u32>> {
+    ) -> impl Future<Output = HookAnswer<u32>> + use<'t, 'e> {
         self.asked
+            .borrow_mut()
             .push((ended.attempt, ended.elapsed_ms, ended.remaining_ms));
         let answer = self
             .answers
-            .as_mut()
-            .and_then(VecDeque::pop_front)
+            .as_ref()
+            .and_then(|a| a.borrow_mut().pop_front())
             .unwrap_or(Answer::Default);
         poll_fn(move |_| match answer {
             Answer::Retry => Poll::Ready(HookAnswer::Retry),
@@ -2010,8 +2011,8 @@ fn should_retry_widens_a_409_into_a_retry_priced_as_a_status() {
     assert_eq!(result, done(2, 2));
     assert_eq!(log.retries.len(), 1);
     assert_eq!(log.retries[0].2, RetryReason::ShouldRetry);
-    assert_eq!(script.asked.len(), 2, "asked after every attempt");
-    let (attempt, elapsed, remaining) = script.asked[0];
+    assert_eq!(script.asked.borrow().len(), 2, "asked after every attempt");
+    let (attempt, elapsed, remaining) = script.asked.borrow()[0];
     assert_eq!((attempt, elapsed, remaining), (1, 10.0, 29_990.0));
     // A 409 is no failure for the breaker; the retry cost 5 tokens and the success gave them back.
     let s = snapshot(&reg, A, clock.now_ms());
@@ -2522,7 +2523,15 @@ struct Timed<'c> {
     dropped: Rc<RefCell<Vec<u32>>>,
     /// What `isFailure` was asked: (attempt, elapsed since the call started).
     asked: RefCell<Vec<(u32, f64)>>,
+    /// The caller's `retry.shouldRetry` (none: no hook): its answer to an outcome, and how
+    /// many ms after it is asked it gives it.
+    hook: Option<Hook>,
+    /// What `shouldRetry` was asked: (attempt, status, elapsed since the call started).
+    hook_asked: RefCell<Vec<(u32, Option<u16>, f64)>>,
 }
+
+/// A scripted `shouldRetry`: its answer to an outcome, given this many ms after it is asked.
+type Hook = fn(&AttemptOutcome) -> (HookAnswer<u32>, f64);
 
 /// Notes its attempt as dropped unless it answered.
 struct Dropped(u32, bool, Rc<RefCell<Vec<u32>>>);
@@ -2542,11 +2551,19 @@ impl<'c> Timed<'c> {
             plan: RefCell::new(plan.iter().copied().collect()),
             dropped: Rc::default(),
             asked: RefCell::default(),
+            hook: None,
+            hook_asked: RefCell::default(),
         }
+    }
+
+    /// With a `shouldRetry` that answers as `hook` says.
+    fn asking(mut self, hook: Hook) -> Self {
+        self.hook = Some(hook);
+        self
     }
 }
 
-impl Transport for Timed<'_> {
+impl<'c> Transport for Timed<'c> {
     type Output = u32;
 
     fn is_failure(&self, ended: &Ended<'_>, _output: &u32) -> Option<bool> {
@@ -2554,6 +2571,35 @@ impl Transport for Timed<'_> {
             .borrow_mut()
             .push((ended.attempt, ended.elapsed_ms));
         None
+    }
+
+    fn asks_should_retry(&self) -> bool {
+        self.hook.is_some()
+    }
+
+    fn should_retry<'t>(
+        &'t self,
+        ended: &Ended<'_>,
+        _output: &u32,
+    ) -> impl Future<Output = HookAnswer<u32>> + use<'t, 'c> {
+        self.hook_asked.borrow_mut().push((
+            ended.attempt,
+            ended.outcome.status(),
+            ended.elapsed_ms,
+        ));
+        let (answer, took) = self
+            .hook
+            .map_or((HookAnswer::Default, 0.0), |hook| hook(ended.outcome));
+        let mut answer = Some(answer);
+        let clock = self.clock;
+        let due = clock.now_ms() + took;
+        poll_fn(move |cx| {
+            if clock.now_ms() < due {
+                clock.park(cx);
+                return Poll::Pending;
+            }
+            Poll::Ready(answer.take().unwrap_or(HookAnswer::Default))
+        })
     }
 
     fn send(
@@ -2941,6 +2987,348 @@ fn a_hedges_ended_attempt_is_timed_from_the_calls_start_for_the_callers_hooks() 
     let mut timed = Timed::new(&clock, &[(300.0, 200), (100.0, 503)]);
     run_timed(&reg, &p, get(A), &mut timed, &clock, 1.0);
     assert_eq!(timed.asked.borrow().as_slice(), [(2, 150.0), (1, 300.0)]);
+}
+
+/// A `shouldRetry` that retries 404s at once and keeps the built-in answer otherwise.
+fn retry_404(outcome: &AttemptOutcome) -> (HookAnswer<u32>, f64) {
+    match outcome.status() {
+        Some(404) => (HookAnswer::Retry, 0.0),
+        _ => (HookAnswer::Default, 0.0),
+    }
+}
+
+#[test]
+fn an_answer_should_retry_retries_does_not_end_the_race() {
+    let reg = registry();
+    let p = hedging(serde_json::json!({ "delayMs": 40 }));
+    let clock = Clock::manual();
+    // The hedge (sent at 40) gets a 404 at 45 that the hook makes worth retrying; the first
+    // attempt goes on and answers 200 at 300.
+    let mut timed = Timed::new(&clock, &[(300.0, 200), (5.0, 404), (5.0, 404)]).asking(retry_404);
+    let (result, kinds) = run_timed(&reg, &p, get(A), &mut timed, &clock, 1.0);
+    assert_eq!(
+        (result, clock.now_ms()),
+        (done(1, 2), 300.0),
+        "the first attempt's 200, no retry: {kinds:?}"
+    );
+    assert!(
+        timed.dropped.borrow().is_empty(),
+        "the first attempt was not aborted"
+    );
+    assert!(!kinds.contains(&"retry"), "{kinds:?}");
+    assert_eq!(
+        timed.hook_asked.borrow().as_slice(),
+        [(2, Some(404), 45.0), (1, Some(200), 300.0)]
+    );
+    let a = snapshot(&reg, A, clock.now_ms());
+    assert_eq!((a.stats.attempts, a.stats.hedge_wins), (2, 0));
+    assert_released(&reg, A);
+}
+
+#[test]
+fn should_retry_is_asked_about_every_attempt_of_the_race_that_ended_not_the_aborted() {
+    let reg = registry();
+    let p = hedging(serde_json::json!({ "delayMs": 50 }));
+    let clock = Clock::manual();
+    // The hedge (sent at 50) fails with a 503 at 60 while the first goes on to a 200 at 200.
+    let mut timed =
+        Timed::new(&clock, &[(200.0, 200), (10.0, 503)]).asking(|_| (HookAnswer::Default, 0.0));
+    let (result, _) = run_timed(&reg, &p, get(A), &mut timed, &clock, 1.0);
+    assert_eq!(result, done(1, 2));
+    assert_eq!(
+        timed.hook_asked.borrow().as_slice(),
+        [(2, Some(503), 60.0), (1, Some(200), 200.0)],
+        "each attempt with its own number, outcome and time"
+    );
+    // The hedge answers first: the first attempt, aborted, is not asked about.
+    let reg = registry();
+    let clock = Clock::manual();
+    let mut timed =
+        Timed::new(&clock, &[(500.0, 200), (10.0, 200)]).asking(|_| (HookAnswer::Default, 0.0));
+    let (result, _) = run_timed(&reg, &p, get(A), &mut timed, &clock, 1.0);
+    assert_eq!(result, done(2, 2));
+    assert_eq!(*timed.dropped.borrow(), [1]);
+    assert_eq!(timed.hook_asked.borrow().as_slice(), [(2, Some(200), 60.0)]);
+    assert_released(&reg, A);
+}
+
+#[test]
+fn should_retry_saying_stop_makes_a_hedges_503_the_calls_answer() {
+    // "false makes this outcome the call's": the hedge's 503 at 60 ends the race.
+    let reg = registry();
+    let p = hedging(serde_json::json!({ "delayMs": 50 }));
+    let clock = Clock::manual();
+    let mut timed = Timed::new(&clock, &[(300.0, 200), (10.0, 503)]).asking(|o| match o.status() {
+        Some(503) => (HookAnswer::Stop, 0.0),
+        _ => (HookAnswer::Default, 0.0),
+    });
+    let (result, kinds) = run_timed(&reg, &p, get(A), &mut timed, &clock, 1.0);
+    assert_eq!((result, clock.now_ms()), (done(2, 2), 60.0));
+    assert_eq!(
+        *timed.dropped.borrow(),
+        [1],
+        "the first attempt was aborted"
+    );
+    assert_eq!(kinds.last(), Some(&"giveUp"));
+    assert_eq!(timed.hook_asked.borrow().as_slice(), [(2, Some(503), 60.0)]);
+    assert_released(&reg, A);
+}
+
+#[test]
+fn the_race_goes_on_while_should_retry_is_asked_and_a_definite_answer_ends_it() {
+    let reg = registry();
+    let p = hedging(serde_json::json!({ "delayMs": 50 }));
+    let clock = Clock::manual();
+    // The hook takes a second over the hedge's 503 (at 60); the first attempt's 200 at 100,
+    // answered at once, ends the race without waiting for it.
+    let mut timed = Timed::new(&clock, &[(100.0, 200), (10.0, 503)]).asking(|o| match o.status() {
+        Some(503) => (HookAnswer::Retry, 1000.0),
+        _ => (HookAnswer::Default, 0.0),
+    });
+    let (result, kinds) = run_timed(&reg, &p, get(A), &mut timed, &clock, 1.0);
+    assert_eq!((result, clock.now_ms()), (done(1, 2), 100.0));
+    assert_eq!(kinds.last(), Some(&"success"));
+    assert_eq!(
+        timed.hook_asked.borrow().as_slice(),
+        [(2, Some(503), 60.0), (1, Some(200), 100.0)]
+    );
+    assert_released(&reg, A);
+    // Both fail and the hook retries both: the second answer is the last in flight, so the
+    // call retries as usual, after the slower hook's answer.
+    let reg = registry();
+    let clock = Clock::manual();
+    let mut timed =
+        Timed::new(&clock, &[(100.0, 404), (10.0, 404), (5.0, 200)]).asking(|o| match o.status() {
+            Some(404) => (HookAnswer::Retry, 50.0),
+            _ => (HookAnswer::Default, 0.0),
+        });
+    let (result, kinds) = run_timed(&reg, &p, get(A), &mut timed, &clock, 1.0);
+    assert_eq!(result, done(3, 3), "{kinds:?}");
+    assert_eq!(kinds.iter().filter(|k| **k == "retry").count(), 1);
+    assert_eq!(
+        timed.hook_asked.borrow().as_slice(),
+        [
+            (2, Some(404), 60.0),
+            (1, Some(404), 100.0),
+            (3, Some(200), 156.0)
+        ],
+        "the retry went once the slower hook had answered (150) and the backoff (1 ms) passed"
+    );
+    assert_released(&reg, A);
+}
+
+#[test]
+fn an_abort_while_should_retry_is_asked_in_a_race_releases_everything() {
+    // The hook over each 404 never answers in time; the caller aborts at 100. With the first
+    // attempt still on the wire, it ends as aborted and answers for the call; with both
+    // asked about and nothing on the wire, the call ends aborted.
+    for (plan, expected, asked) in [
+        ([(10_000.0, 200), (10.0, 404)], done(1, 2), 1),
+        ([(60.0, 404), (20.0, 404)], CallResult::Aborted, 2),
+    ] {
+        let reg = registry();
+        let p = hedging(serde_json::json!({ "delayMs": 50 }));
+        let clock = Clock::manual();
+        let mut timed = Timed::new(&clock, &plan).asking(|_| (HookAnswer::Retry, 100_000.0));
+        let kinds = RefCell::new(Vec::new());
+        let mut on_event = |e: &Event<'_>| kinds.borrow_mut().push(e.kind());
+        let mut pool = Pool::new();
+        pool.spawn(engine::run(
+            &reg,
+            &p,
+            get(A),
+            &mut timed,
+            &clock,
+            &mut on_event,
+        ));
+        for _ in 0..100 {
+            pool.run_until_stalled();
+            clock.advance(1.0);
+        }
+        clock.abort();
+        pool.run_until_stalled();
+        let result = pool.tasks[0].2.take();
+        drop(pool);
+        assert_eq!(result, Some(expected));
+        assert_eq!(
+            timed.hook_asked.borrow().len(),
+            asked,
+            "the 404s asked about"
+        );
+        let kinds = kinds.into_inner();
+        assert!(
+            !kinds
+                .iter()
+                .any(|k| ["retry", "success", "giveUp"].contains(k)),
+            "{kinds:?}"
+        );
+        assert_released(&reg, A);
+    }
+}
+
+/// How one of several calls side by side ended: its result, when, and its events (an
+/// attempt's end as `attemptEnd N Kind`).
+type Outcome = (CallResult<u32>, f64, Vec<String>);
+
+/// Runs calls of `policy` side by side on the manual `clock`, each through its `Timed` from
+/// its start (ms, in order), advancing the clock 1 ms at a time until all have ended.
+fn side_by_side(
+    reg: &RefCell<Registry>,
+    policy: &Policy,
+    clock: &Clock,
+    calls: &mut [(f64, Timed<'_>)],
+) -> Vec<Outcome> {
+    let logs: Vec<RefCell<Vec<String>>> = calls.iter().map(|_| RefCell::default()).collect();
+    let mut ended: Vec<Option<(CallResult<u32>, f64)>> = calls.iter().map(|_| None).collect();
+    {
+        let mut waiting: VecDeque<_> = calls.iter_mut().zip(&logs).collect();
+        let mut pool = Pool::new();
+        for _ in 0..100_000 {
+            while waiting
+                .front()
+                .is_some_and(|((at, _), _)| *at <= clock.now_ms())
+            {
+                let Some(((_, timed), log)) = waiting.pop_front() else {
+                    break;
+                };
+                pool.spawn(async move {
+                    let mut on_event = |e: &Event<'_>| {
+                        log.borrow_mut().push(match *e {
+                            Event::AttemptEnd {
+                                attempt, outcome, ..
+                            } => format!("attemptEnd {attempt} {outcome:?}"),
+                            _ => e.kind().to_owned(),
+                        });
+                    };
+                    engine::run(reg, policy, get(A), timed, clock, &mut on_event).await
+                });
+            }
+            pool.run_until_stalled();
+            for (i, task) in pool.tasks.iter_mut().enumerate() {
+                if let Some(result) = task.2.take() {
+                    ended[i] = Some((result, clock.now_ms()));
+                }
+            }
+            if waiting.is_empty() && ended.iter().all(Option::is_some) {
+                break;
+            }
+            clock.advance(1.0);
+        }
+    }
+    ended
+        .into_iter()
+        .zip(logs)
+        .map(|(ended, log)| {
+            let (result, at) = ended.expect("every call ends");
+            (result, at, log.into_inner())
+        })
+        .collect()
+}
+
+fn hedged_bulkhead(bulkhead: serde_json::Value, hedge: serde_json::Value) -> Policy {
+    policy(serde_json::json!({
+        "hedge": hedge, "bulkhead": bulkhead,
+        "retry": { "baseDelayMs": 1, "maxDelayMs": 1 },
+    }))
+}
+
+#[test]
+fn a_call_that_finds_the_bulkhead_full_takes_a_hedges_slot_and_the_hedge_is_aborted() {
+    for bulkhead in [
+        serde_json::json!({ "maxConcurrent": 2 }),
+        serde_json::json!({ "maxConcurrent": 2, "maxQueue": 5 }),
+    ] {
+        let reg = registry();
+        let p = hedged_bulkhead(bulkhead.clone(), serde_json::json!({ "delayMs": 10 }));
+        let clock = Clock::manual();
+        // A's first attempt and its hedge (sent at 10) hold both slots; B comes at 20.
+        let mut calls = [
+            (0.0, Timed::new(&clock, &[(100.0, 200), (100.0, 200)])),
+            (20.0, Timed::new(&clock, &[(5.0, 200)])),
+        ];
+        let ended = side_by_side(&reg, &p, &clock, &mut calls);
+        let (a, b) = (&ended[0], &ended[1]);
+        assert_eq!(
+            (&b.0, b.1),
+            (&done(1, 1), 25.0),
+            "B went at once ({bulkhead}): {:?}",
+            b.2
+        );
+        assert_eq!(
+            (&a.0, a.1),
+            (&done(1, 2), 100.0),
+            "A's own attempt answered"
+        );
+        assert_eq!(*calls[0].1.dropped.borrow(), [2], "A's hedge was aborted");
+        assert!(
+            a.2.contains(&"attemptEnd 2 Aborted".to_owned()),
+            "{:?}",
+            a.2
+        );
+        let s = snapshot(&reg, A, clock.now_ms());
+        assert_eq!(
+            (
+                s.stats.hedges,
+                s.stats.hedge_wins,
+                s.stats.failures,
+                s.stats.successes
+            ),
+            (1, 0, 0, 2),
+            "the preempted hedge counts as neither a failure nor a success"
+        );
+        assert_released(&reg, A);
+    }
+}
+
+#[test]
+fn the_youngest_hedge_gives_its_slot_first_and_real_calls_keep_theirs() {
+    let reg = registry();
+    let p = hedged_bulkhead(
+        serde_json::json!({ "maxConcurrent": 3 }),
+        serde_json::json!({ "delayMs": 10, "maxHedges": 2 }),
+    );
+    let clock = Clock::manual();
+    // A hedges at 10 and 20 (attempts 2 and 3); B at 25 takes attempt 3's slot, C at 30
+    // attempt 2's; D at 35 finds three real calls and is refused.
+    let mut calls = [
+        (0.0, Timed::new(&clock, &[(100.0, 200); 3])),
+        (25.0, Timed::new(&clock, &[(100.0, 200)])),
+        (30.0, Timed::new(&clock, &[(100.0, 200)])),
+        (35.0, Timed::new(&clock, &[(100.0, 200)])),
+    ];
+    let ended = side_by_side(&reg, &p, &clock, &mut calls);
+    assert_eq!(*calls[0].1.dropped.borrow(), [3, 2]);
+    assert_eq!(ended[0].0, done(1, 3));
+    assert_eq!((&ended[1].0, &ended[2].0), (&done(1, 1), &done(1, 1)));
+    assert_eq!(ended[3].0, CallResult::BulkheadFull);
+    assert_released(&reg, A);
+}
+
+#[test]
+fn a_preempted_hedge_that_was_the_last_on_the_wire_leaves_the_call_its_last_answer() {
+    let reg = registry();
+    let p = hedged_bulkhead(
+        serde_json::json!({ "maxConcurrent": 2 }),
+        serde_json::json!({ "delayMs": 10 }),
+    );
+    let clock = Clock::manual();
+    // A's first attempt fails (503) at 15 while its hedge runs; B takes the hedge's slot at
+    // 20; A goes on with the 503 and retries in its own slot.
+    let mut calls = [
+        (
+            0.0,
+            Timed::new(&clock, &[(15.0, 503), (100.0, 200), (5.0, 200)]),
+        ),
+        (20.0, Timed::new(&clock, &[(5.0, 200)])),
+    ];
+    let ended = side_by_side(&reg, &p, &clock, &mut calls);
+    let (a, b) = (&ended[0], &ended[1]);
+    assert_eq!(b.0, done(1, 1));
+    assert_eq!((&a.0, a.1), (&done(3, 3), 26.0), "{:?}", a.2);
+    assert!(a.2.contains(&"attemptEnd 2 Aborted".to_owned()) && a.2.contains(&"retry".to_owned()));
+    let s = snapshot(&reg, A, clock.now_ms());
+    assert_eq!((s.stats.failures, s.stats.successes), (1, 2));
+    assert_released(&reg, A);
 }
 
 // ---------------------------------------------------------------- refused at once

@@ -1,67 +1,31 @@
 //! A hedged send (policy `hedge`, reads only): the attempt goes out; if it has not
 //! answered after the hedge delay, another goes beside it (up to `maxHedges`), each paid
 //! from the origin's retry budget and counted as an attempt. The first definite answer
-//! wins, and every attempt still in flight is dropped, which aborts it. A transient failure
-//! (a network error, a timeout, a status worth retrying) does not end the send while
-//! another attempt is still in flight: it is recorded against the origin as any attempt
-//! is, and the others go on. An aborted loser counts neither as a failure nor as a success.
-//! With the bulkhead on, a hedge holds a slot of its own while in flight, and none goes when
-//! no slot is free.
+//! wins (one not worth another attempt), and every attempt still in flight is dropped,
+//! which aborts it. An answer worth another attempt (a network error, a timeout, a status
+//! worth retrying, or any answer the caller's `shouldRetry` says to retry) does not end the
+//! send while another attempt is still in flight: it is recorded against the origin as any
+//! attempt is, and the others go on. Every attempt that ends is recorded and asked about
+//! ([`super::attempt`]), the others going on meanwhile; an aborted loser is neither asked
+//! about nor counted as a failure or a success. With the bulkhead on, a hedge holds a slot
+//! of its own while in flight, and none goes when no slot is free or a call waits for one;
+//! a call that finds every slot taken takes the youngest hedge's, and that hedge is aborted
+//! as a loser is. If it was the last attempt in flight, the last answer worth another
+//! attempt is the call's (as when every attempt fails), and the call goes on to retry in its
+//! own slot.
 
 use std::future::{Future, poll_fn};
 use std::pin::Pin;
-use std::task::Poll;
+use std::task::{Context, Poll};
 
-use super::guards::{AttemptGuard, WaitHold};
-use super::{
-    AttemptLimit, Ctx, Env, MIN_ATTEMPT_MS, Transport, judgement, learn, report, retry_after_of,
-};
+use super::attempt::{Answered, Flight, ask, settle};
+use super::guards::AttemptGuard;
+use super::{AttemptLimit, Ctx, Env, HookAnswer, MIN_ATTEMPT_MS, Transport};
 use crate::breaker::BreakerState;
-use crate::bulkhead::BulkheadPermit;
-use crate::classify::{AttemptOutcome, Judgement, Verdict, classify};
+use crate::classify::{AttemptOutcome, Verdict, classify};
 use crate::events::{Event, OutcomeKind};
 use crate::hedge;
 use crate::policy::{HedgePolicy, RetryPolicy};
-
-/// One attempt of the call: its number, its hold on the origin, when it started, its limit.
-pub(super) struct Flight<'a> {
-    pub(super) attempt: u32,
-    pub(super) guard: AttemptGuard<'a>,
-    pub(super) start: f64,
-    pub(super) limit: AttemptLimit,
-    /// A hedge's own bulkhead slot, held while it is in flight (the call holds its own).
-    pub(super) _slot: Option<BulkheadPermit>,
-}
-
-impl<'a> Flight<'a> {
-    /// Ends the attempt with `outcome`: `(judgement, end, retry_after_ms, learn_latency)`
-    /// recorded against its origin (its latency too when the origin is hedged), then its
-    /// `attemptEnd` and any breaker transition reported. With `hold`, the call keeps the
-    /// origin in use for a retry: the hold is returned.
-    pub(super) fn end(
-        self,
-        ctx: &Ctx<'a>,
-        outcome: &AttemptOutcome,
-        (judgement, end, retry_after_ms, learn_latency): (Judgement, f64, Option<f64>, bool),
-        hold: bool,
-        on_event: &mut dyn FnMut(&Event<'_>),
-    ) -> Option<WaitHold<'a>> {
-        let mut learned = learn(outcome, end, retry_after_ms, ctx.policy);
-        if learn_latency {
-            learned.latency_ms = outcome.status().map(|_| end - self.start);
-        }
-        let timed_out = *outcome == AttemptOutcome::Timeout;
-        let (transition, hold) = self.guard.finish(judgement, timed_out, end, hold, learned);
-        on_event(&Event::AttemptEnd {
-            attempt: self.attempt,
-            outcome: outcome.kind(),
-            status: outcome.status(),
-            duration_ms: end - self.start,
-        });
-        report(transition, ctx.origin, on_event);
-        hold
-    }
-}
 
 /// An attempt on the wire.
 struct Sending<'a, F> {
@@ -69,16 +33,29 @@ struct Sending<'a, F> {
     send: Pin<Box<F>>,
 }
 
-/// What the hedged send waited for.
-enum Step<O> {
-    /// Attempt `i` of those in flight answered.
-    Answered(usize, (AttemptOutcome, O)),
-    /// The hedge delay passed.
-    Hedge,
+/// An attempt that ended, while the caller's `shouldRetry` is asked about it.
+struct Asking<'a, O, H> {
+    answered: Answered<'a, O>,
+    /// Whether the built-in rule finds its answer worth another attempt.
+    transient: bool,
+    answer: Pin<Box<H>>,
 }
 
-/// Sends `first` and hedges it; returns the attempt that answers for the call and its
-/// answer, with its guard still to finish. `attempts` counts the attempts made.
+/// What the hedged send waited for.
+enum Step<O, A> {
+    /// Attempt `i` of those on the wire answered.
+    Answered(usize, (AttemptOutcome, O)),
+    /// The caller answered about attempt `i` of those asked about.
+    Told(usize, A),
+    /// The hedge delay passed.
+    Hedge,
+    /// A call took the bulkhead slot of hedge `i` of those on the wire.
+    Taken(usize),
+}
+
+/// Sends `first` and hedges it; returns the attempt that answers for the call, recorded and
+/// asked about (`None`: the caller aborted while the hook was asked). `attempts` counts the
+/// attempts made.
 pub(super) async fn send<'a, T: Transport, E: Env>(
     ctx: &Ctx<'a>,
     transport: &T,
@@ -87,7 +64,7 @@ pub(super) async fn send<'a, T: Transport, E: Env>(
     first: Flight<'a>,
     attempts: &mut u32,
     on_event: &mut dyn FnMut(&Event<'_>),
-) -> (Flight<'a>, (AttemptOutcome, T::Output)) {
+) -> Option<Answered<'a, T::Output>> {
     let first_attempt = first.attempt;
     let delay = ctx
         .registry
@@ -95,75 +72,151 @@ pub(super) async fn send<'a, T: Transport, E: Env>(
         .with(ctx.origin, |_, s| hedge::delay_ms(policy, &s.latency));
     let mut hedges_left = policy.max_hedges;
     let mut timer = Box::pin(env.sleep(delay));
-    let mut flights = vec![Sending {
+    let mut sending = vec![Sending {
         send: Box::pin(transport.send(first.attempt, first.limit)),
         flight: first,
     }];
+    let mut asking = Vec::new();
+    // The last answer worth another attempt that came while others were in flight.
+    let mut last = None;
     // Whether an answer is worth another attempt: as retries judge it (by default when
     // retries are off), for a read.
     let default_retry = RetryPolicy::default();
     let retry = ctx.policy.retry.as_ref().unwrap_or(&default_retry);
     loop {
         let step = poll_fn(|cx| {
-            for (i, f) in flights.iter_mut().enumerate() {
-                if let Poll::Ready(answer) = f.send.as_mut().poll(cx) {
+            for (i, s) in sending.iter_mut().enumerate() {
+                if let Poll::Ready(answer) = s.send.as_mut().poll(cx) {
                     return Poll::Ready(Step::Answered(i, answer));
                 }
+                if let Some(slot) = &s.flight.slot
+                    && slot.poll_taken(cx).is_ready()
+                {
+                    return Poll::Ready(Step::Taken(i));
+                }
             }
-            if hedges_left > 0 && timer.as_mut().poll(cx).is_ready() {
+            if let Some((i, answer)) = told(&mut asking, cx) {
+                return Poll::Ready(Step::Told(i, answer));
+            }
+            // A hedge goes beside an attempt still on the wire.
+            if hedges_left > 0 && !sending.is_empty() && timer.as_mut().poll(cx).is_ready() {
                 return Poll::Ready(Step::Hedge);
             }
             Poll::Pending
         })
         .await;
-        match step {
+        // An attempt whose answer is known, and whether it is worth another attempt.
+        let (answered, worth) = match step {
             Step::Hedge => {
                 hedges_left -= 1;
                 timer = Box::pin(env.sleep(delay));
                 match begin(ctx, env, *attempts + 1, delay, on_event) {
                     Some(flight) => {
                         *attempts = flight.attempt;
-                        flights.push(Sending {
+                        sending.push(Sending {
                             send: Box::pin(transport.send(flight.attempt, flight.limit)),
                             flight,
                         });
                     }
                     None => hedges_left = 0,
                 }
+                continue;
             }
-            Step::Answered(i, (outcome, output)) => {
-                let Sending { flight, send } = flights.swap_remove(i);
-                drop(send);
-                let transient = matches!(classify(&outcome, Some(retry), true), Verdict::Retry(_));
-                if !transient || flights.is_empty() {
-                    // The call's answer: the others are aborted (dropping a send aborts it;
-                    // its guard, dropped unfinished, records nothing against the origin).
-                    let now = env.now_ms();
-                    for loser in flights.drain(..) {
-                        drop(loser.send);
-                        on_event(&Event::AttemptEnd {
-                            attempt: loser.flight.attempt,
-                            outcome: OutcomeKind::Aborted,
-                            status: None,
-                            duration_ms: now - loser.flight.start,
-                        });
-                    }
-                    if flight.attempt != first_attempt && !transient {
-                        ctx.registry
-                            .borrow_mut()
-                            .with(ctx.origin, |_, s| s.stats.hedge_wins += 1);
-                    }
-                    return (flight, (outcome, output));
+            Step::Taken(i) => {
+                abort(vec![sending.swap_remove(i)], env, on_event);
+                if sending.is_empty() && asking.is_empty() {
+                    // Only hedges hold slots of their own, so the first attempt has ended,
+                    // worth another attempt (else the race would be over): `last` holds it
+                    // or a later such answer.
+                    debug_assert!(last.is_some(), "a race with no answer left");
+                    return last;
                 }
-                // A transient failure while others are still in flight: recorded as any
-                // attempt is (its Retry-After holds the origin); the call waits for the others.
-                let end = env.now_ms();
-                let ended = ctx.ended(flight.attempt, &outcome, end);
-                let judgement = judgement(ctx, transport, &ended, &output, &flight.limit, env);
-                let ending = (judgement, end, retry_after_of(&outcome, env), true);
-                let _ = flight.end(ctx, &outcome, ending, false, on_event);
+                continue;
             }
+            Step::Answered(i, sent) => {
+                let Sending { flight, send } = sending.swap_remove(i);
+                drop(send);
+                let transient = matches!(classify(&sent.0, Some(retry), true), Verdict::Retry(_));
+                let answered = settle(ctx, transport, env, flight, sent, true, on_event);
+                if answered.asks {
+                    // Asked while the others go on.
+                    let answer = Box::pin(ask(ctx, transport, env, &answered));
+                    asking.push(Asking {
+                        answered,
+                        transient,
+                        answer,
+                    });
+                    continue;
+                }
+                (answered, transient)
+            }
+            Step::Told(i, answer) => {
+                let Asking {
+                    answered,
+                    transient,
+                    answer: _,
+                } = asking.swap_remove(i);
+                // Worth another attempt as the caller says, or by the built-in rule.
+                let worth = match &answer {
+                    Some(HookAnswer::Retry) => ctx.safe,
+                    Some(HookAnswer::Default) => transient,
+                    Some(HookAnswer::Stop | HookAnswer::Fail(_)) | None => false,
+                };
+                match answered.told(answer, ctx.safe) {
+                    Some(answered) => (answered, worth),
+                    // The caller aborted: so is every attempt still on the wire.
+                    None => {
+                        abort(sending, env, on_event);
+                        return None;
+                    }
+                }
+            }
+        };
+        if worth && !(sending.is_empty() && asking.is_empty()) {
+            // Not the call's answer while others are in flight: it was recorded (its
+            // Retry-After holds the origin); the call waits for the others.
+            last = Some(answered);
+            continue;
         }
+        // The call's answer: the attempts still on the wire are aborted (dropping a send
+        // aborts it; its guard, dropped unfinished, records nothing against the origin),
+        // and those still asked about are not waited for.
+        abort(sending, env, on_event);
+        drop(asking);
+        if answered.attempt != first_attempt && !worth {
+            ctx.registry
+                .borrow_mut()
+                .with(ctx.origin, |_, s| s.stats.hedge_wins += 1);
+        }
+        return Some(answered);
+    }
+}
+
+/// The first answer of the caller's that came, with the index of what it is about.
+fn told<O, H: Future>(
+    asking: &mut [Asking<'_, O, H>],
+    cx: &mut Context<'_>,
+) -> Option<(usize, H::Output)> {
+    asking
+        .iter_mut()
+        .enumerate()
+        .find_map(|(i, a)| match a.answer.as_mut().poll(cx) {
+            Poll::Ready(answer) => Some((i, answer)),
+            Poll::Pending => None,
+        })
+}
+
+/// Aborts the attempts still on the wire (an aborted loser: `attemptEnd` says so).
+fn abort<E: Env, F>(sending: Vec<Sending<'_, F>>, env: &E, on_event: &mut dyn FnMut(&Event<'_>)) {
+    let now = env.now_ms();
+    for loser in sending {
+        drop(loser.send);
+        on_event(&Event::AttemptEnd {
+            attempt: loser.flight.attempt,
+            outcome: OutcomeKind::Aborted,
+            status: None,
+            duration_ms: now - loser.flight.start,
+        });
     }
 }
 
@@ -201,14 +254,15 @@ fn begin<'a, E: Env>(
     if !clear {
         return None;
     }
-    // A hedge takes a bulkhead slot of its own, if one is free (it never queues).
+    // A hedge takes a bulkhead slot of its own, if one is free and no call waits for one
+    // (it never queues), and gives it up to a call that finds none.
     let slot = match &policy.bulkhead {
         Some(b) => {
             let bulkhead = ctx
                 .registry
                 .borrow_mut()
                 .with(ctx.origin, |_, s| s.bulkhead.clone());
-            Some(bulkhead.try_acquire(b)?)
+            Some(bulkhead.hedge(b)?)
         }
         None => None,
     };
@@ -232,6 +286,6 @@ fn begin<'a, E: Env>(
         guard,
         start: now,
         limit: AttemptLimit::at(policy, remaining),
-        _slot: slot,
+        slot,
     })
 }

@@ -3,7 +3,8 @@
 //! The loop (here) does the waiting, the I/O and the bookkeeping; what follows an attempt is
 //! decided from facts alone in [`decide()`] (`decide.rs`), with [`crate::classify`],
 //! [`crate::backoff`] and [`crate::budget`]; the holds a call keeps on its origin's entry
-//! live in `guards.rs`. Time, randomness, timers and the caller's abort signal come from
+//! live in `guards.rs`; an attempt's end (recorded, judged, asked about) in `attempt.rs`;
+//! a hedged race in `hedged.rs`. Time, randomness, timers and the caller's abort signal come from
 //! an [`Env`]; requests go out through a [`Transport`]. Both are the shell's in production
 //! and fakes in tests.
 //!
@@ -25,6 +26,7 @@
 
 pub use crate::classify::AttemptOutcome;
 
+mod attempt;
 mod decide;
 mod guards;
 mod hedged;
@@ -33,13 +35,14 @@ pub use decide::{Facts, Next, decide};
 
 use crate::breaker::Transition;
 use crate::bulkhead::{Admission, BulkheadPermit};
-use crate::classify::{Judgement, Verdict, classify, is_idempotent_method, judge};
+use crate::classify::{Verdict, is_idempotent_method};
 use crate::events::{Event, GiveUpReason, RetryReason};
 use crate::pacing::Why;
 use crate::policy::Policy;
 use crate::registry::{EntryId, Registry};
 use crate::retry_after;
-use guards::{AttemptGuard, Booking, Learned, Reservation, WaitHold};
+use attempt::{Answered, Flight, ask, settle};
+use guards::{AttemptGuard, Booking, Reservation, WaitHold};
 use std::cell::RefCell;
 use std::future::{Future, poll_fn};
 use std::pin::pin;
@@ -121,13 +124,14 @@ pub trait Transport {
     }
 
     /// The caller's answer to "retry after this outcome?", asked after every attempt the
-    /// caller did not abort when [`Transport::asks_should_retry`]; bounded by the call's
-    /// deadline and the caller's abort.
-    fn should_retry(
-        &mut self,
+    /// caller did not abort when [`Transport::asks_should_retry`] (in a hedged race, about
+    /// each attempt that ended, while the others go on); bounded by the call's deadline and
+    /// the caller's abort. The answer may borrow the transport, not what it was asked about.
+    fn should_retry<'t>(
+        &'t self,
         _ended: &Ended<'_>,
         _output: &Self::Output,
-    ) -> impl Future<Output = HookAnswer<Self::Output>> {
+    ) -> impl Future<Output = HookAnswer<Self::Output>> + use<'t, Self> {
         std::future::ready(HookAnswer::Default)
     }
 }
@@ -384,19 +388,26 @@ pub async fn run<T: Transport, E: Env>(
             }
         };
         let limit = AttemptLimit::at(policy, remaining);
-        let first = hedged::Flight {
+        let first = Flight {
             attempt,
             guard,
             start,
             limit,
-            _slot: None,
+            slot: None,
         };
         // With hedging, more attempts may go beside this one; the one that answers for the
-        // call comes back (the others were recorded or aborted).
-        let (flight, (outcome, output)) = match hedge {
+        // call comes back (the others were recorded and asked about, or aborted), already
+        // asked about. `None`: the caller aborted while the hook was asked.
+        let answered = match hedge {
             None => {
                 let sent = transport.send(attempt, limit).await;
-                (first, sent)
+                let answered = settle(&ctx, &*transport, env, first, sent, false, on_event);
+                if answered.asks {
+                    let answer = ask(&ctx, &*transport, env, &answered).await;
+                    answered.told(answer, ctx.safe)
+                } else {
+                    Some(answered)
+                }
             }
             Some(hedge) => {
                 hedged::send(
@@ -411,46 +422,23 @@ pub async fn run<T: Transport, E: Env>(
                 .await
             }
         };
-        let (attempt, limit) = (flight.attempt, flight.limit);
-        let attempts = progress.attempt;
-        let end = env.now_ms();
-        let aborted = outcome.is_local() || env.aborted();
-        let ended = ctx.ended(attempt, &outcome, end);
-        let judgement = judgement(&ctx, &*transport, &ended, &output, &limit, env);
-        let mut verdict = if aborted {
-            Verdict::Aborted
-        } else {
-            classify(&outcome, policy.retry.as_ref(), ctx.safe)
+        let Some(Answered {
+            outcome,
+            output,
+            end,
+            retry_after_ms,
+            verdict,
+            asked,
+            waiting: held,
+            ..
+        }) = answered
+        else {
+            return CallResult::Aborted;
         };
-        let asks = !aborted && transport.asks_should_retry();
-        // A call that may retry keeps its origin in use from the end of this attempt
-        // (handed over in the same registry access), through the events and the wait.
-        let may_retry = matches!(verdict, Verdict::Retry(_)) || asks;
-        // An HTTP date is read against the wall clock when the decision is taken (again
-        // after a hook).
-        let retry_after_ms = retry_after_of(&outcome, env);
-        let ending = (judgement, end, retry_after_ms, hedge.is_some());
-        waiting = flight.end(&ctx, &outcome, ending, may_retry, on_event);
-        let mut output = output;
-        if asks {
-            let deadline = env.sleep(ctx.deadline - end);
-            let answer = transport.should_retry(&ended, &output);
-            match race(answer, race(env.abort_wait(), deadline)).await {
-                Either::Left(answer) => match overrule(verdict, answer, ctx.safe) {
-                    (v, Some(failed)) => {
-                        verdict = v;
-                        output = failed;
-                    }
-                    (v, None) => verdict = v,
-                },
-                Either::Right(Either::Left(())) => return CallResult::Aborted,
-                // No answer before the deadline: the built-in answer stands, and the
-                // deadline (now reached) refuses any retry.
-                Either::Right(Either::Right(())) => {}
-            }
-        }
+        waiting = held;
+        let attempts = progress.attempt;
         // The decision is taken now: after the hook's wait, if there was one.
-        let (now, retry_after_ms) = if asks {
+        let (now, retry_after_ms) = if asked {
             (env.now_ms(), retry_after_of(&outcome, env))
         } else {
             (end, retry_after_ms)
@@ -509,22 +497,6 @@ pub async fn run<T: Transport, E: Env>(
             }
         }
     }
-}
-
-/// The built-in `verdict` after the caller's `answer`: a retry only where repeating is safe
-/// and retries are on; a stop turns a retry into giving up. With a failed hook, its output.
-fn overrule<O>(verdict: Verdict, answer: HookAnswer<O>, safe: bool) -> (Verdict, Option<O>) {
-    let verdict = match (answer, verdict) {
-        (HookAnswer::Default, v) | (HookAnswer::Retry, v @ Verdict::Retry(_)) => v,
-        (HookAnswer::Retry, _) if !safe => Verdict::GiveUp(GiveUpReason::UnsafeMethod),
-        (HookAnswer::Retry, _) => Verdict::Retry(RetryReason::ShouldRetry),
-        (HookAnswer::Stop, Verdict::Retry(_)) => Verdict::GiveUp(GiveUpReason::ShouldRetry),
-        (HookAnswer::Stop, v) => v,
-        (HookAnswer::Fail(output), _) => {
-            return (Verdict::GiveUp(GiveUpReason::ShouldRetry), Some(output));
-        }
-    };
-    (verdict, None)
 }
 
 /// A decision applied: a retry holds the tokens it paid.
@@ -622,52 +594,6 @@ fn retry_after_of<E: Env>(outcome: &AttemptOutcome, env: &E) -> Option<f64> {
             ..
         } => retry_after::parse(value, env.unix_ms()),
         _ => None,
-    }
-}
-
-/// How an ended attempt counts for the breaker: as the caller's `isFailure` says, else by
-/// the built-in rule; nothing when the caller aborted or the call's own deadline cut it.
-fn judgement<T: Transport, E: Env>(
-    ctx: &Ctx<'_>,
-    transport: &T,
-    ended: &Ended<'_>,
-    output: &T::Output,
-    limit: &AttemptLimit,
-    env: &E,
-) -> Judgement {
-    let outcome = ended.outcome;
-    let cut_by_deadline = *outcome == AttemptOutcome::Timeout && !limit.timeout_counts(ctx.policy);
-    if outcome.is_local() || env.aborted() || cut_by_deadline {
-        return Judgement::Unjudged;
-    }
-    match transport.is_failure(ended, output) {
-        Some(true) => Judgement::Failure,
-        Some(false) => Judgement::Success,
-        None => judge(outcome),
-    }
-}
-
-/// What an attempt's answer says of its origin's limits: its rate-limit headers, and the
-/// hold its `Retry-After` (`retry_after_ms`) puts on the whole origin after a 429 or 503
-/// (from `end`, monotonic). The hold lasts at most `retry.maxRetryAfterMs` (its default
-/// without retries), the longest `Retry-After` the client honours: a proxy's "come back in
-/// an hour" then costs the origin one request per that span, not an hour's lockout.
-fn learn<'o>(
-    outcome: &'o AttemptOutcome,
-    end: f64,
-    retry_after_ms: Option<f64>,
-    policy: &Policy,
-) -> Learned<'o> {
-    let cap = policy.max_retry_after_ms();
-    match outcome {
-        AttemptOutcome::Response { status, quota, .. } => Learned {
-            quota: quota.as_ref(),
-            hold_until: retry_after_ms
-                .filter(|_| matches!(status, 429 | 503))
-                .map(|ms| end + ms.min(f64::from(cap))),
-            latency_ms: None,
-        },
-        _ => Learned::default(),
     }
 }
 

@@ -492,7 +492,7 @@ impl Ended<'_> {
                 output: Ok(response),
                 ..
             } => {
-                return Ok(match transport.last_controller() {
+                return Ok(match transport.controller_of(&response) {
                     Some(controller) => self.guard_body(&response, &controller),
                     None => response,
                 });

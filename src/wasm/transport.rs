@@ -81,9 +81,9 @@ pub struct FetchTransport {
     asking: Asking,
     /// Whether the rate-limit headers are read (policy `rateLimit`).
     paced: bool,
-    /// The responses of ended attempts and their controllers, last last; their bodies are
-    /// cancelled once the core moves on to another attempt, and all but the call's answer
-    /// when it ends (so their connections are freed).
+    /// The responses of ended attempts and their controllers, in the order they ended;
+    /// their bodies are cancelled once the core moves on to a retry, and all but the call's
+    /// answer when it ends (so their connections are freed).
     previous: RefCell<Vec<(JsValue, AbortController)>>,
     /// Attempts on the wire now (more than one when hedged).
     on_wire: std::cell::Cell<u32>,
@@ -156,15 +156,18 @@ impl FetchTransport {
         }
     }
 
-    /// The controller of the attempt whose response the call resolves with (the last to
-    /// end); the other responses' bodies are cancelled.
-    pub fn last_controller(&self) -> Option<AbortController> {
-        let mut previous = self.previous.take();
-        let last = previous.pop();
-        for (other, _) in previous {
-            discard_body(&other);
+    /// The controller of the attempt whose response the call resolves with (in a hedged
+    /// race not always the last to end); the other responses' bodies are cancelled.
+    pub fn controller_of(&self, answer: &JsValue) -> Option<AbortController> {
+        let mut controller = None;
+        for (response, c) in self.previous.take() {
+            if response == *answer {
+                controller = Some(c);
+            } else {
+                discard_body(&response);
+            }
         }
-        last.map(|(_, controller)| controller)
+        controller
     }
 
     /// How the last attempt to end ended, if one was sent.
@@ -241,11 +244,11 @@ impl Transport for FetchTransport {
         self.asking.hooks.should_retry.is_function()
     }
 
-    fn should_retry(
-        &mut self,
+    fn should_retry<'t>(
+        &'t self,
         ended: &Ended<'_>,
         output: &Self::Output,
-    ) -> impl Future<Output = HookAnswer<Self::Output>> {
+    ) -> impl Future<Output = HookAnswer<Self::Output>> + use<'t> {
         let answer = self
             .asking
             .hooks
@@ -287,9 +290,14 @@ impl FetchTransport {
         _attempt: u32,
         limit: AttemptLimit,
     ) -> (AttemptOutcome, Result<JsValue, JsValue>) {
-        // Another attempt: the ended ones' bodies are not the call's answer. (A hedge goes
-        // while the others are on the wire; those that ended failed and are not the answer.)
-        self.discard_previous();
+        // Another attempt of the call still on the wire: this one is a hedge.
+        let hedge = self.on_wire.get() > 0;
+        // A retry: the ended attempts' bodies are not the call's answer. (A hedge goes
+        // beside attempts of a race still going, and one that ended may still answer for
+        // the call: the caller may be asked about it meanwhile.)
+        if !hedge {
+            self.discard_previous();
+        }
         if self.abort.aborted() {
             return (AttemptOutcome::Aborted, Err(self.abort.reason()));
         }
@@ -306,8 +314,6 @@ impl FetchTransport {
         let (deadline, limit_ms) = self.timeout_of(&limit);
         let ms = timer_ms(limit.timeout_ms);
         self.abort.track(&controller);
-        // Another attempt of the call still on the wire: this one is a hedge.
-        let hedge = self.on_wire.get() > 0;
         self.on_wire.set(self.on_wire.get() + 1);
         let mut wire = OnWire {
             abort: &self.abort,

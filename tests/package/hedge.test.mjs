@@ -79,3 +79,83 @@ test("hedge: true learns the origin's latency: after 20 fast answers a slow GET 
   assert.ok(hedge && hedge.delayMs >= 10 && hedge.delayMs < 500, `hedge after ${hedge?.delayMs} ms`);
   client.free();
 });
+
+test("shouldRetry's retry for a hedge's 404 does not end the race: the first attempt's 200 answers, no retry is sent", async () => {
+  const id = uid("hedge-hook-404");
+  const asked = [];
+  const { client, events } = recorded({
+    hedge: { delayMs: 40 },
+    retry: { shouldRetry: ({ attempt, response }) => { asked.push([attempt, response?.status]); return response?.status === 404 ? true : undefined; } },
+  });
+  // The first request answers 200 after 300 ms; the hedge (and any retry) 404 at once.
+  const res = await client.fetch(`${ORIGIN_A}/plan?id=${id}&answers=200@300,404@0`);
+  assert.equal(res.status, 200, JSON.stringify(events));
+  assert.equal(await res.text(), "200 1");
+  const log = await serverLog(ORIGIN_A, id);
+  assert.deepEqual(log.map((e) => [e.status, e.closedEarly]), [[200, false], [404, false]],
+    "the first attempt was not aborted and no retry was sent");
+  assert.deepEqual(asked, [[2, 404], [1, 200]]);
+  assert.ok(!events.some((e) => e.type === "retry"), JSON.stringify(events));
+  client.free();
+});
+
+test("shouldRetry is asked about every attempt of a hedged race that ended: the hedge's 503, then the first attempt's 200", async () => {
+  const id = uid("hedge-hook-503");
+  const asked = [];
+  const client = new ResilientClient({
+    hedge: { delayMs: 40 },
+    retry: { shouldRetry: ({ attempt, response, error }) => { asked.push([attempt, response?.status ?? error?.name]); } },
+  });
+  const res = await client.fetch(`${ORIGIN_A}/plan?id=${id}&answers=200@200,503@0`);
+  assert.equal(await res.text(), "200 1");
+  assert.deepEqual(asked, [[2, 503], [1, 200]]);
+  client.free();
+});
+
+test("an attempt of a race that answers for the call while the hook is asked keeps its whole body, though another ended after it", async () => {
+  const id = uid("hedge-hook-order");
+  // The hedge's 404 (at about 40 ms) is asked about for 200 ms; meanwhile the first attempt
+  // ends with a 503 (at 150 ms), worth another attempt; then the 404 answers for the call.
+  const client = new ResilientClient({
+    hedge: { delayMs: 40 },
+    retry: { shouldRetry: async ({ response }) => { if (response?.status === 404) await sleep(200); } },
+  });
+  const res = await client.fetch(`${ORIGIN_A}/plan?id=${id}&answers=503@150,404@0`);
+  assert.equal(res.status, 404);
+  assert.equal(await res.text(), "404 2");
+  client.free();
+});
+
+test("a hedge sent while an ended attempt is asked about leaves that attempt's body whole", async () => {
+  const id = uid("hedge-hook-body");
+  // The first attempt's 404 (at 50 ms) is asked about for 100 ms; the second hedge goes at
+  // 80 ms meanwhile; then the 404 answers for the call.
+  const client = new ResilientClient({
+    hedge: { delayMs: 40, maxHedges: 2 },
+    retry: { shouldRetry: async ({ response }) => { if (response?.status === 404) await sleep(100); } },
+  });
+  const res = await client.fetch(`${ORIGIN_A}/plan?id=${id}&answers=404@50,200@1000`);
+  assert.equal(res.status, 404);
+  assert.equal(await res.text(), "404 1");
+  const log = await waitLog(ORIGIN_A, id, (l) => l.length === 3 && l.slice(1).every((e) => e.closedEarly));
+  assert.deepEqual(log.map((e) => e.closedEarly), [false, true, true], "both hedges were aborted");
+  client.free();
+});
+
+test("a hedge gives its bulkhead slot to a real call: the hedge is aborted (its connection closed), the call is not refused", async () => {
+  const [idA, idB] = [uid("hedge-slot-a"), uid("hedge-slot-b")];
+  const { client, events } = recorded({ hedge: { delayMs: 30 }, bulkhead: { maxConcurrent: 2 } });
+  // A's first attempt and its hedge hold both slots for 500 ms.
+  const a = client.fetch(`${ORIGIN_A}/plan?id=${idA}&answers=200@500`);
+  await waitLog(ORIGIN_A, idA, (l) => l.length === 2);
+  const b = await client.fetch(`${ORIGIN_A}/plan?id=${idB}&answers=200@0`);
+  assert.equal(await b.text(), "200 1");
+  assert.equal(await (await a).text(), "200 1");
+  const log = await waitLog(ORIGIN_A, idA, (l) => l[1]?.closedEarly === true);
+  assert.deepEqual(log.map((e) => e.closedEarly), [false, true], "the hedge's connection was closed");
+  assert.ok(events.some((e) => e.type === "attemptEnd" && e.attempt === 2 && e.outcome === "aborted"), JSON.stringify(events));
+  assert.ok(!events.some((e) => e.type === "bulkheadRejected"));
+  const stats = client.stats()[ORIGIN_A];
+  assert.deepEqual([stats.hedges, stats.failures, stats.inFlight], [1, 0, 0]);
+  client.free();
+});

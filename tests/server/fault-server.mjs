@@ -40,6 +40,8 @@
 //                                        connection on the first N attempts of X (and on a random
 //                                        fraction P of all) instead of answering
 //   /tail?id=X&slow=N&ms=M               the first N requests of X answer 200 "tail" after M ms, the rest at once
+//   /plan?id=X&answers=200@300,404@0     the n-th request of X answers the n-th STATUS@MS of the list (that
+//                                        status, body "STATUS n", after MS ms), the rest as the last one
 //   /outage?id=X&from=T&ms=D             503 while the wall clock is in [T, T + D) (epoch ms), else 200 "ok"
 //   /log?id=X                            JSON: every request of X {method, key, t, closedEarly, status,
 //                                        headers (the names the client sent), referer}
@@ -208,6 +210,13 @@ function createOrigin(name) {
         const n = seen(id); record(id, entry);
         const answer = () => { entry.status = 200; send(res, 200, "tail"); };
         if (n < Number(q.get("slow") || 1)) setTimeout(answer, Number(q.get("ms") || 1000)); else answer();
+        return;
+      }
+      case "/plan": {
+        const n = seen(id); record(id, entry);
+        const answers = (q.get("answers") || "200@0").split(",");
+        const [code, ms] = answers[Math.min(n, answers.length - 1)].split("@").map(Number);
+        setTimeout(() => { if (res.destroyed) return; entry.status = code; send(res, code, `${code} ${n + 1}`); }, ms || 0);
         return;
       }
       case "/outage": {

@@ -144,7 +144,8 @@ function isLocalError(error) {
 let INSTALLED = null; // { wrapper, original, client }
 // What each install() wrapper wraps, by the wrapper itself (not a property a spy or a proxy
 // of it would carry too), in one map every copy of this package in the realm shares (two
-// versions in one app).
+// versions in one app). resilient-fetch/otel reads it too (pkg-template/otel.js), to send each
+// attempt with what the client would have used.
 const WRAPPED = shared("resilient-fetch wrappers", () => new WeakMap());
 // On the init an attempt sends, for any copy's wrapper: this call is an attempt (CHAIN is
 // this copy's own: its client ids mean nothing to another copy).

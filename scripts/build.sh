@@ -104,6 +104,21 @@ node -e '
   fs.writeFileSync(p, JSON.stringify(pkg, null, 2) + "\n");
 ' "$PKG/package.json" "$version"
 
+# resilient-fetch/otel (opt-in; no other entry imports it): the ES module with the package's
+# version as its instrumentation scope's, a CommonJS copy (its one import line becomes a
+# require, its one export line module.exports), and the declarations once for each.
+otel="$PKG/otel.js"
+otel_import='^import \{ ([A-Za-z, ]+) \} from "(@opentelemetry/api)";$'
+grep -q '^const VERSION = "0.0.0";' "$otel" || die "otel.js must hold one 'const VERSION = \"0.0.0\";' line for the build to set"
+grep -Eq "$otel_import" "$otel" && grep -Eq "$exports_line" "$otel" ||
+  die "otel.js must import @opentelemetry/api on one line and end with one export { ... } line"
+sed -i "s/^const VERSION = \"0.0.0\";/const VERSION = \"$version\";/" "$otel"
+{ echo '"use strict";'; sed -E "s#$otel_import#const { \1 } = require(\"\2\");#; s/$exports_line/module.exports = { \1 };/" "$otel"; } > "$PKG/otel.cjs"
+! grep -Eq '^(import|export) ' "$PKG/otel.cjs" || die "otel.cjs keeps an import or export the CommonJS copy cannot run"
+sed -e '1s#(ES modules)#(CommonJS: what require("resilient-fetch/otel") returns)#' -e 's#from "\./index\.js";$#from "./index.cjs";#' \
+  "$PKG/otel.d.ts" > "$PKG/otel.d.cts"
+grep -q 'from "./index.cjs";$' "$PKG/otel.d.cts" || die "otel.d.ts must import its types from ./index.js"
+
 raw=$(stat -c %s "$PKG/web/resilient_fetch_bg.wasm")
 gz=$(gzip -9 -c "$PKG/web/resilient_fetch_bg.wasm" | wc -c)
 log "built pkg/ (resilient-fetch $version, $(build_route "$WASM_DIR" "$CARGO_TARGET_DIR") build): web wasm $raw bytes, $gz gzipped"

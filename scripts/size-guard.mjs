@@ -1,5 +1,6 @@
 // Size guard (issue #15): what a browser app ships when it imports the package must stay
-// within the budget in size-budget.json, the one place the limit is kept. A node:test file:
+// within the budget in size-budget.json, the one place the limit is kept; the opt-in
+// resilient-fetch/otel entry is never part of it (its own size is shown). A node:test file:
 //   node --test --test-reporter=tap scripts/size-guard.mjs      (scripts/test.sh, layer `size`)
 //
 // Measured as bench/size.mjs measures: esbuild bundles a one-line entry that imports
@@ -42,8 +43,8 @@ function gzipped(bytes) {
 
 const kib = (b) => `${(b / 1024).toFixed(2)} KiB`;
 
-/** The package as a browser app's bundle ships it: { js, wasm, total } in gzipped bytes. */
-async function measure() {
+/** `entry` bundled as a browser app's bundler does (esbuild, minified): { js, inputs }. */
+async function bundle(entry, external = []) {
   assert.ok(existsSync(join(PKG, "package.json")), `no package in ${PKG}: build it first (scripts/build.sh)`);
   const toolsRequire = createRequire(join(TOOLS, "package.json"));
   let esbuild;
@@ -58,29 +59,36 @@ async function measure() {
   try {
     symlinkSync(PKG, join(modules, "resilient-fetch"), "dir");
     const result = await esbuild.build({
-      stdin: { contents: ENTRY, resolveDir: ROOT, loader: "js" },
+      stdin: { contents: entry, resolveDir: ROOT, loader: "js" },
       nodePaths: [modules],
       bundle: true,
       minify: true,
       format: "esm",
       platform: "browser",
+      external,
       write: false,
       metafile: true,
       logLevel: "silent",
     });
     const inputs = Object.keys(result.metafile.inputs).map((p) => resolve(ROOT, p));
-    assert.ok(
-      inputs.includes(join(PKG, "browser.js")),
-      `the bundle did not go through the browser entry (inputs: ${inputs.map((p) => relative(ROOT, p)).join(", ")})`,
-    );
-    const js = result.outputFiles[0].contents;
-    const wasm = readFileSync(join(PKG, WASM));
-    const jsGz = gzipped(js);
-    const wasmGz = gzipped(wasm);
-    return { jsMin: js.length, jsGz, wasmRaw: wasm.length, wasmGz, total: jsGz + wasmGz };
+    return { js: result.outputFiles[0].contents, inputs };
   } finally {
     rmSync(modules, { recursive: true, force: true });
   }
+}
+
+const listed = (inputs) => inputs.map((p) => relative(ROOT, p)).join(", ");
+
+/** The package as a browser app's bundle ships it: { js, wasm, total } in gzipped bytes. */
+async function measure() {
+  const { js, inputs } = await bundle(ENTRY);
+  assert.ok(inputs.includes(join(PKG, "browser.js")), `the bundle did not go through the browser entry (inputs: ${listed(inputs)})`);
+  // The opt-in resilient-fetch/otel entry is never part of it.
+  assert.ok(!inputs.some((p) => p.startsWith(join(PKG, "otel"))), `the main bundle holds the otel entry (inputs: ${listed(inputs)})`);
+  const wasm = readFileSync(join(PKG, WASM));
+  const jsGz = gzipped(js);
+  const wasmGz = gzipped(wasm);
+  return { jsMin: js.length, jsGz, wasmRaw: wasm.length, wasmGz, total: jsGz + wasmGz };
 }
 
 test("browser bundle (esbuild, minified, ESM, gzip -9) within size-budget.json", async (t) => {
@@ -104,4 +112,11 @@ test("browser bundle (esbuild, minified, ESM, gzip -9) within size-budget.json",
     m.total <= limit,
     `the browser bundle is ${m.total} B (${kib(m.total)}) min+gz, over the ${budget.limitKiB} KiB budget in ${where(BUDGET_FILE)} by ${m.total - limit} B`,
   );
+});
+
+test("resilient-fetch/otel: a bundle of its own, apart from the main one (@opentelemetry/api left to the app)", async (t) => {
+  const { js, inputs } = await bundle('export { instrument } from "resilient-fetch/otel";', ["@opentelemetry/api"]);
+  assert.deepEqual(inputs.map((p) => relative(PKG, p)).filter((p) => !p.startsWith("..")), ["otel.js"],
+    `the otel entry pulls in more of the package (inputs: ${listed(inputs)})`);
+  t.diagnostic(`resilient-fetch/otel (pkg/otel.js; esbuild --bundle --minify, @opentelemetry/api external; gzip -9): ${js.length} B min, ${gzipped(js)} B gz; not counted in the budget above`);
 });

@@ -244,16 +244,17 @@ fn busy() -> JsValue {
 
 /// Puts a resilient wrapper on `globalThis.fetch` that sends through the `fetch` that
 /// was there before (an earlier install is replaced); returns the client it uses.
-#[wasm_bindgen]
-pub fn install(policy: Option<PolicyArg>) -> Result<ResilientClient, JsValue> {
+// The very object the wrapper calls (its `fetch` is looked up at each call), not a second
+// handle of the same client: what wraps the client's `fetch` (resilient-fetch/otel) wraps
+// the global's too.
+#[wasm_bindgen(unchecked_return_type = "ResilientClient")]
+pub fn install(policy: Option<PolicyArg>) -> Result<JsValue, JsValue> {
     let original = fetch_to_wrap()?;
     let policy = policy.map_or(JsValue::UNDEFINED, Into::into);
     let inner = ClientInner::new(&policy, Some(original.clone()))?;
-    let handle = ResilientClient {
-        inner: inner.clone(),
-    };
-    install_fetch(handle.into(), &original)?;
-    Ok(ResilientClient { inner })
+    let client = JsValue::from(ResilientClient { inner });
+    install_fetch(client.clone(), &original)?;
+    Ok(client)
 }
 
 /// Puts back the `fetch` that `install()` wrapped; false (and nothing changed) if

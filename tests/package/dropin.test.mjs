@@ -108,6 +108,18 @@ describe("install() and uninstall()", () => {
     assert.equal(globalThis.fetch, original, "uninstall() did not put the original back");
   });
 
+  test("install() returns the very client its wrapper calls: what wraps that client's fetch sees the global's calls", async () => {
+    globalThis.fetch = (i, n) => realFetch(i, n);
+    const client = rf.install({ retry: FAST });
+    const seen = [];
+    const own = client.fetch;
+    client.fetch = function (input, init, policy) { seen.push(String(input)); return own.call(this, input, init, policy); };
+    const url = `${ORIGIN_A}/ok?id=${uid("install-same")}`;
+    assert.equal((await within(globalThis.fetch(url), 5000, "GET")).status, 200);
+    assert.deepEqual(seen, [url]);
+    assert.equal(rf.uninstall(), true);
+  });
+
   test("install() again replaces the previous install: one layer, and the original stays the true original", async () => {
     assert.equal(typeof rf.install, "function", "no install export");
     const original = (i, n) => realFetch(i, n);

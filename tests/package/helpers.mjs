@@ -19,6 +19,21 @@ function must(name) {
 /** Tools installed by scripts/toolchain.sh in tools/ (playwright-core, vite). */
 export const toolsRequire = createRequire(path.join(must("RF_TOOLS_DIR"), "package.json"));
 
+/**
+ * Makes packages of tools/ importable by name from the scratch project, as if its user had
+ * installed them beside the package (the OpenTelemetry API and SDK): a link per package in
+ * its node_modules. Node and esbuild follow a link to the package's own folder, so a package
+ * and what it imports are one copy, whoever imports them.
+ */
+export function linkTools(names) {
+  for (const name of names) {
+    const link = path.join(SCRATCH, "node_modules", name);
+    if (fs.existsSync(link)) continue;
+    fs.mkdirSync(path.dirname(link), { recursive: true });
+    fs.symlinkSync(path.join(must("RF_TOOLS_DIR"), "node_modules", name), link, "dir");
+  }
+}
+
 // The platform's fetch as this module loaded: tests replace globalThis.fetch, and
 // the server's logs are always read through the real one.
 const platformFetch = globalThis.fetch;

@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
-import { SCRATCH } from "./helpers.mjs";
+import { SCRATCH, linkTools } from "./helpers.mjs";
 
 const tsc = path.join(process.env.RF_TOOLS_DIR, "node_modules", "typescript", "bin", "tsc");
 // @types/node and @cloudflare/workers-types, installed in tools/ (scripts/toolchain.sh).
@@ -203,5 +203,47 @@ import type { ResilienceEvent } from "resilient-fetch";
 export const f = (e: ResilienceEvent): number => (e.type === "success" ? e.delayMs : 0);
 `);
   assert.notEqual(bad.status, 0, "a success event's delayMs type-checked as a number");
+  assert.match(bad.stdout + bad.stderr, /TS2322/);
+});
+
+/** resilient-fetch/otel as a user writes it, with @opentelemetry/api's own types. */
+const OTEL = `
+import { ResilientClient, install, type Policy } from "resilient-fetch";
+import { instrument, type OtelOptions } from "resilient-fetch/otel";
+import { metrics, trace } from "@opentelemetry/api";
+const options: OtelOptions = {
+  tracerProvider: trace.getTracerProvider(), meterProvider: metrics.getMeterProvider(),
+  propagate: (url: string) => url.startsWith("https://api.example.com/"), keepQuery: false, name: "api",
+};
+const policy: Policy = { retry: { maxAttempts: 2 }, onEvent: (e) => void e.origin };
+const api: ResilientClient = instrument(ResilientClient, policy, options);
+const global: ResilientClient = instrument(install, { timeoutMs: 1000 }, { propagate: true });
+const made = instrument((p: Policy) => new ResilientClient({ ...p, timeoutMs: 500 }));
+async function main(): Promise<number> {
+  return (await api.fetch("http://127.0.0.1/x")).status + Object.keys(made.stats()).length + Object.keys(global.stats()).length;
+}
+void main;
+`;
+
+test("resilient-fetch/otel's declarations compile with the DOM lib, Node's types, Workers' types, and under require", () => {
+  linkTools(["@opentelemetry/api"]);
+  for (const [name, options, extra] of [["otel-dom", {}, []], ["otel-node", { lib: ["es2022"], types: ["node"] }, []],
+    ["otel-workers", { lib: ["es2022"], types: [] }, [path.join(WORKERS_TYPES, "index.d.ts")]]]) {
+    const r = compile(name, OTEL, "main.ts", options, extra);
+    assert.equal(r.status, 0, `${name}: ${r.stdout}${r.stderr}`);
+  }
+  const cts = compile("otel-cts", `
+import rf = require("resilient-fetch");
+import otel = require("resilient-fetch/otel");
+const client: rf.ResilientClient = otel.instrument(rf.ResilientClient, { retry: false }, { name: "cjs" });
+void client;
+`, "main.cts");
+  assert.equal(cts.status, 0, cts.stdout + cts.stderr);
+  const bad = compile("otel-bad", `
+import { ResilientClient } from "resilient-fetch";
+import { instrument } from "resilient-fetch/otel";
+void instrument(ResilientClient, {}, { propagate: "yes" });
+`);
+  assert.notEqual(bad.status, 0, "propagate: \"yes\" type-checked");
   assert.match(bad.stdout + bad.stderr, /TS2322/);
 });

@@ -44,7 +44,7 @@
 //                                        status, body "STATUS n", after MS ms), the rest as the last one
 //   /outage?id=X&from=T&ms=D             503 while the wall clock is in [T, T + D) (epoch ms), else 200 "ok"
 //   /log?id=X                            JSON: every request of X {method, key, t, closedEarly, status,
-//                                        headers (the names the client sent), referer}
+//                                        headers (the names the client sent), referer, traceparent}
 //   /effects?id=X                        JSON: {effects, keys} applied for X
 //   /chaos (GET/PUT JSON)                the origin's chaos settings for /api (the demo's controls;
 //                                        rateLimit N: /api takes N requests a second, advertises it, 429s beyond)
@@ -118,7 +118,7 @@ function createOrigin(name) {
   // A log entry, as the other endpoints make theirs (below).
   const newEntry = (req) => ({ method: req.method, key: req.headers["idempotency-key"] || null,
     t: Date.now(), closedEarly: false, status: null, origin: name, headers: Object.keys(req.headers).sort(),
-    referer: req.headers.referer || null });
+    referer: req.headers.referer || null, traceparent: req.headers.traceparent || null });
   // Only content-type may be sent cross-origin: a request with any other
   // non-safelisted header (an Idempotency-Key) fails its preflight in a browser.
   const strictCors = (req, res) => {
@@ -154,7 +154,7 @@ function createOrigin(name) {
     const id = q.get("id");
     const entry = { method: req.method, key: req.headers["idempotency-key"] || null,
       t: Date.now(), closedEarly: false, status: null, origin: name, headers: Object.keys(req.headers).sort(),
-      referer: req.headers.referer || null };
+      referer: req.headers.referer || null, traceparent: req.headers.traceparent || null };
     res.on("close", () => { if (!res.writableFinished) entry.closedEarly = true; });
 
     switch (url.pathname) {

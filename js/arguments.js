@@ -189,7 +189,12 @@ function installFetch(client, original) {
     try {
       attempt = init?.[ATTEMPT] === true;
     } catch { /* client.fetch reports a bad init */ }
-    return attempt ? original(input, init) : client.fetch(input, init);
+    // As fetch, never a synchronous throw (a freed client's TypeError rejects).
+    try {
+      return attempt ? original(input, init) : client.fetch(input, init);
+    } catch (e) {
+      return Promise.reject(e);
+    }
   };
   WRAPPED.set(wrapper, original);
   try {

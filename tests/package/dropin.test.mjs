@@ -120,6 +120,17 @@ describe("install() and uninstall()", () => {
     assert.equal(rf.uninstall(), true);
   });
 
+  test("a freed install() client makes the global fetch reject, never throw", async () => {
+    globalThis.fetch = (i, n) => realFetch(i, n);
+    const client = rf.install({ retry: FAST });
+    client.free();
+    let call;
+    assert.doesNotThrow(() => { call = globalThis.fetch(`${ORIGIN_A}/ok?id=${uid("install-freed")}`); });
+    const error = await call.then(() => null, (e) => e);
+    assert.ok(error instanceof TypeError && /freed/.test(error.message), String(error));
+    assert.equal(rf.uninstall(), true);
+  });
+
   test("install() again replaces the previous install: one layer, and the original stays the true original", async () => {
     assert.equal(typeof rf.install, "function", "no install export");
     const original = (i, n) => realFetch(i, n);

@@ -10,6 +10,12 @@
 //!   (its length, if known, else [`SAME_WINDOW_MS`] until a response says when it resets);
 //!   without a known limit the quota is forgotten and the next response tells again.
 //!
+//! Calls that find a quota with a known limit spent are booked into the windows ahead, first
+//! come first: each holds a [`Ticket`], its place in the origin's queue. A booked call waits
+//! until the next reset, not until its own window, and asks again there: when a booking ahead
+//! of it was given back (its call was aborted, ran out of time), it has moved up and goes in
+//! the freed place.
+//!
 //! Responses to requests sent before the window reset can arrive after it; a report whose
 //! reset is already past is stale and ignored. Two reports of the same window (resets
 //! within [`SAME_WINDOW_MS`], or within half the window when its length is known: whole-second
@@ -28,8 +34,6 @@ struct Window {
     reset_at: f64,
     limit: Option<u32>,
     window_ms: Option<f64>,
-    /// Sends booked into the windows after this one, in the order the calls came.
-    booked: u32,
     /// The most requests an answer said were left, plus the one that asked: what a window is
     /// taken to hold when no limit is stated.
     peak: u32,
@@ -39,6 +43,61 @@ impl Window {
     /// The length of the next windows: as stated, else a second until a response says.
     fn span(&self) -> f64 {
         self.window_ms.unwrap_or(SAME_WINDOW_MS).max(1.0)
+    }
+}
+
+/// A send booked for a call: its place in its origin's queue ([`Admit::Booked`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Ticket(u64);
+
+/// The sends booked into the windows after the current one, first come first.
+#[derive(Clone, Debug, Default, PartialEq)]
+struct Queue {
+    /// The tickets still waiting for a window, in the order they were issued.
+    waiting: Vec<u64>,
+    /// The number of the next ticket (never reused: a call may still hold an old one).
+    issued: u64,
+    /// The first ticket served into the current window: a ticket from this one on that is
+    /// not waiting was served into it (or was given back already).
+    served_from: u64,
+}
+
+impl Queue {
+    fn book(&mut self) -> Ticket {
+        let ticket = self.issued;
+        self.issued += 1;
+        self.waiting.push(ticket);
+        Ticket(ticket)
+    }
+
+    /// How many tickets wait ahead of `ticket`; `None` if it waits no more.
+    fn place(&self, ticket: Ticket) -> Option<usize> {
+        self.waiting.iter().position(|t| *t == ticket.0)
+    }
+
+    /// Serves up to `n` tickets, the first ones, into a window that starts; returns how many.
+    fn serve(&mut self, n: u32) -> u32 {
+        let n = self.waiting.len().min(n as usize);
+        self.served_from = self.waiting.first().copied().unwrap_or(self.issued);
+        self.waiting.drain(..n);
+        n as u32 // at most `n: u32`
+    }
+
+    /// Takes `ticket` out; returns whether it had been served into the current window.
+    fn cancel(&mut self, ticket: Ticket) -> bool {
+        match self.place(ticket) {
+            Some(i) => {
+                self.waiting.remove(i);
+                false
+            }
+            None => ticket.0 >= self.served_from,
+        }
+    }
+
+    /// Lets every waiting ticket go: each goes when its call asks again.
+    fn clear(&mut self) {
+        self.waiting.clear();
+        self.served_from = self.issued;
     }
 }
 
@@ -64,16 +123,37 @@ impl Why {
 /// What the origin says to a call about to send.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Admit {
-    /// Send now ([`Pacer::take`] counts it once the attempt really starts).
+    /// Send now ([`Pacer::take`] counts it once the attempt really starts, unless it was
+    /// booked: its window counted it).
     Go,
     /// Wait this long, then ask again (a hold, or a quota whose limit is unknown).
     Wait(f64, Why),
-    /// A send in a later window is booked for the call: wait this long, then send without
-    /// asking again. Calls that find the quota spent are booked in the order they came, so
-    /// the first to wait is the first to go.
-    Booked(f64),
+    /// A send in a later window is booked for the call (or still is, asked with its
+    /// `ticket`), due in `due` ms. Calls that find the quota spent are booked in the order
+    /// they came, so the first to wait is the first to go. The call waits `wake` ms, until
+    /// the next reset, and asks again with its ticket: it goes if it was served into the
+    /// window that starts there (bookings ahead of it given back move it up).
+    Booked {
+        /// The call's place in the queue.
+        ticket: Ticket,
+        /// How long until the window the send is booked into, as the queue stands.
+        due: f64,
+        /// How long until the call asks again.
+        wake: f64,
+    },
     /// The wait would be longer than the call may wait: nothing was booked.
     TooLong(f64, Why),
+}
+
+impl Admit {
+    /// A wait of `ms` for a call that may wait at most `max_wait` ms.
+    fn wait(ms: f64, why: Why, max_wait: f64) -> Self {
+        if ms > max_wait {
+            Admit::TooLong(ms, why)
+        } else {
+            Admit::Wait(ms, why)
+        }
+    }
 }
 
 /// One origin's pacing state.
@@ -82,6 +162,7 @@ pub struct Pacer {
     /// No send before this time (monotonic ms); 0 when there is no hold.
     not_before: f64,
     quota: Option<Window>,
+    queue: Queue,
 }
 
 /// Windows rolled over at most in one step; past that the quota starts afresh at `now`.
@@ -104,64 +185,67 @@ impl Pacer {
     /// hold what answers have said was left at most (plus one), for [`SAME_WINDOW_MS`] or
     /// until an answer tells more: the calls that waited for the reset do not all go at once.
     fn roll(&mut self, now: f64) {
-        let Some(w) = &mut self.quota else {
+        let Pacer { quota, queue, .. } = self;
+        let Some(w) = quota else {
             return;
         };
         let mut rolls = 0;
         while w.reset_at <= now {
             let Some(limit) = w.limit.filter(|l| *l > 0) else {
+                queue.clear();
                 if w.peak == 0 || w.limit == Some(0) {
-                    self.quota = None;
+                    *quota = None;
                 } else {
                     w.remaining = w.peak;
                     w.reset_at = now + SAME_WINDOW_MS;
                 }
                 return;
             };
-            let used = w.booked.min(limit);
-            w.booked -= used;
-            w.remaining = limit - used;
             rolls += 1;
-            w.reset_at = if (w.booked == 0 && w.reset_at + w.span() <= now) || rolls > MAX_ROLLS {
+            if (queue.waiting.is_empty() && w.reset_at + w.span() <= now) || rolls > MAX_ROLLS {
                 // Windows missed entirely: a fresh one starts now at the latest.
-                w.booked = 0;
+                queue.clear();
                 w.remaining = limit;
-                now + w.span()
+                w.reset_at = now + w.span();
             } else {
-                w.reset_at + w.span()
-            };
+                w.remaining = limit - queue.serve(limit);
+                w.reset_at += w.span();
+            }
         }
     }
 
     /// What the origin says to a call about to send at `now` that may wait at most
     /// `max_wait` ms. Books a later send when the quota is spent and its limit known. A call
-    /// that holds a send `booked` for now waits only for a `Retry-After` hold that came since.
-    pub fn admit(&mut self, now: f64, max_wait: f64, booked: bool) -> Admit {
-        let (wait, why) = if let Some(ms) = self.held(now) {
-            (ms, Why::RetryAfter)
-        } else if booked {
+    /// that holds a `ticket` goes once it was served into the current window (it waits for
+    /// a `Retry-After` hold that came since, though).
+    pub fn admit(&mut self, now: f64, max_wait: f64, ticket: Option<Ticket>) -> Admit {
+        if let Some(ms) = self.held(now) {
+            return Admit::wait(ms, Why::RetryAfter, max_wait);
+        }
+        self.roll(now);
+        let Some(w) = self.quota else {
             return Admit::Go;
-        } else {
-            self.roll(now);
-            match &mut self.quota {
-                Some(w) if w.remaining == 0 => match w.limit.filter(|l| *l > 0) {
-                    Some(limit) => {
-                        let wait = w.reset_at + f64::from(w.booked / limit) * w.span() - now;
-                        if wait > max_wait {
-                            return Admit::TooLong(wait, Why::Quota);
-                        }
-                        w.booked += 1;
-                        return Admit::Booked(wait);
-                    }
-                    None => (w.reset_at - now, Why::Quota),
-                },
-                _ => return Admit::Go,
-            }
         };
-        if wait > max_wait {
-            Admit::TooLong(wait, why)
-        } else {
-            Admit::Wait(wait, why)
+        let place = match ticket {
+            Some(ticket) => match self.queue.place(ticket) {
+                Some(place) => place,
+                // Served (or the queue was let go): its window counted it.
+                None => return Admit::Go,
+            },
+            None if w.remaining > 0 => return Admit::Go,
+            None => self.queue.waiting.len(),
+        };
+        let Some(limit) = w.limit.filter(|l| *l > 0) else {
+            return Admit::wait(w.reset_at - now, Why::Quota, max_wait);
+        };
+        let due = w.reset_at + (place / limit as usize) as f64 * w.span() - now;
+        if due > max_wait {
+            return Admit::TooLong(due, Why::Quota);
+        }
+        Admit::Booked {
+            ticket: ticket.unwrap_or_else(|| self.queue.book()),
+            due,
+            wake: w.reset_at - now,
         }
     }
 
@@ -176,17 +260,16 @@ impl Pacer {
         (self.not_before > now).then_some(self.not_before - now)
     }
 
-    /// Gives back a send booked for `at` that was not made (its call was aborted, ran out of
-    /// time, or was refused by the breaker or the throttle): still ahead, the booking goes;
-    /// in the current window, that window gets the request back.
-    pub fn unbook(&mut self, at: f64) {
-        if let Some(w) = &mut self.quota {
-            if at >= w.reset_at {
-                w.booked = w.booked.saturating_sub(1);
-            } else if at >= w.reset_at - w.span() {
-                let limit = w.limit.unwrap_or(u32::MAX);
-                w.remaining = w.remaining.saturating_add(1).min(limit);
-            }
+    /// Gives back a send booked with `ticket` that was not made (its call was aborted, ran
+    /// out of time, or was refused by the breaker or the throttle): still ahead, the booking
+    /// goes and the calls booked behind it move up; served into the current window, that
+    /// window gets the request back.
+    pub fn unbook(&mut self, ticket: Ticket) {
+        if self.queue.cancel(ticket)
+            && let Some(w) = &mut self.quota
+        {
+            let limit = w.limit.unwrap_or(u32::MAX);
+            w.remaining = w.remaining.saturating_add(1).min(limit);
         }
     }
 
@@ -210,7 +293,6 @@ impl Pacer {
             reset_at,
             limit: quota.limit,
             window_ms: quota.window_ms,
-            booked: 0,
             peak: quota.remaining.saturating_add(1),
         };
         self.quota = Some(match self.quota {
@@ -225,14 +307,12 @@ impl Pacer {
                         reset_at: w.reset_at.min(reset_at),
                         limit: fresh.limit.or(w.limit),
                         window_ms: fresh.window_ms.or(w.window_ms),
-                        booked: w.booked,
                         peak: w.peak.max(fresh.peak),
                     }
                 } else if reset_at > w.reset_at {
                     // A later window than ours: its requests go to the sends booked first.
                     Window {
-                        remaining: fresh.remaining.saturating_sub(w.booked),
-                        booked: w.booked.saturating_sub(fresh.remaining),
+                        remaining: fresh.remaining - self.queue.serve(fresh.remaining),
                         peak: w.peak.max(fresh.peak),
                         ..fresh
                     }
@@ -241,7 +321,6 @@ impl Pacer {
                     // windows are not where we thought (it starts one at the first request
                     // after a reset, say). What it says now wins.
                     Window {
-                        booked: w.booked,
                         limit: fresh.limit.or(w.limit),
                         window_ms: fresh.window_ms.or(w.window_ms),
                         peak: w.peak.max(fresh.peak),
@@ -269,9 +348,11 @@ impl Pacer {
             .or(self.quota.and_then(|w| w.limit))
     }
 
-    /// Forgets everything (`reset()`).
+    /// Forgets everything (`reset()`); calls still holding a ticket go when they ask again.
     pub fn reset(&mut self) {
-        *self = Pacer::default();
+        self.not_before = 0.0;
+        self.quota = None;
+        self.queue.clear();
     }
 }
 
@@ -281,6 +362,14 @@ mod tests {
     use proptest::prelude::*;
 
     const ANY: f64 = f64::INFINITY;
+
+    /// When a booked send is due, if the call was booked.
+    fn due(admit: Admit) -> Option<f64> {
+        match admit {
+            Admit::Booked { due, .. } => Some(due),
+            _ => None,
+        }
+    }
 
     fn quota(remaining: u32, reset_ms: f64) -> Quota {
         Quota {
@@ -303,7 +392,7 @@ mod tests {
     #[test]
     fn a_fresh_origin_never_waits() {
         let mut p = Pacer::default();
-        assert_eq!(p.admit(0.0, 0.0, false), Admit::Go);
+        assert_eq!(p.admit(0.0, 0.0, None), Admit::Go);
         p.take(0.0);
         assert_eq!(p.remaining(0.0), None);
     }
@@ -312,18 +401,18 @@ mod tests {
     fn each_send_takes_one_and_none_left_waits_for_the_reset() {
         let mut p = Pacer::default();
         p.learn(&quota(2, 1_000.0), 0.0);
-        assert_eq!(p.admit(10.0, ANY, false), Admit::Go);
+        assert_eq!(p.admit(10.0, ANY, None), Admit::Go);
         p.take(10.0);
         assert_eq!(p.remaining(10.0), Some(1));
         p.take(20.0);
         // The limit is unknown: wait for the reset, then ask again.
-        assert_eq!(p.admit(30.0, ANY, false), Admit::Wait(970.0, Why::Quota));
+        assert_eq!(p.admit(30.0, ANY, None), Admit::Wait(970.0, Why::Quota));
         assert_eq!(p.wait(30.0), Some((970.0, Why::Quota)));
         assert_eq!(
-            p.admit(30.0, 900.0, false),
+            p.admit(30.0, 900.0, None),
             Admit::TooLong(970.0, Why::Quota)
         );
-        assert_eq!(p.admit(1_000.0, ANY, false), Admit::Go);
+        assert_eq!(p.admit(1_000.0, ANY, None), Admit::Go);
     }
 
     #[test]
@@ -334,13 +423,13 @@ mod tests {
         assert!(p.wait(100.0).is_some());
         // At the reset, not everyone at once: five, then a wait of a second or until an answer.
         for t in [600.0, 601.0, 602.0, 603.0, 604.0] {
-            assert_eq!(p.admit(t, ANY, false), Admit::Go);
+            assert_eq!(p.admit(t, ANY, None), Admit::Go);
             p.take(t);
         }
-        assert_eq!(p.admit(605.0, ANY, false), Admit::Wait(995.0, Why::Quota));
+        assert_eq!(p.admit(605.0, ANY, None), Admit::Wait(995.0, Why::Quota));
         // An answer of the server's new window says how much is really left.
         p.learn(&quota(40, 59_000.0), 650.0);
-        assert_eq!(p.admit(651.0, ANY, false), Admit::Go);
+        assert_eq!(p.admit(651.0, ANY, None), Admit::Go);
         assert_eq!(p.remaining(651.0), Some(40));
     }
 
@@ -350,20 +439,20 @@ mod tests {
         p.learn(&limited(0, 1_000.0, 3, 1_000.0), 0.0);
         // Three sends fit the next window, the fourth the one after.
         for _ in 0..3 {
-            assert_eq!(p.admit(0.0, ANY, false), Admit::Booked(1_000.0));
+            assert_eq!(due(p.admit(0.0, ANY, None)), Some(1_000.0));
         }
-        assert_eq!(p.admit(0.0, ANY, false), Admit::Booked(2_000.0));
+        assert_eq!(due(p.admit(0.0, ANY, None)), Some(2_000.0));
         // Too long for this call: nothing booked for it.
         assert_eq!(
-            p.admit(0.0, 1_500.0, false),
+            p.admit(0.0, 1_500.0, None),
             Admit::TooLong(2_000.0, Why::Quota)
         );
         // At the reset the booked sends own the new window: a newcomer is booked behind them.
-        assert_eq!(p.admit(1_000.0, ANY, false), Admit::Booked(1_000.0));
-        assert_eq!(p.admit(1_000.0, ANY, false), Admit::Booked(1_000.0));
-        assert_eq!(p.admit(1_000.0, ANY, false), Admit::Booked(2_000.0));
+        assert_eq!(due(p.admit(1_000.0, ANY, None)), Some(1_000.0));
+        assert_eq!(due(p.admit(1_000.0, ANY, None)), Some(1_000.0));
+        assert_eq!(due(p.admit(1_000.0, ANY, None)), Some(2_000.0));
         // Far later: nothing booked is left, the new window starts at the send.
-        assert_eq!(p.admit(50_000.0, ANY, false), Admit::Go);
+        assert_eq!(p.admit(50_000.0, ANY, None), Admit::Go);
         p.take(50_000.0);
         assert_eq!(p.remaining(50_000.0), Some(2));
     }
@@ -382,16 +471,16 @@ mod tests {
         );
         p.take(300.0);
         assert_eq!(p.wait(300.0), Some((SAME_WINDOW_MS, Why::Quota)));
-        assert_eq!(p.admit(300.0, ANY, false), Admit::Booked(SAME_WINDOW_MS));
+        assert_eq!(due(p.admit(300.0, ANY, None)), Some(SAME_WINDOW_MS));
     }
 
     #[test]
     fn a_limit_of_zero_never_books() {
         let mut p = Pacer::default();
         p.learn(&limited(0, 1_000.0, 0, 1_000.0), 0.0);
-        assert_eq!(p.admit(0.0, ANY, false), Admit::Wait(1_000.0, Why::Quota));
+        assert_eq!(p.admit(0.0, ANY, None), Admit::Wait(1_000.0, Why::Quota));
         assert_eq!(
-            p.admit(1_000.0, ANY, false),
+            p.admit(1_000.0, ANY, None),
             Admit::Go,
             "forgotten at the reset"
         );
@@ -426,26 +515,68 @@ mod tests {
         let mut p = Pacer::default();
         p.learn(&limited(0, 1_000.0, 10, 1_000.0), 0.0);
         for _ in 0..4 {
-            p.admit(0.0, ANY, false);
+            p.admit(0.0, ANY, None);
         }
         // A report of a window later than ours (the server's windows are longer).
         p.learn(&limited(6, 3_000.0, 10, 1_000.0), 500.0);
         assert_eq!(p.remaining(500.0), Some(2));
     }
 
+    /// Books a send for a newcomer at `now`: its ticket and when it is due.
+    fn book(p: &mut Pacer, now: f64) -> (Ticket, f64) {
+        match p.admit(now, ANY, None) {
+            Admit::Booked { ticket, due, .. } => (ticket, due),
+            other => panic!("not booked: {other:?}"),
+        }
+    }
+
     #[test]
     fn a_booking_not_used_is_given_back() {
         let mut p = Pacer::default();
         p.learn(&limited(0, 1_000.0, 2, 1_000.0), 0.0);
-        assert_eq!(p.admit(0.0, ANY, false), Admit::Booked(1_000.0));
-        assert_eq!(p.admit(0.0, ANY, false), Admit::Booked(1_000.0));
+        let (first, _) = book(&mut p, 0.0);
+        let (second, _) = book(&mut p, 0.0);
         // The first caller aborts before its slot: a newcomer gets it.
-        p.unbook(1_000.0);
-        assert_eq!(p.admit(10.0, ANY, false), Admit::Booked(990.0));
+        p.unbook(first);
+        let (third, due) = book(&mut p, 10.0);
+        assert_eq!(due, 990.0);
         // In its window, a booked send refused by the breaker gives its request back.
-        assert_eq!(p.admit(1_000.0, ANY, false), Admit::Booked(1_000.0));
-        p.unbook(1_000.0);
-        assert_eq!(p.admit(1_001.0, ANY, false), Admit::Go);
+        assert_eq!(p.admit(1_000.0, ANY, Some(second)), Admit::Go);
+        assert_eq!(book(&mut p, 1_000.0).1, 1_000.0);
+        assert_eq!(p.admit(1_000.0, ANY, Some(third)), Admit::Go);
+        p.unbook(third);
+        assert_eq!(p.admit(1_001.0, ANY, None), Admit::Go);
+    }
+
+    #[test]
+    fn a_booking_given_back_moves_the_ones_behind_it_up() {
+        let mut p = Pacer::default();
+        p.learn(&limited(0, 1_000.0, 2, 1_000.0), 0.0);
+        let tickets: Vec<(Ticket, f64)> = (0..3).map(|_| book(&mut p, 0.0)).collect();
+        let dues: Vec<f64> = tickets.iter().map(|t| t.1).collect();
+        assert_eq!(dues, [1_000.0, 1_000.0, 2_000.0]);
+        // Each asks again at the next reset, not at its own window.
+        assert!(matches!(
+            p.admit(30.0, ANY, Some(tickets[2].0)),
+            Admit::Booked {
+                due: 1_970.0,
+                wake: 970.0,
+                ..
+            }
+        ));
+        p.unbook(tickets[0].0);
+        // At the reset the third goes in the first's place, beside the second.
+        assert_eq!(p.admit(1_000.0, ANY, Some(tickets[1].0)), Admit::Go);
+        assert_eq!(p.admit(1_000.0, ANY, Some(tickets[2].0)), Admit::Go);
+        assert_eq!(p.remaining(1_000.0), Some(0));
+        // A newcomer waits for the window after, not one more.
+        assert_eq!(book(&mut p, 1_000.0).1, 1_000.0);
+        assert_eq!(book(&mut p, 1_500.0).1, 500.0);
+        assert_eq!(book(&mut p, 1_500.0).1, 1_500.0);
+        // Given back at once, nothing is lost: the queue was two, it is two.
+        let (late, _) = book(&mut p, 1_500.0);
+        p.unbook(late);
+        assert_eq!(book(&mut p, 1_500.0).1, 1_500.0);
     }
 
     #[test]
@@ -453,7 +584,7 @@ mod tests {
         let mut p = Pacer::default();
         p.learn(&limited(0, 5_000.0, 5, 10_000.0), 0.0);
         // The pacer assumes the next window is [5 000, 15 000) and lets sends go at 11 000...
-        assert_eq!(p.admit(11_000.0, ANY, false), Admit::Go);
+        assert_eq!(p.admit(11_000.0, ANY, None), Admit::Go);
         p.take(11_000.0);
         // ...but the server's window runs to 16 000 and is spent.
         p.learn(&limited(0, 5_000.0, 5, 10_000.0), 11_000.0);
@@ -475,14 +606,14 @@ mod tests {
         p.hold(2_000.0);
         p.hold(1_000.0); // a shorter hold does not shorten it
         assert_eq!(
-            p.admit(500.0, ANY, false),
+            p.admit(500.0, ANY, None),
             Admit::Wait(1_500.0, Why::RetryAfter)
         );
         assert_eq!(
-            p.admit(500.0, 1_000.0, false),
+            p.admit(500.0, 1_000.0, None),
             Admit::TooLong(1_500.0, Why::RetryAfter)
         );
-        assert_eq!(p.admit(2_000.0, 0.0, false), Admit::Go);
+        assert_eq!(p.admit(2_000.0, 0.0, None), Admit::Go);
         p.reset();
         assert_eq!(p, Pacer::default());
     }
@@ -505,7 +636,7 @@ mod tests {
                 if now >= reset {
                     break;
                 }
-                if p.admit(now, f64::INFINITY, false) == Admit::Go {
+                if p.admit(now, f64::INFINITY, None) == Admit::Go {
                     p.take(now);
                     sent += 1;
                 }
@@ -529,13 +660,13 @@ mod tests {
             let mut now = 0.0;
             for dt in arrivals {
                 now += f64::from(dt);
-                let at = match p.admit(now, f64::INFINITY, false) {
+                let at = match p.admit(now, f64::INFINITY, None) {
                     Admit::Go => {
                         p.take(now);
                         now
                     }
-                    Admit::Booked(wait) => {
-                        let at = now + wait;
+                    Admit::Booked { due, .. } => {
+                        let at = now + due;
                         prop_assert!((at / span).fract() == 0.0, "booked at {}", at);
                         at
                     }
@@ -546,6 +677,70 @@ mod tests {
             for (window, n) in per_window {
                 prop_assert!(n <= limit, "window {} got {} sends", window, n);
             }
+        }
+
+        /// Calls arrive, some that wait give up, and the waiting ones ask again when told to:
+        /// no window gets more than the limit, the first booked go first, and a call told to
+        /// wait on at a reset finds that window full (a booking given back moved the ones
+        /// behind it up).
+        #[test]
+        fn bookings_given_back_move_the_queue_up(
+            ops in proptest::collection::vec((0u32..400, any::<bool>(), 0usize..8), 1..80),
+            limit in 1u32..4,
+        ) {
+            let span = 1_000.0;
+            let mut p = Pacer::default();
+            p.learn(&limited(0, span, limit, span), 0.0);
+            // Calls waiting: (ticket, asks again at, arrived as).
+            let mut waiting: Vec<(Ticket, f64, usize)> = Vec::new();
+            let (mut sent, mut refilled) = (Vec::<(f64, usize)>::new(), Vec::<f64>::new());
+            let mut now = 0.0;
+            let mut arrived = 0;
+            let mut ask = |p: &mut Pacer, now: f64, ticket, who, waiting: &mut Vec<_>| {
+                match p.admit(now, ANY, ticket) {
+                    Admit::Go => {
+                        if ticket.is_none() {
+                            p.take(now);
+                        }
+                        sent.push((now, who));
+                    }
+                    Admit::Booked { ticket: t, wake, .. } => {
+                        if ticket.is_some() {
+                            refilled.push(now);
+                        }
+                        waiting.push((t, now + wake, who));
+                    }
+                    other => panic!("{other:?}"),
+                }
+            };
+            for (dt, gives_up, which) in ops {
+                let next = now + f64::from(dt);
+                // Those due by then ask again, in the order they are due.
+                while let Some(i) = (0..waiting.len())
+                    .filter(|i| waiting[*i].1 <= next)
+                    .min_by(|a, b| waiting[*a].1.total_cmp(&waiting[*b].1).then(a.cmp(b)))
+                {
+                    let (ticket, at, who) = waiting.remove(i);
+                    ask(&mut p, at, Some(ticket), who, &mut waiting);
+                }
+                now = next;
+                if gives_up && !waiting.is_empty() {
+                    let (ticket, ..) = waiting.remove(which % waiting.len());
+                    p.unbook(ticket);
+                } else {
+                    ask(&mut p, now, None, arrived, &mut waiting);
+                    arrived += 1;
+                }
+            }
+            let in_window = |w: f64| sent.iter().filter(|(t, _)| (t / span).floor() == w).count();
+            for (t, _) in &sent {
+                prop_assert!(in_window((t / span).floor()) <= limit as usize, "{sent:?}");
+            }
+            for t in refilled {
+                prop_assert_eq!(in_window((t / span).floor()), limit as usize, "at {}: {:?}", t, sent);
+            }
+            let booked_order: Vec<usize> = sent.iter().filter(|(t, _)| *t >= span).map(|s| s.1).collect();
+            prop_assert!(booked_order.windows(2).all(|w| w[0] < w[1]), "{sent:?}");
         }
     }
 }

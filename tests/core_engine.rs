@@ -2454,8 +2454,11 @@ fn a_booking_given_up_goes_back_to_the_queue() {
     // The aborted call's slot (t = 1 000) is the next caller's, not one a window later.
     let next = reg
         .borrow_mut()
-        .with(A, |_, s| s.pacer.admit(500.0, f64::INFINITY, false));
-    assert_eq!(next, resilient_fetch::pacing::Admit::Booked(500.0));
+        .with(A, |_, s| s.pacer.admit(500.0, f64::INFINITY, None));
+    assert!(
+        matches!(next, resilient_fetch::pacing::Admit::Booked { due, .. } if due == 500.0),
+        "{next:?}"
+    );
     assert_released(&reg, A);
 }
 
@@ -2509,6 +2512,171 @@ fn max_wait_ms_bounds_the_waits_of_a_call_together() {
         pacing_events(&events, "rateLimitWait"),
         [(20_000.0, Why::RetryAfter)]
     );
+}
+
+/// One caller of several on the manual clock, with its own abort switch.
+struct Caller<'c> {
+    clock: &'c Clock,
+    aborted: Cell<bool>,
+}
+
+impl<'c> Caller<'c> {
+    fn new(clock: &'c Clock) -> Self {
+        Caller {
+            clock,
+            aborted: Cell::new(false),
+        }
+    }
+
+    fn abort(&self) {
+        self.aborted.set(true);
+        self.clock.wake_all();
+    }
+}
+
+impl Env for Caller<'_> {
+    fn now_ms(&self) -> f64 {
+        self.clock.now_ms()
+    }
+
+    fn unix_ms(&self) -> f64 {
+        self.clock.unix_ms()
+    }
+
+    fn random(&self) -> f64 {
+        self.clock.random()
+    }
+
+    fn sleep(&self, ms: f64) -> impl Future<Output = ()> {
+        self.clock.sleep(ms)
+    }
+
+    fn aborted(&self) -> bool {
+        self.aborted.get()
+    }
+
+    fn abort_wait(&self) -> impl Future<Output = ()> {
+        poll_fn(move |cx| {
+            if self.aborted.get() {
+                Poll::Ready(())
+            } else {
+                self.clock.park(cx);
+                Poll::Pending
+            }
+        })
+    }
+}
+
+/// A fixed-window quota server on the manual clock, as the fault server's `/quota`: `limit`
+/// requests per `span` ms (windows at multiples of `span`), every answer stating the limit,
+/// the window and what is left; beyond the limit a 429 with `Retry-After` (whole seconds to
+/// the window's end). It answers at once and logs every request: (caller, sent at, status).
+struct Windowed<'c> {
+    clock: &'c Clock,
+    limit: u32,
+    span: f64,
+    log: RefCell<Vec<(&'static str, f64, u16)>>,
+}
+
+impl Windowed<'_> {
+    fn answer(&self, name: &'static str) -> AttemptOutcome {
+        let now = self.clock.now_ms();
+        let start = (now / self.span).floor() * self.span;
+        let mut log = self.log.borrow_mut();
+        let used = 1 + log.iter().filter(|(_, t, _)| *t >= start).count() as u32;
+        let status = if used <= self.limit { 200 } else { 429 };
+        log.push((name, now, status));
+        let reset_ms = start + self.span - now;
+        AttemptOutcome::Response {
+            status,
+            retry_after: (status == 429).then(|| (reset_ms / 1000.0).ceil().to_string()),
+            quota: Some(limited(
+                self.limit.saturating_sub(used),
+                reset_ms,
+                self.limit,
+                self.span,
+            )),
+        }
+    }
+}
+
+/// A call named `name` to A through `server`, aborted by its `caller`.
+fn spawn_windowed<'a>(
+    pool: &mut Pool<'a>,
+    reg: &'a RefCell<Registry>,
+    policy: &'a Policy,
+    caller: &'a Caller<'a>,
+    server: &'a Windowed<'a>,
+    name: &'static str,
+) {
+    struct To<'s>(&'s Windowed<'s>, &'static str);
+    impl Transport for To<'_> {
+        type Output = u32;
+        fn send(
+            &self,
+            attempt: u32,
+            _: AttemptLimit,
+        ) -> impl Future<Output = (AttemptOutcome, u32)> {
+            std::future::ready((self.0.answer(self.1), attempt))
+        }
+    }
+    pool.spawn(async move {
+        let mut transport = To(server, name);
+        engine::run(reg, policy, get(A), &mut transport, caller, &mut |_| {}).await
+    });
+}
+
+#[test]
+fn a_waiter_aborted_gives_its_slot_to_the_waiters_behind_it() {
+    let clock = Clock::manual();
+    let reg = registry();
+    let p = Policy::default();
+    let server = Windowed {
+        clock: &clock,
+        limit: 2,
+        span: 1_000.0,
+        log: RefCell::new(Vec::new()),
+    };
+    let callers: Vec<Caller<'_>> = (0..7).map(|_| Caller::new(&clock)).collect();
+    let mut pool = Pool::new();
+    // Two calls spend the window [0, 1 000); three more find it spent and wait.
+    for (i, name) in ["spent 1", "spent 2", "a", "b", "c"]
+        .into_iter()
+        .enumerate()
+    {
+        spawn_windowed(&mut pool, &reg, &p, &callers[i], &server, name);
+        pool.run_until_stalled();
+    }
+    assert_eq!(server.log.borrow().len(), 2, "a, b and c wait");
+    clock.advance(30.0);
+    callers[2].abort();
+    pool.run_until_stalled();
+    assert_eq!(pool.result(2), Some(&CallResult::Aborted));
+    // The window [1 000, 2 000) holds two sends: b's, and c's in the slot a gave back.
+    clock.advance(970.0);
+    pool.run_until_stalled();
+    // A new call there waits for the window after; at 2 000 another goes at once.
+    spawn_windowed(&mut pool, &reg, &p, &callers[5], &server, "d");
+    pool.run_until_stalled();
+    clock.advance(1_000.0);
+    pool.run_until_stalled();
+    spawn_windowed(&mut pool, &reg, &p, &callers[6], &server, "e");
+    pool.run_until_stalled();
+    assert_eq!(
+        *server.log.borrow(),
+        [
+            ("spent 1", 0.0, 200),
+            ("spent 2", 0.0, 200),
+            ("b", 1_000.0, 200),
+            ("c", 1_000.0, 200),
+            ("d", 2_000.0, 200),
+            ("e", 2_000.0, 200),
+        ]
+    );
+    for i in [0, 1, 3, 4, 5, 6] {
+        assert_eq!(pool.result(i), Some(&done(1, 1)), "call {i}");
+    }
+    assert_released(&reg, A);
 }
 
 // ---------------------------------------------------------------- hedged reads

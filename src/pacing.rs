@@ -16,6 +16,16 @@
 //! of it was given back (its call was aborted, ran out of time), it has moved up and goes in
 //! the freed place.
 //!
+//! A reset is a server's claim, and a spent quota holds calls back only as long as a
+//! `Retry-After` hold may: for at most `retry.maxRetryAfterMs` (the `cap`) after the answer
+//! that told it. When that ends before the reset, the window after it is not assumed: one
+//! call goes to ask (a *probe*, as a breaker's half-open call) while the others wait for its
+//! answer, asking again every [`SAME_WINDOW_MS`]. What its headers say is taken as it is (a
+//! server still limited answers with a fresh far reset, and the origin gets one request per
+//! cap); an answer without them forgets the quota; a probe that got no answer lets the next
+//! call ask. A stale or wrong reset, a year ahead say, then costs a cap's wait, not a day of
+//! refusals. A window with requests left is not touched: it ends at its reset, as told.
+//!
 //! Responses to requests sent before the window reset can arrive after it; a report whose
 //! reset is already past is stale and ignored. Two reports of the same window (resets
 //! within [`SAME_WINDOW_MS`], or within half the window when its length is known: whole-second
@@ -37,12 +47,32 @@ struct Window {
     /// The most requests an answer said were left, plus the one that asked: what a window is
     /// taken to hold when no limit is stated.
     peak: u32,
+    /// Until when what the last answer said is believed: its time plus the cap. Spent, the
+    /// window holds calls back until its reset or until then, whichever comes first.
+    believed_until: f64,
+    /// A probe window: `remaining` is 1 until one call goes to ask; it ends on an answer,
+    /// and its `reset_at` is only when the calls that wait ask again.
+    probe: bool,
 }
 
 impl Window {
     /// The length of the next windows: as stated, else a second until a response says.
     fn span(&self) -> f64 {
         self.window_ms.unwrap_or(SAME_WINDOW_MS).max(1.0)
+    }
+
+    /// Until when the window, spent, holds calls back.
+    fn spent_until(&self) -> f64 {
+        if self.probe {
+            self.reset_at
+        } else {
+            self.reset_at.min(self.believed_until)
+        }
+    }
+
+    /// Whether sends may be booked into the windows after this one: its reset is believed.
+    fn bookable(&self) -> bool {
+        !self.probe && self.reset_at <= self.believed_until
     }
 }
 
@@ -175,7 +205,9 @@ impl Pacer {
             return Some((ms, Why::RetryAfter));
         }
         match self.quota {
-            Some(w) if w.remaining == 0 && w.reset_at > now => Some((w.reset_at - now, Why::Quota)),
+            Some(w) if w.remaining == 0 && w.spent_until() > now => {
+                Some((w.spent_until() - now, Why::Quota))
+            }
             _ => None,
         }
     }
@@ -190,7 +222,17 @@ impl Pacer {
             return;
         };
         let mut rolls = 0;
-        while w.reset_at <= now {
+        while w.reset_at <= now || (w.remaining == 0 && w.spent_until() <= now) {
+            if w.probe || w.reset_at > now {
+                // Spent, and what the server said is believed no more (or a probe window
+                // still waits for its answer): one call asks first, the others wait for it.
+                if !w.probe {
+                    w.probe = true;
+                    w.remaining = 1;
+                }
+                w.reset_at = now + SAME_WINDOW_MS;
+                return;
+            }
             let Some(limit) = w.limit.filter(|l| *l > 0) else {
                 queue.clear();
                 if w.peak == 0 || w.limit == Some(0) {
@@ -235,8 +277,8 @@ impl Pacer {
             None if w.remaining > 0 => return Admit::Go,
             None => self.queue.waiting.len(),
         };
-        let Some(limit) = w.limit.filter(|l| *l > 0) else {
-            return Admit::wait(w.reset_at - now, Why::Quota, max_wait);
+        let Some(limit) = w.limit.filter(|l| *l > 0 && w.bookable()) else {
+            return Admit::wait(w.spent_until() - now, Why::Quota, max_wait);
         };
         let due = w.reset_at + (place / limit as usize) as f64 * w.span() - now;
         if due > max_wait {
@@ -274,15 +316,44 @@ impl Pacer {
     }
 
     /// Takes one request of the quota for a send at `now` that [`Pacer::admit`] let go.
-    pub fn take(&mut self, now: f64) {
+    /// Returns whether the send is a probe window's: what its attempt hears goes to
+    /// [`Pacer::heard`] with `probe`.
+    pub fn take(&mut self, now: f64) -> bool {
         self.roll(now);
-        if let Some(w) = &mut self.quota {
-            w.remaining = w.remaining.saturating_sub(1);
+        let Some(w) = &mut self.quota else {
+            return false;
+        };
+        let probe = w.probe && w.remaining > 0;
+        w.remaining = w.remaining.saturating_sub(1);
+        probe
+    }
+
+    /// Learns what the end of an attempt at `now` told: its rate-limit headers (`quota`),
+    /// if it was `answered`; `probe` when the attempt was a probe window's send. An answer
+    /// ends a probe window (without headers, the quota is forgotten); a probe that got no
+    /// answer lets the next call ask. What the headers say is believed for `cap` ms.
+    pub fn heard(
+        &mut self,
+        (answered, quota): (bool, Option<&Quota>),
+        probe: bool,
+        now: f64,
+        cap: f64,
+    ) {
+        if let Some(quota) = quota {
+            self.learn(quota, now, cap);
+        }
+        match &mut self.quota {
+            Some(w) if w.probe && answered => {
+                self.quota = None;
+                self.queue.clear();
+            }
+            Some(w) if w.probe && probe => w.remaining = 1,
+            _ => {}
         }
     }
 
-    /// Learns what a response at `now` said of the quota.
-    pub fn learn(&mut self, quota: &Quota, now: f64) {
+    /// Learns what a response at `now` said of the quota, believed for `cap` ms.
+    pub fn learn(&mut self, quota: &Quota, now: f64, cap: f64) {
         let reset_at = now + quota.reset_ms;
         if reset_at <= now {
             return; // stale: that window is over
@@ -294,6 +365,8 @@ impl Pacer {
             limit: quota.limit,
             window_ms: quota.window_ms,
             peak: quota.remaining.saturating_add(1),
+            believed_until: now + cap,
+            probe: false,
         };
         self.quota = Some(match self.quota {
             Some(w) => {
@@ -301,16 +374,19 @@ impl Pacer {
                     .window_ms
                     .or(w.window_ms)
                     .map_or(SAME_WINDOW_MS, |ms| ms / 2.0);
-                if (reset_at - w.reset_at).abs() < tolerance {
+                if !w.probe && (reset_at - w.reset_at).abs() < tolerance {
                     Window {
                         remaining: w.remaining.min(fresh.remaining),
                         reset_at: w.reset_at.min(reset_at),
                         limit: fresh.limit.or(w.limit),
                         window_ms: fresh.window_ms.or(w.window_ms),
                         peak: w.peak.max(fresh.peak),
+                        believed_until: fresh.believed_until,
+                        probe: false,
                     }
-                } else if reset_at > w.reset_at {
-                    // A later window than ours: its requests go to the sends booked first.
+                } else if w.probe || reset_at > w.reset_at {
+                    // A later window than ours (or the answer a probe window waits for): its
+                    // requests go to the sends booked first.
                     Window {
                         remaining: fresh.remaining - self.queue.serve(fresh.remaining),
                         peak: w.peak.max(fresh.peak),
@@ -400,7 +476,7 @@ mod tests {
     #[test]
     fn each_send_takes_one_and_none_left_waits_for_the_reset() {
         let mut p = Pacer::default();
-        p.learn(&quota(2, 1_000.0), 0.0);
+        p.learn(&quota(2, 1_000.0), 0.0, ANY);
         assert_eq!(p.admit(10.0, ANY, None), Admit::Go);
         p.take(10.0);
         assert_eq!(p.remaining(10.0), Some(1));
@@ -418,8 +494,8 @@ mod tests {
     #[test]
     fn without_a_stated_limit_the_next_window_holds_the_most_seen_left() {
         let mut p = Pacer::default();
-        p.learn(&quota(4, 500.0), 0.0); // 5 at most before that answer
-        p.learn(&quota(0, 500.0), 10.0);
+        p.learn(&quota(4, 500.0), 0.0, ANY); // 5 at most before that answer
+        p.learn(&quota(0, 500.0), 10.0, ANY);
         assert!(p.wait(100.0).is_some());
         // At the reset, not everyone at once: five, then a wait of a second or until an answer.
         for t in [600.0, 601.0, 602.0, 603.0, 604.0] {
@@ -428,7 +504,7 @@ mod tests {
         }
         assert_eq!(p.admit(605.0, ANY, None), Admit::Wait(995.0, Why::Quota));
         // An answer of the server's new window says how much is really left.
-        p.learn(&quota(40, 59_000.0), 650.0);
+        p.learn(&quota(40, 59_000.0), 650.0, ANY);
         assert_eq!(p.admit(651.0, ANY, None), Admit::Go);
         assert_eq!(p.remaining(651.0), Some(40));
     }
@@ -436,7 +512,7 @@ mod tests {
     #[test]
     fn calls_that_find_the_quota_spent_are_booked_in_order_into_the_next_windows() {
         let mut p = Pacer::default();
-        p.learn(&limited(0, 1_000.0, 3, 1_000.0), 0.0);
+        p.learn(&limited(0, 1_000.0, 3, 1_000.0), 0.0, ANY);
         // Three sends fit the next window, the fourth the one after.
         for _ in 0..3 {
             assert_eq!(due(p.admit(0.0, ANY, None)), Some(1_000.0));
@@ -468,6 +544,7 @@ mod tests {
                 window_ms: None,
             },
             0.0,
+            ANY,
         );
         p.take(300.0);
         assert_eq!(p.wait(300.0), Some((SAME_WINDOW_MS, Why::Quota)));
@@ -477,7 +554,7 @@ mod tests {
     #[test]
     fn a_limit_of_zero_never_books() {
         let mut p = Pacer::default();
-        p.learn(&limited(0, 1_000.0, 0, 1_000.0), 0.0);
+        p.learn(&limited(0, 1_000.0, 0, 1_000.0), 0.0, ANY);
         assert_eq!(p.admit(0.0, ANY, None), Admit::Wait(1_000.0, Why::Quota));
         assert_eq!(
             p.admit(1_000.0, ANY, None),
@@ -489,36 +566,36 @@ mod tests {
     #[test]
     fn reports_of_one_window_keep_the_lower_remaining_and_earlier_reset() {
         let mut p = Pacer::default();
-        p.learn(&quota(5, 1_000.0), 0.0);
-        p.learn(&quota(7, 1_500.0), 100.0); // same window (within 1 s), later report says more
+        p.learn(&quota(5, 1_000.0), 0.0, ANY);
+        p.learn(&quota(7, 1_500.0), 100.0, ANY); // same window (within 1 s), later report says more
         assert_eq!(p.remaining(200.0), Some(5));
-        p.learn(&quota(0, 900.0), 150.0);
+        p.learn(&quota(0, 900.0), 150.0, ANY);
         assert_eq!(p.wait(200.0), Some((800.0, Why::Quota)));
     }
 
     #[test]
     fn a_stale_report_is_ignored_and_a_later_window_replaces() {
         let mut p = Pacer::default();
-        p.learn(&quota(0, 0.0), 0.0);
+        p.learn(&quota(0, 0.0), 0.0, ANY);
         assert_eq!(p.wait(0.0), None, "reset already past");
-        p.learn(&quota(1, 1_000.0), 0.0);
-        p.learn(&quota(9, 5_000.0), 10.0); // a new window
+        p.learn(&quota(1, 1_000.0), 0.0, ANY);
+        p.learn(&quota(9, 5_000.0), 10.0, ANY); // a new window
         assert_eq!(p.remaining(20.0), Some(9));
-        p.learn(&quota(10, 100.0), 20.0); // an earlier reset, more left: an older report, ours kept
+        p.learn(&quota(10, 100.0), 20.0, ANY); // an earlier reset, more left: an older report, ours kept
         assert_eq!(p.remaining(30.0), Some(9));
-        p.learn(&quota(0, 100.0), 20.0); // an earlier reset, less left: the careful answer wins
+        p.learn(&quota(0, 100.0), 20.0, ANY); // an earlier reset, less left: the careful answer wins
         assert_eq!(p.wait(30.0), Some((90.0, Why::Quota)));
     }
 
     #[test]
     fn a_later_window_goes_first_to_the_sends_booked() {
         let mut p = Pacer::default();
-        p.learn(&limited(0, 1_000.0, 10, 1_000.0), 0.0);
+        p.learn(&limited(0, 1_000.0, 10, 1_000.0), 0.0, ANY);
         for _ in 0..4 {
             p.admit(0.0, ANY, None);
         }
         // A report of a window later than ours (the server's windows are longer).
-        p.learn(&limited(6, 3_000.0, 10, 1_000.0), 500.0);
+        p.learn(&limited(6, 3_000.0, 10, 1_000.0), 500.0, ANY);
         assert_eq!(p.remaining(500.0), Some(2));
     }
 
@@ -533,7 +610,7 @@ mod tests {
     #[test]
     fn a_booking_not_used_is_given_back() {
         let mut p = Pacer::default();
-        p.learn(&limited(0, 1_000.0, 2, 1_000.0), 0.0);
+        p.learn(&limited(0, 1_000.0, 2, 1_000.0), 0.0, ANY);
         let (first, _) = book(&mut p, 0.0);
         let (second, _) = book(&mut p, 0.0);
         // The first caller aborts before its slot: a newcomer gets it.
@@ -551,7 +628,7 @@ mod tests {
     #[test]
     fn a_booking_given_back_moves_the_ones_behind_it_up() {
         let mut p = Pacer::default();
-        p.learn(&limited(0, 1_000.0, 2, 1_000.0), 0.0);
+        p.learn(&limited(0, 1_000.0, 2, 1_000.0), 0.0, ANY);
         let tickets: Vec<(Ticket, f64)> = (0..3).map(|_| book(&mut p, 0.0)).collect();
         let dues: Vec<f64> = tickets.iter().map(|t| t.1).collect();
         assert_eq!(dues, [1_000.0, 1_000.0, 2_000.0]);
@@ -582,12 +659,12 @@ mod tests {
     #[test]
     fn a_report_of_an_earlier_reset_with_less_left_wins_over_an_assumed_window() {
         let mut p = Pacer::default();
-        p.learn(&limited(0, 5_000.0, 5, 10_000.0), 0.0);
+        p.learn(&limited(0, 5_000.0, 5, 10_000.0), 0.0, ANY);
         // The pacer assumes the next window is [5 000, 15 000) and lets sends go at 11 000...
         assert_eq!(p.admit(11_000.0, ANY, None), Admit::Go);
         p.take(11_000.0);
         // ...but the server's window runs to 16 000 and is spent.
-        p.learn(&limited(0, 5_000.0, 5, 10_000.0), 11_000.0);
+        p.learn(&limited(0, 5_000.0, 5, 10_000.0), 11_000.0, ANY);
         assert_eq!(
             p.wait(11_000.0),
             Some((4_000.0, Why::Quota)),
@@ -595,9 +672,119 @@ mod tests {
         );
         // A report whose reset comes before the assumed one, with less left, wins.
         let mut q = Pacer::default();
-        q.learn(&limited(3, 5_000.0, 5, 10_000.0), 0.0);
-        q.learn(&limited(0, 2_000.0, 5, 10_000.0), 10.0);
+        q.learn(&limited(3, 5_000.0, 5, 10_000.0), 0.0, ANY);
+        q.learn(&limited(0, 2_000.0, 5, 10_000.0), 10.0, ANY);
         assert_eq!(q.wait(10.0), Some((2_000.0, Why::Quota)));
+    }
+
+    /// A spent quota of 60 whose reset is claimed a day ahead; a fresh one; the cap.
+    const FAR: Quota = Quota {
+        remaining: 0,
+        reset_ms: crate::rate_limit::MAX_RESET_MS,
+        limit: Some(60),
+        window_ms: None,
+    };
+    const FRESH: Quota = Quota {
+        remaining: 58,
+        reset_ms: 4_000.0,
+        limit: Some(60),
+        window_ms: None,
+    };
+    const CAP: f64 = 5_000.0;
+
+    #[test]
+    fn a_reset_further_than_the_cap_holds_at_most_the_cap_then_one_call_asks() {
+        let mut p = Pacer::default();
+        p.learn(&FAR, 0.0, CAP);
+        assert_eq!(p.wait(0.0), Some((CAP, Why::Quota)));
+        // Nothing is booked into windows that are only claimed: the calls wait and ask again.
+        assert_eq!(p.admit(0.0, ANY, None), Admit::Wait(CAP, Why::Quota));
+        // At the cap one call goes to ask; the others wait for its answer, asking each second.
+        assert_eq!(p.admit(CAP, ANY, None), Admit::Go);
+        assert!(p.take(CAP), "the probe");
+        assert_eq!(p.admit(CAP, ANY, None), Admit::Wait(1_000.0, Why::Quota));
+        assert_eq!(
+            p.admit(6_500.0, ANY, None),
+            Admit::Wait(1_000.0, Why::Quota)
+        );
+        // Its answer tells: taken as it is.
+        p.heard((true, Some(&FRESH)), true, 6_600.0, CAP);
+        assert_eq!(p.admit(6_600.0, ANY, None), Admit::Go);
+        assert!(!p.take(6_600.0), "not a probe");
+        assert_eq!(p.remaining(6_600.0), Some(57));
+    }
+
+    #[test]
+    fn a_server_still_limited_answers_the_probe_with_a_fresh_far_reset() {
+        let mut p = Pacer::default();
+        p.learn(&FAR, 0.0, CAP);
+        assert!(p.take(CAP));
+        p.heard((true, Some(&FAR)), true, 5_100.0, CAP);
+        assert_eq!(p.wait(5_100.0), Some((CAP, Why::Quota)), "a cap more");
+        assert_eq!(p.admit(10_100.0, ANY, None), Admit::Go);
+        assert!(p.take(10_100.0), "the next probe");
+    }
+
+    #[test]
+    fn a_probe_without_an_answer_lets_the_next_call_ask() {
+        let mut p = Pacer::default();
+        p.learn(&FAR, 0.0, CAP);
+        assert!(p.take(CAP));
+        // Another attempt's end (not the probe's) tells nothing.
+        p.heard((false, None), false, 5_100.0, CAP);
+        assert_eq!(p.admit(5_100.0, ANY, None), Admit::Wait(900.0, Why::Quota));
+        // The probe timed out, failed or was aborted.
+        p.heard((false, None), true, 5_200.0, CAP);
+        assert_eq!(p.admit(5_200.0, ANY, None), Admit::Go);
+        assert!(p.take(5_200.0));
+    }
+
+    #[test]
+    fn an_answer_without_headers_to_a_probe_forgets_the_quota() {
+        let mut p = Pacer::default();
+        p.learn(&FAR, 0.0, CAP);
+        assert!(p.take(CAP));
+        p.heard((true, None), true, 5_100.0, CAP);
+        assert!(p.is_quiet(5_100.0));
+        assert_eq!(p.admit(5_100.0, ANY, None), Admit::Go);
+    }
+
+    #[test]
+    fn a_reset_within_the_cap_is_honoured_as_told() {
+        let mut p = Pacer::default();
+        p.learn(&limited(0, CAP, 2, CAP), 0.0, CAP);
+        assert_eq!(due(p.admit(0.0, ANY, None)), Some(CAP));
+        // Bookings were made in a window a response told of: they own the next window.
+        let mut q = Pacer::default();
+        q.learn(&limited(0, 1_000.0, 2, 1_000.0), 0.0, CAP);
+        let (ticket, _) = book(&mut q, 0.0);
+        q.learn(&FAR, 10.0, CAP);
+        assert!(matches!(
+            q.admit(10.0, ANY, Some(ticket)),
+            Admit::Wait(ms, Why::Quota) if ms == CAP
+        ));
+        // The probe's answer serves the booked first.
+        assert!(q.take(CAP + 10.0));
+        q.heard((true, Some(&FRESH)), true, CAP + 20.0, CAP);
+        assert_eq!(q.admit(CAP + 20.0, ANY, Some(ticket)), Admit::Go);
+        assert_eq!(q.remaining(CAP + 20.0), Some(57));
+    }
+
+    #[test]
+    fn the_cap_does_not_touch_a_window_with_requests_left() {
+        let mut p = Pacer::default();
+        // 58 left until a reset a minute away: believed for 5 s, spent only after 58 sends.
+        p.learn(&limited(58, 60_000.0, 60, 60_000.0), 0.0, CAP);
+        for i in 0..58 {
+            let now = f64::from(i) * 500.0;
+            assert_eq!(p.admit(now, ANY, None), Admit::Go, "send {i}");
+            assert!(!p.take(now));
+        }
+        assert_eq!(p.remaining(29_000.0), Some(0));
+        // Spent and told 29 s ago (no answer since): one call asks, not a wait to 60 s.
+        assert_eq!(p.admit(29_000.0, ANY, None), Admit::Go);
+        assert!(p.take(29_000.0), "the probe");
+        assert_eq!(p.wait(29_000.0), Some((1_000.0, Why::Quota)));
     }
 
     #[test]
@@ -629,7 +816,7 @@ mod tests {
         ) {
             let reset = 10_000.0;
             let mut p = Pacer::default();
-            p.learn(&quota(left, reset), 0.0);
+            p.learn(&quota(left, reset), 0.0, ANY);
             let (mut sent, mut now) = (0u32, 0.0);
             for (extra, dt) in ops {
                 now += f64::from(dt);
@@ -640,7 +827,7 @@ mod tests {
                     p.take(now);
                     sent += 1;
                 }
-                p.learn(&quota(left.saturating_sub(sent) + extra, reset - now), now);
+                p.learn(&quota(left.saturating_sub(sent) + extra, reset - now), now, ANY);
                 prop_assert!(p.wait(now).is_none_or(|(ms, _)| ms.is_finite() && ms > 0.0));
             }
             prop_assert!(sent <= left);
@@ -655,7 +842,7 @@ mod tests {
         ) {
             let span = 1_000.0;
             let mut p = Pacer::default();
-            p.learn(&limited(0, span, limit, span), 0.0);
+            p.learn(&limited(0, span, limit, span), 0.0, ANY);
             let mut per_window = std::collections::BTreeMap::<i64, u32>::new();
             let mut now = 0.0;
             for dt in arrivals {
@@ -679,6 +866,45 @@ mod tests {
             }
         }
 
+        /// Whatever resets answers claim, a spent quota never holds a call back longer than
+        /// the cap (or a probe window's second), and nothing is booked beyond what is believed.
+        #[test]
+        fn a_spent_quota_holds_calls_back_at_most_the_cap(
+            ops in proptest::collection::vec(
+                (0u32..3_000, 0u32..4, 0u32..100_000_000, prop::option::of(1u32..4), any::<bool>()),
+                1..60,
+            ),
+            cap in 0u32..20_000,
+        ) {
+            let cap = f64::from(cap);
+            let mut p = Pacer::default();
+            let mut now = 0.0;
+            for (dt, remaining, reset, limit, answer) in ops {
+                now += f64::from(dt);
+                if answer {
+                    let q = Quota {
+                        remaining,
+                        reset_ms: f64::from(reset).min(crate::rate_limit::MAX_RESET_MS),
+                        limit,
+                        window_ms: limit.map(|_| f64::from(reset % 100_000)),
+                    };
+                    p.heard((true, Some(&q)), false, now, cap);
+                } else {
+                    match p.admit(now, ANY, None) {
+                        Admit::Go => {
+                            p.take(now);
+                        }
+                        Admit::Wait(ms, _) => prop_assert!(ms <= cap.max(SAME_WINDOW_MS), "{ms}"),
+                        Admit::Booked { wake, .. } => prop_assert!(wake <= cap, "wakes in {wake} ms"),
+                        Admit::TooLong(..) => prop_assert!(false),
+                    }
+                }
+                if let Some((ms, _)) = p.wait(now) {
+                    prop_assert!(ms <= cap.max(SAME_WINDOW_MS), "waits {} ms, cap {}", ms, cap);
+                }
+            }
+        }
+
         /// Calls arrive, some that wait give up, and the waiting ones ask again when told to:
         /// no window gets more than the limit, the first booked go first, and a call told to
         /// wait on at a reset finds that window full (a booking given back moved the ones
@@ -690,7 +916,7 @@ mod tests {
         ) {
             let span = 1_000.0;
             let mut p = Pacer::default();
-            p.learn(&limited(0, span, limit, span), 0.0);
+            p.learn(&limited(0, span, limit, span), 0.0, ANY);
             // Calls waiting: (ticket, asks again at, arrived as).
             let mut waiting: Vec<(Ticket, f64, usize)> = Vec::new();
             let (mut sent, mut refilled) = (Vec::<(f64, usize)>::new(), Vec::<f64>::new());

@@ -156,6 +156,8 @@ pub(super) struct AttemptGuard<'a> {
     origin: &'a str,
     id: EntryId,
     breaker: Option<(&'a BreakerPolicy, Permit)>,
+    /// Whether the attempt is the one a probe window of the origin's pacing let go.
+    probe: bool,
     started_ms: f64,
     finished: bool,
 }
@@ -214,14 +216,12 @@ impl<'a> AttemptGuard<'a> {
                 Some(Ok(permit)) => Some(permit),
                 None => None,
             };
-            if paced && booked.is_none() {
-                s.pacer.take(now);
-            }
+            let probe = paced && booked.is_none() && s.pacer.take(now);
             s.stats.attempts += 1;
             s.stats.retries += u64::from(attempt > 1);
             s.stats.in_flight += 1;
             let transition = permit.as_ref().and_then(Permit::transition);
-            (Ok((id, permit)), transition)
+            (Ok((id, permit, probe)), transition)
         });
         report(transition, ctx.origin, on_event);
         match began {
@@ -247,7 +247,7 @@ impl<'a> AttemptGuard<'a> {
                 }
                 Err(blocked)
             }
-            Ok((id, permit)) => {
+            Ok((id, permit, probe)) => {
                 on_event(&Event::AttemptStart {
                     attempt,
                     origin: ctx.origin,
@@ -258,6 +258,7 @@ impl<'a> AttemptGuard<'a> {
                     origin: ctx.origin,
                     id,
                     breaker: policy.zip(permit),
+                    probe,
                     started_ms: now,
                     finished: false,
                 })
@@ -330,9 +331,9 @@ impl<'a> AttemptGuard<'a> {
             state.latency.record(ms);
         }
         if self.policy.rate_limit.is_some() {
-            if let Some(quota) = learned.quota {
-                state.pacer.learn(quota, now);
-            }
+            let cap = f64::from(self.policy.max_retry_after_ms());
+            let heard = (learned.answered, learned.quota);
+            state.pacer.heard(heard, self.probe, now, cap);
             if let Some(until) = learned.hold_until {
                 state.pacer.hold(until);
             }
@@ -352,6 +353,8 @@ impl<'a> AttemptGuard<'a> {
 /// What an attempt's answer said of its origin's limits.
 #[derive(Clone, Copy, Default)]
 pub(super) struct Learned<'q> {
+    /// Whether an answer came (a response, whatever its status).
+    pub(super) answered: bool,
     /// Its rate-limit headers.
     pub(super) quota: Option<&'q Quota>,
     /// Until when a `Retry-After` on a 429 or 503 holds the origin (monotonic ms).

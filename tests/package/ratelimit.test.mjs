@@ -70,6 +70,36 @@ test("a waiter aborted gives its slot to the waiters behind it; new calls wait n
   assert.deepEqual(windows, [0, 0, 1, 1, 2, 2], "b and c went at the reset, the new calls one window later");
 });
 
+test("a reset a year ahead holds the origin at most retry.maxRetryAfterMs; then one call asks first", async () => {
+  const id = uid("far-reset");
+  const client = new ResilientClient({ retry: { maxRetryAfterMs: 1000 } });
+  const url = `${ORIGIN_A}/far-reset?id=${id}`;
+  assert.equal((await client.fetch(url)).status, 200);
+  const stats = client.stats()[ORIGIN_A];
+  assert.equal(stats.quotaRemaining, 0);
+  assert.ok(stats.waitMs > 0 && stats.waitMs <= 1000, `waitMs ${stats.waitMs}: the claimed year cut to the cap`);
+  // None of three calls is refused: one asks when the cap ends, the others after its answer.
+  const responses = await Promise.all([client.fetch(url), client.fetch(url), client.fetch(url)]);
+  assert.deepEqual(responses.map((r) => r.status), [200, 200, 200]);
+  const [told, probe, ...rest] = (await serverLog(ORIGIN_A, id)).map((e) => e.t);
+  assert.equal(rest.length, 2);
+  assert.ok(probe - told >= 900, `the probe went ${probe - told} ms after the claim`);
+  assert.ok(rest.every((t) => t - probe >= 900), `the others asked again a second after the probe: ${rest.map((t) => t - probe)}`);
+});
+
+test("a server still limited answers the probe: one request per retry.maxRetryAfterMs, not a burst", async () => {
+  const id = uid("far-reset-again");
+  const client = new ResilientClient({ retry: { maxAttempts: 1, maxRetryAfterMs: 1000 } });
+  const url = `${ORIGIN_A}/far-reset?id=${id}&claims=2&code=429`;
+  assert.equal((await client.fetch(url)).status, 429);
+  const responses = await Promise.all([client.fetch(url), client.fetch(url), client.fetch(url)]);
+  assert.deepEqual(responses.map((r) => r.status).sort(), [200, 200, 429]);
+  const log = await serverLog(ORIGIN_A, id);
+  assert.deepEqual(log.map((e) => e.status), [429, 429, 200, 200]);
+  const gaps = log.slice(1).map((e, i) => e.t - log[i].t);
+  assert.ok(gaps.every((ms) => ms >= 900), `one request at a time, a cap or a second apart: ${gaps}`);
+});
+
 test("an origin that starts sending rate-limit headers later is heard on its first such answer", async () => {
   const id = uid("quota-late");
   const client = new ResilientClient({ retry: false });

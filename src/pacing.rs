@@ -78,24 +78,25 @@ impl Window {
 
 /// A send booked for a call: its place in its origin's queue ([`Admit::Booked`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Ticket(u64);
+pub struct Ticket(u32);
 
 /// The sends booked into the windows after the current one, first come first.
 #[derive(Clone, Debug, Default, PartialEq)]
 struct Queue {
     /// The tickets still waiting for a window, in the order they were issued.
-    waiting: Vec<u64>,
-    /// The number of the next ticket (never reused: a call may still hold an old one).
-    issued: u64,
+    waiting: Vec<u32>,
+    /// The number of the next ticket (wrapping: 2³² bookings on, no call still holds the
+    /// ticket that had the number).
+    issued: u32,
     /// The first ticket served into the current window: a ticket from this one on that is
     /// not waiting was served into it (or was given back already).
-    served_from: u64,
+    served_from: u32,
 }
 
 impl Queue {
     fn book(&mut self) -> Ticket {
         let ticket = self.issued;
-        self.issued += 1;
+        self.issued = self.issued.wrapping_add(1);
         self.waiting.push(ticket);
         Ticket(ticket)
     }
@@ -120,7 +121,8 @@ impl Queue {
                 self.waiting.remove(i);
                 false
             }
-            None => ticket.0 >= self.served_from,
+            // From `served_from` on (tickets in use lie within a few of each other).
+            None => ticket.0.wrapping_sub(self.served_from) < u32::MAX / 2,
         }
     }
 
@@ -623,6 +625,25 @@ mod tests {
         assert_eq!(p.admit(1_000.0, ANY, Some(third)), Admit::Go);
         p.unbook(third);
         assert_eq!(p.admit(1_001.0, ANY, None), Admit::Go);
+    }
+
+    #[test]
+    fn ticket_numbers_wrap() {
+        let mut p = Pacer::default();
+        p.queue.issued = u32::MAX;
+        p.queue.served_from = u32::MAX;
+        p.learn(&limited(0, 1_000.0, 1, 1_000.0), 0.0, ANY);
+        let (last, _) = book(&mut p, 0.0);
+        let (first, due) = book(&mut p, 0.0);
+        assert_eq!((last, first, due), (Ticket(u32::MAX), Ticket(0), 2_000.0));
+        // Served into [1 000, 2 000), then refused: that window gets its request back.
+        assert_eq!(p.admit(1_000.0, ANY, Some(last)), Admit::Go);
+        p.unbook(last);
+        assert_eq!(p.remaining(1_000.0), Some(1));
+        // Still waiting: given back, it leaves the queue.
+        p.unbook(first);
+        assert!(p.queue.waiting.is_empty());
+        assert_eq!(p.remaining(1_000.0), Some(1));
     }
 
     #[test]

@@ -10,6 +10,22 @@
 //!   (its length, if known, else [`SAME_WINDOW_MS`] until a response says when it resets);
 //!   without a known limit the quota is forgotten and the next response tells again.
 //!
+//! Calls that find a quota with a known limit spent are booked into the windows ahead, first
+//! come first: each holds a [`Ticket`], its place in the origin's queue. A booked call waits
+//! until the next reset, not until its own window, and asks again there: when a booking ahead
+//! of it was given back (its call was aborted, ran out of time), it has moved up and goes in
+//! the freed place.
+//!
+//! A reset is a server's claim, and a spent quota holds calls back only as long as a
+//! `Retry-After` hold may: for at most `retry.maxRetryAfterMs` (the `cap`) after the answer
+//! that told it. When that ends before the reset, the window after it is not assumed: one
+//! call goes to ask (a *probe*, as a breaker's half-open call) while the others wait for its
+//! answer, asking again every [`SAME_WINDOW_MS`]. What its headers say is taken as it is (a
+//! server still limited answers with a fresh far reset, and the origin gets one request per
+//! cap); an answer without them forgets the quota; a probe that got no answer lets the next
+//! call ask. A stale or wrong reset, a year ahead say, then costs a cap's wait, not a day of
+//! refusals. A window with requests left is not touched: it ends at its reset, as told.
+//!
 //! Responses to requests sent before the window reset can arrive after it; a report whose
 //! reset is already past is stale and ignored. Two reports of the same window (resets
 //! within [`SAME_WINDOW_MS`], or within half the window when its length is known: whole-second
@@ -28,17 +44,92 @@ struct Window {
     reset_at: f64,
     limit: Option<u32>,
     window_ms: Option<f64>,
-    /// Sends booked into the windows after this one, in the order the calls came.
-    booked: u32,
     /// The most requests an answer said were left, plus the one that asked: what a window is
     /// taken to hold when no limit is stated.
     peak: u32,
+    /// Until when what the last answer said is believed: its time plus the cap. Spent, the
+    /// window holds calls back until its reset or until then, whichever comes first.
+    believed_until: f64,
+    /// A probe window: `remaining` is 1 until one call goes to ask; it ends on an answer,
+    /// and its `reset_at` is only when the calls that wait ask again.
+    probe: bool,
 }
 
 impl Window {
     /// The length of the next windows: as stated, else a second until a response says.
     fn span(&self) -> f64 {
         self.window_ms.unwrap_or(SAME_WINDOW_MS).max(1.0)
+    }
+
+    /// Until when the window, spent, holds calls back.
+    fn spent_until(&self) -> f64 {
+        if self.probe {
+            self.reset_at
+        } else {
+            self.reset_at.min(self.believed_until)
+        }
+    }
+
+    /// Whether sends may be booked into the windows after this one: its reset is believed.
+    fn bookable(&self) -> bool {
+        !self.probe && self.reset_at <= self.believed_until
+    }
+}
+
+/// A send booked for a call: its place in its origin's queue ([`Admit::Booked`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Ticket(u32);
+
+/// The sends booked into the windows after the current one, first come first.
+#[derive(Clone, Debug, Default, PartialEq)]
+struct Queue {
+    /// The tickets still waiting for a window, in the order they were issued.
+    waiting: Vec<u32>,
+    /// The number of the next ticket (wrapping: 2³² bookings on, no call still holds the
+    /// ticket that had the number).
+    issued: u32,
+    /// The first ticket served into the current window: a ticket from this one on that is
+    /// not waiting was served into it (or was given back already).
+    served_from: u32,
+}
+
+impl Queue {
+    fn book(&mut self) -> Ticket {
+        let ticket = self.issued;
+        self.issued = self.issued.wrapping_add(1);
+        self.waiting.push(ticket);
+        Ticket(ticket)
+    }
+
+    /// How many tickets wait ahead of `ticket`; `None` if it waits no more.
+    fn place(&self, ticket: Ticket) -> Option<usize> {
+        self.waiting.iter().position(|t| *t == ticket.0)
+    }
+
+    /// Serves up to `n` tickets, the first ones, into a window that starts; returns how many.
+    fn serve(&mut self, n: u32) -> u32 {
+        let n = self.waiting.len().min(n as usize);
+        self.served_from = self.waiting.first().copied().unwrap_or(self.issued);
+        self.waiting.drain(..n);
+        n as u32 // at most `n: u32`
+    }
+
+    /// Takes `ticket` out; returns whether it had been served into the current window.
+    fn cancel(&mut self, ticket: Ticket) -> bool {
+        match self.place(ticket) {
+            Some(i) => {
+                self.waiting.remove(i);
+                false
+            }
+            // From `served_from` on (tickets in use lie within a few of each other).
+            None => ticket.0.wrapping_sub(self.served_from) < u32::MAX / 2,
+        }
+    }
+
+    /// Lets every waiting ticket go: each goes when its call asks again.
+    fn clear(&mut self) {
+        self.waiting.clear();
+        self.served_from = self.issued;
     }
 }
 
@@ -64,16 +155,37 @@ impl Why {
 /// What the origin says to a call about to send.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Admit {
-    /// Send now ([`Pacer::take`] counts it once the attempt really starts).
+    /// Send now ([`Pacer::take`] counts it once the attempt really starts, unless it was
+    /// booked: its window counted it).
     Go,
     /// Wait this long, then ask again (a hold, or a quota whose limit is unknown).
     Wait(f64, Why),
-    /// A send in a later window is booked for the call: wait this long, then send without
-    /// asking again. Calls that find the quota spent are booked in the order they came, so
-    /// the first to wait is the first to go.
-    Booked(f64),
+    /// A send in a later window is booked for the call (or still is, asked with its
+    /// `ticket`), due in `due` ms. Calls that find the quota spent are booked in the order
+    /// they came, so the first to wait is the first to go. The call waits `wake` ms, until
+    /// the next reset, and asks again with its ticket: it goes if it was served into the
+    /// window that starts there (bookings ahead of it given back move it up).
+    Booked {
+        /// The call's place in the queue.
+        ticket: Ticket,
+        /// How long until the window the send is booked into, as the queue stands.
+        due: f64,
+        /// How long until the call asks again.
+        wake: f64,
+    },
     /// The wait would be longer than the call may wait: nothing was booked.
     TooLong(f64, Why),
+}
+
+impl Admit {
+    /// A wait of `ms` for a call that may wait at most `max_wait` ms.
+    fn wait(ms: f64, why: Why, max_wait: f64) -> Self {
+        if ms > max_wait {
+            Admit::TooLong(ms, why)
+        } else {
+            Admit::Wait(ms, why)
+        }
+    }
 }
 
 /// One origin's pacing state.
@@ -82,6 +194,7 @@ pub struct Pacer {
     /// No send before this time (monotonic ms); 0 when there is no hold.
     not_before: f64,
     quota: Option<Window>,
+    queue: Queue,
 }
 
 /// Windows rolled over at most in one step; past that the quota starts afresh at `now`.
@@ -94,7 +207,9 @@ impl Pacer {
             return Some((ms, Why::RetryAfter));
         }
         match self.quota {
-            Some(w) if w.remaining == 0 && w.reset_at > now => Some((w.reset_at - now, Why::Quota)),
+            Some(w) if w.remaining == 0 && w.spent_until() > now => {
+                Some((w.spent_until() - now, Why::Quota))
+            }
             _ => None,
         }
     }
@@ -104,64 +219,77 @@ impl Pacer {
     /// hold what answers have said was left at most (plus one), for [`SAME_WINDOW_MS`] or
     /// until an answer tells more: the calls that waited for the reset do not all go at once.
     fn roll(&mut self, now: f64) {
-        let Some(w) = &mut self.quota else {
+        let Pacer { quota, queue, .. } = self;
+        let Some(w) = quota else {
             return;
         };
         let mut rolls = 0;
-        while w.reset_at <= now {
+        while w.reset_at <= now || (w.remaining == 0 && w.spent_until() <= now) {
+            if w.probe || w.reset_at > now {
+                // Spent, and what the server said is believed no more (or a probe window
+                // still waits for its answer): one call asks first, the others wait for it.
+                if !w.probe {
+                    w.probe = true;
+                    w.remaining = 1;
+                }
+                w.reset_at = now + SAME_WINDOW_MS;
+                return;
+            }
             let Some(limit) = w.limit.filter(|l| *l > 0) else {
+                queue.clear();
                 if w.peak == 0 || w.limit == Some(0) {
-                    self.quota = None;
+                    *quota = None;
                 } else {
                     w.remaining = w.peak;
                     w.reset_at = now + SAME_WINDOW_MS;
                 }
                 return;
             };
-            let used = w.booked.min(limit);
-            w.booked -= used;
-            w.remaining = limit - used;
             rolls += 1;
-            w.reset_at = if (w.booked == 0 && w.reset_at + w.span() <= now) || rolls > MAX_ROLLS {
+            if (queue.waiting.is_empty() && w.reset_at + w.span() <= now) || rolls > MAX_ROLLS {
                 // Windows missed entirely: a fresh one starts now at the latest.
-                w.booked = 0;
+                queue.clear();
                 w.remaining = limit;
-                now + w.span()
+                w.reset_at = now + w.span();
             } else {
-                w.reset_at + w.span()
-            };
+                w.remaining = limit - queue.serve(limit);
+                w.reset_at += w.span();
+            }
         }
     }
 
     /// What the origin says to a call about to send at `now` that may wait at most
     /// `max_wait` ms. Books a later send when the quota is spent and its limit known. A call
-    /// that holds a send `booked` for now waits only for a `Retry-After` hold that came since.
-    pub fn admit(&mut self, now: f64, max_wait: f64, booked: bool) -> Admit {
-        let (wait, why) = if let Some(ms) = self.held(now) {
-            (ms, Why::RetryAfter)
-        } else if booked {
+    /// that holds a `ticket` goes once it was served into the current window (it waits for
+    /// a `Retry-After` hold that came since, though).
+    pub fn admit(&mut self, now: f64, max_wait: f64, ticket: Option<Ticket>) -> Admit {
+        if let Some(ms) = self.held(now) {
+            return Admit::wait(ms, Why::RetryAfter, max_wait);
+        }
+        self.roll(now);
+        let Some(w) = self.quota else {
             return Admit::Go;
-        } else {
-            self.roll(now);
-            match &mut self.quota {
-                Some(w) if w.remaining == 0 => match w.limit.filter(|l| *l > 0) {
-                    Some(limit) => {
-                        let wait = w.reset_at + f64::from(w.booked / limit) * w.span() - now;
-                        if wait > max_wait {
-                            return Admit::TooLong(wait, Why::Quota);
-                        }
-                        w.booked += 1;
-                        return Admit::Booked(wait);
-                    }
-                    None => (w.reset_at - now, Why::Quota),
-                },
-                _ => return Admit::Go,
-            }
         };
-        if wait > max_wait {
-            Admit::TooLong(wait, why)
-        } else {
-            Admit::Wait(wait, why)
+        let place = match ticket {
+            Some(ticket) => match self.queue.place(ticket) {
+                Some(place) => place,
+                // Served (or the queue was let go): its window counted it.
+                None => return Admit::Go,
+            },
+            None if w.remaining > 0 => return Admit::Go,
+            None => self.queue.waiting.len(),
+        };
+        let Some(limit) = w.limit.filter(|l| *l > 0 && w.bookable()) else {
+            return Admit::wait(w.spent_until() - now, Why::Quota, max_wait);
+        };
+        let due = w.reset_at + (place / limit as usize) as f64 * w.span() - now;
+        if due > max_wait {
+            return Admit::TooLong(due, Why::Quota);
+        }
+        Admit::Booked {
+            ticket: ticket.unwrap_or_else(|| self.queue.book()),
+            due,
+            wake: w.reset_at - now,
         }
     }
 
@@ -176,30 +304,58 @@ impl Pacer {
         (self.not_before > now).then_some(self.not_before - now)
     }
 
-    /// Gives back a send booked for `at` that was not made (its call was aborted, ran out of
-    /// time, or was refused by the breaker or the throttle): still ahead, the booking goes;
-    /// in the current window, that window gets the request back.
-    pub fn unbook(&mut self, at: f64) {
-        if let Some(w) = &mut self.quota {
-            if at >= w.reset_at {
-                w.booked = w.booked.saturating_sub(1);
-            } else if at >= w.reset_at - w.span() {
-                let limit = w.limit.unwrap_or(u32::MAX);
-                w.remaining = w.remaining.saturating_add(1).min(limit);
-            }
+    /// Gives back a send booked with `ticket` that was not made (its call was aborted, ran
+    /// out of time, or was refused by the breaker or the throttle): still ahead, the booking
+    /// goes and the calls booked behind it move up; served into the current window, that
+    /// window gets the request back.
+    pub fn unbook(&mut self, ticket: Ticket) {
+        if self.queue.cancel(ticket)
+            && let Some(w) = &mut self.quota
+        {
+            let limit = w.limit.unwrap_or(u32::MAX);
+            w.remaining = w.remaining.saturating_add(1).min(limit);
         }
     }
 
     /// Takes one request of the quota for a send at `now` that [`Pacer::admit`] let go.
-    pub fn take(&mut self, now: f64) {
+    /// Returns whether the send is a probe window's: what its attempt hears goes to
+    /// [`Pacer::heard`] with `probe`.
+    pub fn take(&mut self, now: f64) -> bool {
         self.roll(now);
-        if let Some(w) = &mut self.quota {
-            w.remaining = w.remaining.saturating_sub(1);
+        let Some(w) = &mut self.quota else {
+            return false;
+        };
+        let probe = w.probe && w.remaining > 0;
+        w.remaining = w.remaining.saturating_sub(1);
+        probe
+    }
+
+    /// Learns what the end of an attempt at `now` told: its rate-limit headers (`quota`),
+    /// if it was `answered`; `probe` when the attempt was a probe window's send. An answer
+    /// ends a probe window (without headers, the quota is forgotten); a probe that got no
+    /// answer lets the next call ask. What the headers say is believed for `cap` ms.
+    pub fn heard(
+        &mut self,
+        (answered, quota): (bool, Option<&Quota>),
+        probe: bool,
+        now: f64,
+        cap: f64,
+    ) {
+        if let Some(quota) = quota {
+            self.learn(quota, now, cap);
+        }
+        match &mut self.quota {
+            Some(w) if w.probe && answered => {
+                self.quota = None;
+                self.queue.clear();
+            }
+            Some(w) if w.probe && probe => w.remaining = 1,
+            _ => {}
         }
     }
 
-    /// Learns what a response at `now` said of the quota.
-    pub fn learn(&mut self, quota: &Quota, now: f64) {
+    /// Learns what a response at `now` said of the quota, believed for `cap` ms.
+    pub fn learn(&mut self, quota: &Quota, now: f64, cap: f64) {
         let reset_at = now + quota.reset_ms;
         if reset_at <= now {
             return; // stale: that window is over
@@ -210,8 +366,9 @@ impl Pacer {
             reset_at,
             limit: quota.limit,
             window_ms: quota.window_ms,
-            booked: 0,
             peak: quota.remaining.saturating_add(1),
+            believed_until: now + cap,
+            probe: false,
         };
         self.quota = Some(match self.quota {
             Some(w) => {
@@ -219,20 +376,21 @@ impl Pacer {
                     .window_ms
                     .or(w.window_ms)
                     .map_or(SAME_WINDOW_MS, |ms| ms / 2.0);
-                if (reset_at - w.reset_at).abs() < tolerance {
+                if !w.probe && (reset_at - w.reset_at).abs() < tolerance {
                     Window {
                         remaining: w.remaining.min(fresh.remaining),
                         reset_at: w.reset_at.min(reset_at),
                         limit: fresh.limit.or(w.limit),
                         window_ms: fresh.window_ms.or(w.window_ms),
-                        booked: w.booked,
                         peak: w.peak.max(fresh.peak),
+                        believed_until: fresh.believed_until,
+                        probe: false,
                     }
-                } else if reset_at > w.reset_at {
-                    // A later window than ours: its requests go to the sends booked first.
+                } else if w.probe || reset_at > w.reset_at {
+                    // A later window than ours (or the answer a probe window waits for): its
+                    // requests go to the sends booked first.
                     Window {
-                        remaining: fresh.remaining.saturating_sub(w.booked),
-                        booked: w.booked.saturating_sub(fresh.remaining),
+                        remaining: fresh.remaining - self.queue.serve(fresh.remaining),
                         peak: w.peak.max(fresh.peak),
                         ..fresh
                     }
@@ -241,7 +399,6 @@ impl Pacer {
                     // windows are not where we thought (it starts one at the first request
                     // after a reset, say). What it says now wins.
                     Window {
-                        booked: w.booked,
                         limit: fresh.limit.or(w.limit),
                         window_ms: fresh.window_ms.or(w.window_ms),
                         peak: w.peak.max(fresh.peak),
@@ -269,9 +426,11 @@ impl Pacer {
             .or(self.quota.and_then(|w| w.limit))
     }
 
-    /// Forgets everything (`reset()`).
+    /// Forgets everything (`reset()`); calls still holding a ticket go when they ask again.
     pub fn reset(&mut self) {
-        *self = Pacer::default();
+        self.not_before = 0.0;
+        self.quota = None;
+        self.queue.clear();
     }
 }
 
@@ -281,6 +440,14 @@ mod tests {
     use proptest::prelude::*;
 
     const ANY: f64 = f64::INFINITY;
+
+    /// When a booked send is due, if the call was booked.
+    fn due(admit: Admit) -> Option<f64> {
+        match admit {
+            Admit::Booked { due, .. } => Some(due),
+            _ => None,
+        }
+    }
 
     fn quota(remaining: u32, reset_ms: f64) -> Quota {
         Quota {
@@ -303,7 +470,7 @@ mod tests {
     #[test]
     fn a_fresh_origin_never_waits() {
         let mut p = Pacer::default();
-        assert_eq!(p.admit(0.0, 0.0, false), Admit::Go);
+        assert_eq!(p.admit(0.0, 0.0, None), Admit::Go);
         p.take(0.0);
         assert_eq!(p.remaining(0.0), None);
     }
@@ -311,59 +478,59 @@ mod tests {
     #[test]
     fn each_send_takes_one_and_none_left_waits_for_the_reset() {
         let mut p = Pacer::default();
-        p.learn(&quota(2, 1_000.0), 0.0);
-        assert_eq!(p.admit(10.0, ANY, false), Admit::Go);
+        p.learn(&quota(2, 1_000.0), 0.0, ANY);
+        assert_eq!(p.admit(10.0, ANY, None), Admit::Go);
         p.take(10.0);
         assert_eq!(p.remaining(10.0), Some(1));
         p.take(20.0);
         // The limit is unknown: wait for the reset, then ask again.
-        assert_eq!(p.admit(30.0, ANY, false), Admit::Wait(970.0, Why::Quota));
+        assert_eq!(p.admit(30.0, ANY, None), Admit::Wait(970.0, Why::Quota));
         assert_eq!(p.wait(30.0), Some((970.0, Why::Quota)));
         assert_eq!(
-            p.admit(30.0, 900.0, false),
+            p.admit(30.0, 900.0, None),
             Admit::TooLong(970.0, Why::Quota)
         );
-        assert_eq!(p.admit(1_000.0, ANY, false), Admit::Go);
+        assert_eq!(p.admit(1_000.0, ANY, None), Admit::Go);
     }
 
     #[test]
     fn without_a_stated_limit_the_next_window_holds_the_most_seen_left() {
         let mut p = Pacer::default();
-        p.learn(&quota(4, 500.0), 0.0); // 5 at most before that answer
-        p.learn(&quota(0, 500.0), 10.0);
+        p.learn(&quota(4, 500.0), 0.0, ANY); // 5 at most before that answer
+        p.learn(&quota(0, 500.0), 10.0, ANY);
         assert!(p.wait(100.0).is_some());
         // At the reset, not everyone at once: five, then a wait of a second or until an answer.
         for t in [600.0, 601.0, 602.0, 603.0, 604.0] {
-            assert_eq!(p.admit(t, ANY, false), Admit::Go);
+            assert_eq!(p.admit(t, ANY, None), Admit::Go);
             p.take(t);
         }
-        assert_eq!(p.admit(605.0, ANY, false), Admit::Wait(995.0, Why::Quota));
+        assert_eq!(p.admit(605.0, ANY, None), Admit::Wait(995.0, Why::Quota));
         // An answer of the server's new window says how much is really left.
-        p.learn(&quota(40, 59_000.0), 650.0);
-        assert_eq!(p.admit(651.0, ANY, false), Admit::Go);
+        p.learn(&quota(40, 59_000.0), 650.0, ANY);
+        assert_eq!(p.admit(651.0, ANY, None), Admit::Go);
         assert_eq!(p.remaining(651.0), Some(40));
     }
 
     #[test]
     fn calls_that_find_the_quota_spent_are_booked_in_order_into_the_next_windows() {
         let mut p = Pacer::default();
-        p.learn(&limited(0, 1_000.0, 3, 1_000.0), 0.0);
+        p.learn(&limited(0, 1_000.0, 3, 1_000.0), 0.0, ANY);
         // Three sends fit the next window, the fourth the one after.
         for _ in 0..3 {
-            assert_eq!(p.admit(0.0, ANY, false), Admit::Booked(1_000.0));
+            assert_eq!(due(p.admit(0.0, ANY, None)), Some(1_000.0));
         }
-        assert_eq!(p.admit(0.0, ANY, false), Admit::Booked(2_000.0));
+        assert_eq!(due(p.admit(0.0, ANY, None)), Some(2_000.0));
         // Too long for this call: nothing booked for it.
         assert_eq!(
-            p.admit(0.0, 1_500.0, false),
+            p.admit(0.0, 1_500.0, None),
             Admit::TooLong(2_000.0, Why::Quota)
         );
         // At the reset the booked sends own the new window: a newcomer is booked behind them.
-        assert_eq!(p.admit(1_000.0, ANY, false), Admit::Booked(1_000.0));
-        assert_eq!(p.admit(1_000.0, ANY, false), Admit::Booked(1_000.0));
-        assert_eq!(p.admit(1_000.0, ANY, false), Admit::Booked(2_000.0));
+        assert_eq!(due(p.admit(1_000.0, ANY, None)), Some(1_000.0));
+        assert_eq!(due(p.admit(1_000.0, ANY, None)), Some(1_000.0));
+        assert_eq!(due(p.admit(1_000.0, ANY, None)), Some(2_000.0));
         // Far later: nothing booked is left, the new window starts at the send.
-        assert_eq!(p.admit(50_000.0, ANY, false), Admit::Go);
+        assert_eq!(p.admit(50_000.0, ANY, None), Admit::Go);
         p.take(50_000.0);
         assert_eq!(p.remaining(50_000.0), Some(2));
     }
@@ -379,19 +546,20 @@ mod tests {
                 window_ms: None,
             },
             0.0,
+            ANY,
         );
         p.take(300.0);
         assert_eq!(p.wait(300.0), Some((SAME_WINDOW_MS, Why::Quota)));
-        assert_eq!(p.admit(300.0, ANY, false), Admit::Booked(SAME_WINDOW_MS));
+        assert_eq!(due(p.admit(300.0, ANY, None)), Some(SAME_WINDOW_MS));
     }
 
     #[test]
     fn a_limit_of_zero_never_books() {
         let mut p = Pacer::default();
-        p.learn(&limited(0, 1_000.0, 0, 1_000.0), 0.0);
-        assert_eq!(p.admit(0.0, ANY, false), Admit::Wait(1_000.0, Why::Quota));
+        p.learn(&limited(0, 1_000.0, 0, 1_000.0), 0.0, ANY);
+        assert_eq!(p.admit(0.0, ANY, None), Admit::Wait(1_000.0, Why::Quota));
         assert_eq!(
-            p.admit(1_000.0, ANY, false),
+            p.admit(1_000.0, ANY, None),
             Admit::Go,
             "forgotten at the reset"
         );
@@ -400,63 +568,124 @@ mod tests {
     #[test]
     fn reports_of_one_window_keep_the_lower_remaining_and_earlier_reset() {
         let mut p = Pacer::default();
-        p.learn(&quota(5, 1_000.0), 0.0);
-        p.learn(&quota(7, 1_500.0), 100.0); // same window (within 1 s), later report says more
+        p.learn(&quota(5, 1_000.0), 0.0, ANY);
+        p.learn(&quota(7, 1_500.0), 100.0, ANY); // same window (within 1 s), later report says more
         assert_eq!(p.remaining(200.0), Some(5));
-        p.learn(&quota(0, 900.0), 150.0);
+        p.learn(&quota(0, 900.0), 150.0, ANY);
         assert_eq!(p.wait(200.0), Some((800.0, Why::Quota)));
     }
 
     #[test]
     fn a_stale_report_is_ignored_and_a_later_window_replaces() {
         let mut p = Pacer::default();
-        p.learn(&quota(0, 0.0), 0.0);
+        p.learn(&quota(0, 0.0), 0.0, ANY);
         assert_eq!(p.wait(0.0), None, "reset already past");
-        p.learn(&quota(1, 1_000.0), 0.0);
-        p.learn(&quota(9, 5_000.0), 10.0); // a new window
+        p.learn(&quota(1, 1_000.0), 0.0, ANY);
+        p.learn(&quota(9, 5_000.0), 10.0, ANY); // a new window
         assert_eq!(p.remaining(20.0), Some(9));
-        p.learn(&quota(10, 100.0), 20.0); // an earlier reset, more left: an older report, ours kept
+        p.learn(&quota(10, 100.0), 20.0, ANY); // an earlier reset, more left: an older report, ours kept
         assert_eq!(p.remaining(30.0), Some(9));
-        p.learn(&quota(0, 100.0), 20.0); // an earlier reset, less left: the careful answer wins
+        p.learn(&quota(0, 100.0), 20.0, ANY); // an earlier reset, less left: the careful answer wins
         assert_eq!(p.wait(30.0), Some((90.0, Why::Quota)));
     }
 
     #[test]
     fn a_later_window_goes_first_to_the_sends_booked() {
         let mut p = Pacer::default();
-        p.learn(&limited(0, 1_000.0, 10, 1_000.0), 0.0);
+        p.learn(&limited(0, 1_000.0, 10, 1_000.0), 0.0, ANY);
         for _ in 0..4 {
-            p.admit(0.0, ANY, false);
+            p.admit(0.0, ANY, None);
         }
         // A report of a window later than ours (the server's windows are longer).
-        p.learn(&limited(6, 3_000.0, 10, 1_000.0), 500.0);
+        p.learn(&limited(6, 3_000.0, 10, 1_000.0), 500.0, ANY);
         assert_eq!(p.remaining(500.0), Some(2));
+    }
+
+    /// Books a send for a newcomer at `now`: its ticket and when it is due.
+    fn book(p: &mut Pacer, now: f64) -> (Ticket, f64) {
+        match p.admit(now, ANY, None) {
+            Admit::Booked { ticket, due, .. } => (ticket, due),
+            other => panic!("not booked: {other:?}"),
+        }
     }
 
     #[test]
     fn a_booking_not_used_is_given_back() {
         let mut p = Pacer::default();
-        p.learn(&limited(0, 1_000.0, 2, 1_000.0), 0.0);
-        assert_eq!(p.admit(0.0, ANY, false), Admit::Booked(1_000.0));
-        assert_eq!(p.admit(0.0, ANY, false), Admit::Booked(1_000.0));
+        p.learn(&limited(0, 1_000.0, 2, 1_000.0), 0.0, ANY);
+        let (first, _) = book(&mut p, 0.0);
+        let (second, _) = book(&mut p, 0.0);
         // The first caller aborts before its slot: a newcomer gets it.
-        p.unbook(1_000.0);
-        assert_eq!(p.admit(10.0, ANY, false), Admit::Booked(990.0));
+        p.unbook(first);
+        let (third, due) = book(&mut p, 10.0);
+        assert_eq!(due, 990.0);
         // In its window, a booked send refused by the breaker gives its request back.
-        assert_eq!(p.admit(1_000.0, ANY, false), Admit::Booked(1_000.0));
-        p.unbook(1_000.0);
-        assert_eq!(p.admit(1_001.0, ANY, false), Admit::Go);
+        assert_eq!(p.admit(1_000.0, ANY, Some(second)), Admit::Go);
+        assert_eq!(book(&mut p, 1_000.0).1, 1_000.0);
+        assert_eq!(p.admit(1_000.0, ANY, Some(third)), Admit::Go);
+        p.unbook(third);
+        assert_eq!(p.admit(1_001.0, ANY, None), Admit::Go);
+    }
+
+    #[test]
+    fn ticket_numbers_wrap() {
+        let mut p = Pacer::default();
+        p.queue.issued = u32::MAX;
+        p.queue.served_from = u32::MAX;
+        p.learn(&limited(0, 1_000.0, 1, 1_000.0), 0.0, ANY);
+        let (last, _) = book(&mut p, 0.0);
+        let (first, due) = book(&mut p, 0.0);
+        assert_eq!((last, first, due), (Ticket(u32::MAX), Ticket(0), 2_000.0));
+        // Served into [1 000, 2 000), then refused: that window gets its request back.
+        assert_eq!(p.admit(1_000.0, ANY, Some(last)), Admit::Go);
+        p.unbook(last);
+        assert_eq!(p.remaining(1_000.0), Some(1));
+        // Still waiting: given back, it leaves the queue.
+        p.unbook(first);
+        assert!(p.queue.waiting.is_empty());
+        assert_eq!(p.remaining(1_000.0), Some(1));
+    }
+
+    #[test]
+    fn a_booking_given_back_moves_the_ones_behind_it_up() {
+        let mut p = Pacer::default();
+        p.learn(&limited(0, 1_000.0, 2, 1_000.0), 0.0, ANY);
+        let tickets: Vec<(Ticket, f64)> = (0..3).map(|_| book(&mut p, 0.0)).collect();
+        let dues: Vec<f64> = tickets.iter().map(|t| t.1).collect();
+        assert_eq!(dues, [1_000.0, 1_000.0, 2_000.0]);
+        // Each asks again at the next reset, not at its own window.
+        assert!(matches!(
+            p.admit(30.0, ANY, Some(tickets[2].0)),
+            Admit::Booked {
+                due: 1_970.0,
+                wake: 970.0,
+                ..
+            }
+        ));
+        p.unbook(tickets[0].0);
+        // At the reset the third goes in the first's place, beside the second.
+        assert_eq!(p.admit(1_000.0, ANY, Some(tickets[1].0)), Admit::Go);
+        assert_eq!(p.admit(1_000.0, ANY, Some(tickets[2].0)), Admit::Go);
+        assert_eq!(p.remaining(1_000.0), Some(0));
+        // A newcomer waits for the window after, not one more.
+        assert_eq!(book(&mut p, 1_000.0).1, 1_000.0);
+        assert_eq!(book(&mut p, 1_500.0).1, 500.0);
+        assert_eq!(book(&mut p, 1_500.0).1, 1_500.0);
+        // Given back at once, nothing is lost: the queue was two, it is two.
+        let (late, _) = book(&mut p, 1_500.0);
+        p.unbook(late);
+        assert_eq!(book(&mut p, 1_500.0).1, 1_500.0);
     }
 
     #[test]
     fn a_report_of_an_earlier_reset_with_less_left_wins_over_an_assumed_window() {
         let mut p = Pacer::default();
-        p.learn(&limited(0, 5_000.0, 5, 10_000.0), 0.0);
+        p.learn(&limited(0, 5_000.0, 5, 10_000.0), 0.0, ANY);
         // The pacer assumes the next window is [5 000, 15 000) and lets sends go at 11 000...
-        assert_eq!(p.admit(11_000.0, ANY, false), Admit::Go);
+        assert_eq!(p.admit(11_000.0, ANY, None), Admit::Go);
         p.take(11_000.0);
         // ...but the server's window runs to 16 000 and is spent.
-        p.learn(&limited(0, 5_000.0, 5, 10_000.0), 11_000.0);
+        p.learn(&limited(0, 5_000.0, 5, 10_000.0), 11_000.0, ANY);
         assert_eq!(
             p.wait(11_000.0),
             Some((4_000.0, Why::Quota)),
@@ -464,9 +693,119 @@ mod tests {
         );
         // A report whose reset comes before the assumed one, with less left, wins.
         let mut q = Pacer::default();
-        q.learn(&limited(3, 5_000.0, 5, 10_000.0), 0.0);
-        q.learn(&limited(0, 2_000.0, 5, 10_000.0), 10.0);
+        q.learn(&limited(3, 5_000.0, 5, 10_000.0), 0.0, ANY);
+        q.learn(&limited(0, 2_000.0, 5, 10_000.0), 10.0, ANY);
         assert_eq!(q.wait(10.0), Some((2_000.0, Why::Quota)));
+    }
+
+    /// A spent quota of 60 whose reset is claimed a day ahead; a fresh one; the cap.
+    const FAR: Quota = Quota {
+        remaining: 0,
+        reset_ms: crate::rate_limit::MAX_RESET_MS,
+        limit: Some(60),
+        window_ms: None,
+    };
+    const FRESH: Quota = Quota {
+        remaining: 58,
+        reset_ms: 4_000.0,
+        limit: Some(60),
+        window_ms: None,
+    };
+    const CAP: f64 = 5_000.0;
+
+    #[test]
+    fn a_reset_further_than_the_cap_holds_at_most_the_cap_then_one_call_asks() {
+        let mut p = Pacer::default();
+        p.learn(&FAR, 0.0, CAP);
+        assert_eq!(p.wait(0.0), Some((CAP, Why::Quota)));
+        // Nothing is booked into windows that are only claimed: the calls wait and ask again.
+        assert_eq!(p.admit(0.0, ANY, None), Admit::Wait(CAP, Why::Quota));
+        // At the cap one call goes to ask; the others wait for its answer, asking each second.
+        assert_eq!(p.admit(CAP, ANY, None), Admit::Go);
+        assert!(p.take(CAP), "the probe");
+        assert_eq!(p.admit(CAP, ANY, None), Admit::Wait(1_000.0, Why::Quota));
+        assert_eq!(
+            p.admit(6_500.0, ANY, None),
+            Admit::Wait(1_000.0, Why::Quota)
+        );
+        // Its answer tells: taken as it is.
+        p.heard((true, Some(&FRESH)), true, 6_600.0, CAP);
+        assert_eq!(p.admit(6_600.0, ANY, None), Admit::Go);
+        assert!(!p.take(6_600.0), "not a probe");
+        assert_eq!(p.remaining(6_600.0), Some(57));
+    }
+
+    #[test]
+    fn a_server_still_limited_answers_the_probe_with_a_fresh_far_reset() {
+        let mut p = Pacer::default();
+        p.learn(&FAR, 0.0, CAP);
+        assert!(p.take(CAP));
+        p.heard((true, Some(&FAR)), true, 5_100.0, CAP);
+        assert_eq!(p.wait(5_100.0), Some((CAP, Why::Quota)), "a cap more");
+        assert_eq!(p.admit(10_100.0, ANY, None), Admit::Go);
+        assert!(p.take(10_100.0), "the next probe");
+    }
+
+    #[test]
+    fn a_probe_without_an_answer_lets_the_next_call_ask() {
+        let mut p = Pacer::default();
+        p.learn(&FAR, 0.0, CAP);
+        assert!(p.take(CAP));
+        // Another attempt's end (not the probe's) tells nothing.
+        p.heard((false, None), false, 5_100.0, CAP);
+        assert_eq!(p.admit(5_100.0, ANY, None), Admit::Wait(900.0, Why::Quota));
+        // The probe timed out, failed or was aborted.
+        p.heard((false, None), true, 5_200.0, CAP);
+        assert_eq!(p.admit(5_200.0, ANY, None), Admit::Go);
+        assert!(p.take(5_200.0));
+    }
+
+    #[test]
+    fn an_answer_without_headers_to_a_probe_forgets_the_quota() {
+        let mut p = Pacer::default();
+        p.learn(&FAR, 0.0, CAP);
+        assert!(p.take(CAP));
+        p.heard((true, None), true, 5_100.0, CAP);
+        assert!(p.is_quiet(5_100.0));
+        assert_eq!(p.admit(5_100.0, ANY, None), Admit::Go);
+    }
+
+    #[test]
+    fn a_reset_within_the_cap_is_honoured_as_told() {
+        let mut p = Pacer::default();
+        p.learn(&limited(0, CAP, 2, CAP), 0.0, CAP);
+        assert_eq!(due(p.admit(0.0, ANY, None)), Some(CAP));
+        // Bookings were made in a window a response told of: they own the next window.
+        let mut q = Pacer::default();
+        q.learn(&limited(0, 1_000.0, 2, 1_000.0), 0.0, CAP);
+        let (ticket, _) = book(&mut q, 0.0);
+        q.learn(&FAR, 10.0, CAP);
+        assert!(matches!(
+            q.admit(10.0, ANY, Some(ticket)),
+            Admit::Wait(ms, Why::Quota) if ms == CAP
+        ));
+        // The probe's answer serves the booked first.
+        assert!(q.take(CAP + 10.0));
+        q.heard((true, Some(&FRESH)), true, CAP + 20.0, CAP);
+        assert_eq!(q.admit(CAP + 20.0, ANY, Some(ticket)), Admit::Go);
+        assert_eq!(q.remaining(CAP + 20.0), Some(57));
+    }
+
+    #[test]
+    fn the_cap_does_not_touch_a_window_with_requests_left() {
+        let mut p = Pacer::default();
+        // 58 left until a reset a minute away: believed for 5 s, spent only after 58 sends.
+        p.learn(&limited(58, 60_000.0, 60, 60_000.0), 0.0, CAP);
+        for i in 0..58 {
+            let now = f64::from(i) * 500.0;
+            assert_eq!(p.admit(now, ANY, None), Admit::Go, "send {i}");
+            assert!(!p.take(now));
+        }
+        assert_eq!(p.remaining(29_000.0), Some(0));
+        // Spent and told 29 s ago (no answer since): one call asks, not a wait to 60 s.
+        assert_eq!(p.admit(29_000.0, ANY, None), Admit::Go);
+        assert!(p.take(29_000.0), "the probe");
+        assert_eq!(p.wait(29_000.0), Some((1_000.0, Why::Quota)));
     }
 
     #[test]
@@ -475,14 +814,14 @@ mod tests {
         p.hold(2_000.0);
         p.hold(1_000.0); // a shorter hold does not shorten it
         assert_eq!(
-            p.admit(500.0, ANY, false),
+            p.admit(500.0, ANY, None),
             Admit::Wait(1_500.0, Why::RetryAfter)
         );
         assert_eq!(
-            p.admit(500.0, 1_000.0, false),
+            p.admit(500.0, 1_000.0, None),
             Admit::TooLong(1_500.0, Why::RetryAfter)
         );
-        assert_eq!(p.admit(2_000.0, 0.0, false), Admit::Go);
+        assert_eq!(p.admit(2_000.0, 0.0, None), Admit::Go);
         p.reset();
         assert_eq!(p, Pacer::default());
     }
@@ -498,18 +837,18 @@ mod tests {
         ) {
             let reset = 10_000.0;
             let mut p = Pacer::default();
-            p.learn(&quota(left, reset), 0.0);
+            p.learn(&quota(left, reset), 0.0, ANY);
             let (mut sent, mut now) = (0u32, 0.0);
             for (extra, dt) in ops {
                 now += f64::from(dt);
                 if now >= reset {
                     break;
                 }
-                if p.admit(now, f64::INFINITY, false) == Admit::Go {
+                if p.admit(now, f64::INFINITY, None) == Admit::Go {
                     p.take(now);
                     sent += 1;
                 }
-                p.learn(&quota(left.saturating_sub(sent) + extra, reset - now), now);
+                p.learn(&quota(left.saturating_sub(sent) + extra, reset - now), now, ANY);
                 prop_assert!(p.wait(now).is_none_or(|(ms, _)| ms.is_finite() && ms > 0.0));
             }
             prop_assert!(sent <= left);
@@ -524,18 +863,18 @@ mod tests {
         ) {
             let span = 1_000.0;
             let mut p = Pacer::default();
-            p.learn(&limited(0, span, limit, span), 0.0);
+            p.learn(&limited(0, span, limit, span), 0.0, ANY);
             let mut per_window = std::collections::BTreeMap::<i64, u32>::new();
             let mut now = 0.0;
             for dt in arrivals {
                 now += f64::from(dt);
-                let at = match p.admit(now, f64::INFINITY, false) {
+                let at = match p.admit(now, f64::INFINITY, None) {
                     Admit::Go => {
                         p.take(now);
                         now
                     }
-                    Admit::Booked(wait) => {
-                        let at = now + wait;
+                    Admit::Booked { due, .. } => {
+                        let at = now + due;
                         prop_assert!((at / span).fract() == 0.0, "booked at {}", at);
                         at
                     }
@@ -546,6 +885,109 @@ mod tests {
             for (window, n) in per_window {
                 prop_assert!(n <= limit, "window {} got {} sends", window, n);
             }
+        }
+
+        /// Whatever resets answers claim, a spent quota never holds a call back longer than
+        /// the cap (or a probe window's second), and nothing is booked beyond what is believed.
+        #[test]
+        fn a_spent_quota_holds_calls_back_at_most_the_cap(
+            ops in proptest::collection::vec(
+                (0u32..3_000, 0u32..4, 0u32..100_000_000, prop::option::of(1u32..4), any::<bool>()),
+                1..60,
+            ),
+            cap in 0u32..20_000,
+        ) {
+            let cap = f64::from(cap);
+            let mut p = Pacer::default();
+            let mut now = 0.0;
+            for (dt, remaining, reset, limit, answer) in ops {
+                now += f64::from(dt);
+                if answer {
+                    let q = Quota {
+                        remaining,
+                        reset_ms: f64::from(reset).min(crate::rate_limit::MAX_RESET_MS),
+                        limit,
+                        window_ms: limit.map(|_| f64::from(reset % 100_000)),
+                    };
+                    p.heard((true, Some(&q)), false, now, cap);
+                } else {
+                    match p.admit(now, ANY, None) {
+                        Admit::Go => {
+                            p.take(now);
+                        }
+                        Admit::Wait(ms, _) => prop_assert!(ms <= cap.max(SAME_WINDOW_MS), "{ms}"),
+                        Admit::Booked { wake, .. } => prop_assert!(wake <= cap, "wakes in {wake} ms"),
+                        Admit::TooLong(..) => prop_assert!(false),
+                    }
+                }
+                if let Some((ms, _)) = p.wait(now) {
+                    prop_assert!(ms <= cap.max(SAME_WINDOW_MS), "waits {} ms, cap {}", ms, cap);
+                }
+            }
+        }
+
+        /// Calls arrive, some that wait give up, and the waiting ones ask again when told to:
+        /// no window gets more than the limit, the first booked go first, and a call told to
+        /// wait on at a reset finds that window full (a booking given back moved the ones
+        /// behind it up).
+        #[test]
+        fn bookings_given_back_move_the_queue_up(
+            ops in proptest::collection::vec((0u32..400, any::<bool>(), 0usize..8), 1..80),
+            limit in 1u32..4,
+        ) {
+            let span = 1_000.0;
+            let mut p = Pacer::default();
+            p.learn(&limited(0, span, limit, span), 0.0, ANY);
+            // Calls waiting: (ticket, asks again at, arrived as).
+            let mut waiting: Vec<(Ticket, f64, usize)> = Vec::new();
+            let (mut sent, mut refilled) = (Vec::<(f64, usize)>::new(), Vec::<f64>::new());
+            let mut now = 0.0;
+            let mut arrived = 0;
+            let mut ask = |p: &mut Pacer, now: f64, ticket, who, waiting: &mut Vec<_>| {
+                match p.admit(now, ANY, ticket) {
+                    Admit::Go => {
+                        if ticket.is_none() {
+                            p.take(now);
+                        }
+                        sent.push((now, who));
+                    }
+                    Admit::Booked { ticket: t, wake, .. } => {
+                        if ticket.is_some() {
+                            refilled.push(now);
+                        }
+                        waiting.push((t, now + wake, who));
+                    }
+                    other => panic!("{other:?}"),
+                }
+            };
+            for (dt, gives_up, which) in ops {
+                let next = now + f64::from(dt);
+                // Those due by then ask again, in the order they are due.
+                while let Some(i) = (0..waiting.len())
+                    .filter(|i| waiting[*i].1 <= next)
+                    .min_by(|a, b| waiting[*a].1.total_cmp(&waiting[*b].1).then(a.cmp(b)))
+                {
+                    let (ticket, at, who) = waiting.remove(i);
+                    ask(&mut p, at, Some(ticket), who, &mut waiting);
+                }
+                now = next;
+                if gives_up && !waiting.is_empty() {
+                    let (ticket, ..) = waiting.remove(which % waiting.len());
+                    p.unbook(ticket);
+                } else {
+                    ask(&mut p, now, None, arrived, &mut waiting);
+                    arrived += 1;
+                }
+            }
+            let in_window = |w: f64| sent.iter().filter(|(t, _)| (t / span).floor() == w).count();
+            for (t, _) in &sent {
+                prop_assert!(in_window((t / span).floor()) <= limit as usize, "{sent:?}");
+            }
+            for t in refilled {
+                prop_assert_eq!(in_window((t / span).floor()), limit as usize, "at {}: {:?}", t, sent);
+            }
+            let booked_order: Vec<usize> = sent.iter().filter(|(t, _)| *t >= span).map(|s| s.1).collect();
+            prop_assert!(booked_order.windows(2).all(|w| w[0] < w[1]), "{sent:?}");
         }
     }
 }

@@ -199,7 +199,8 @@ fn judgement<T: Transport, E: Env>(
 /// hold its `Retry-After` (`retry_after_ms`) puts on the whole origin after a 429 or 503
 /// (from `end`, monotonic). The hold lasts at most `retry.maxRetryAfterMs` (its default
 /// without retries), the longest `Retry-After` the client honours: a proxy's "come back in
-/// an hour" then costs the origin one request per that span, not an hour's lockout.
+/// an hour" then costs the origin one request per that span, not an hour's lockout. (A
+/// quota's reset is capped the same way where it is learnt, in [`crate::pacing`].)
 fn learn<'o>(
     outcome: &'o AttemptOutcome,
     end: f64,
@@ -209,6 +210,7 @@ fn learn<'o>(
     let cap = policy.max_retry_after_ms();
     match outcome {
         AttemptOutcome::Response { status, quota, .. } => Learned {
+            answered: true,
             quota: quota.as_ref(),
             hold_until: retry_after_ms
                 .filter(|_| matches!(status, 429 | 503))

@@ -8,7 +8,7 @@ use super::{Blocked, Ctx, report};
 use crate::breaker::{Permit, Transition};
 use crate::classify::Judgement;
 use crate::events::Event;
-use crate::pacing::{Admit, Why};
+use crate::pacing::{Admit, Ticket, Why};
 use crate::policy::{BreakerPolicy, Policy};
 use crate::rate_limit::Quota;
 use crate::registry::{EntryId, Registry};
@@ -66,25 +66,25 @@ impl Drop for Reservation<'_> {
     }
 }
 
-/// A send the origin's pacing booked for the call at `at` (monotonic ms). Dropped before
+/// A send the origin's pacing booked for the call (its `ticket`). Dropped before
 /// [`Booking::used`] (the call was aborted, ran out of time, or the breaker or throttle
 /// refused the send), it is given back ([`crate::pacing::Pacer::unbook`]).
 pub(super) struct Booking<'a> {
     registry: &'a RefCell<Registry>,
     origin: &'a str,
     id: EntryId,
-    at: f64,
+    pub(super) ticket: Ticket,
     used: bool,
 }
 
 impl<'a> Booking<'a> {
-    /// The send booked at `at` on the origin's entry `id`.
-    pub(super) fn new(ctx: &Ctx<'a>, id: EntryId, at: f64) -> Self {
+    /// The send booked with `ticket` on the origin's entry `id`.
+    pub(super) fn new(ctx: &Ctx<'a>, id: EntryId, ticket: Ticket) -> Self {
         Booking {
             registry: ctx.registry,
             origin: ctx.origin,
             id,
-            at,
+            ticket,
             used: false,
         }
     }
@@ -103,7 +103,7 @@ impl Drop for Booking<'_> {
         if let Ok(mut registry) = self.registry.try_borrow_mut()
             && let Some(state) = registry.get_mut(self.origin, self.id)
         {
-            state.pacer.unbook(self.at);
+            state.pacer.unbook(self.ticket);
         }
     }
 }
@@ -156,20 +156,22 @@ pub(super) struct AttemptGuard<'a> {
     origin: &'a str,
     id: EntryId,
     breaker: Option<(&'a BreakerPolicy, Permit)>,
+    /// Whether the attempt is the one a probe window of the origin's pacing let go.
+    probe: bool,
     started_ms: f64,
     finished: bool,
 }
 
 impl<'a> AttemptGuard<'a> {
-    /// Asks the origin's pacing (unless the call already holds a send `booked` for now;
-    /// it may wait at most `max_wait` ms), its adaptive throttle (`random` in `[0, 1)`,
+    /// Asks the origin's pacing (with the ticket of the send `booked` for the call, if one
+    /// is; it may wait at most `max_wait` ms), its adaptive throttle (`random` in `[0, 1)`,
     /// drawn only when the throttle is on) and its breaker, then counts the attempt and
-    /// takes one request of its quota.
+    /// takes one request of its quota (a booked send's window counted it already).
     pub(super) fn begin(
         ctx: &Ctx<'a>,
         now: f64,
         attempt: u32,
-        (booked, max_wait): (bool, f64),
+        (booked, max_wait): (Option<Ticket>, f64),
         random: &dyn Fn() -> f64,
         on_event: &mut dyn FnMut(&Event<'_>),
     ) -> Result<Self, Blocked> {
@@ -179,8 +181,18 @@ impl<'a> AttemptGuard<'a> {
             if paced {
                 let blocked = match s.pacer.admit(now, max_wait, booked) {
                     Admit::Go => None,
-                    Admit::Wait(ms, why) => Some(Blocked::Pace(ms, why, None)),
-                    Admit::Booked(ms) => Some(Blocked::Pace(ms, Why::Quota, Some(id))),
+                    Admit::Wait(ms, why) => Some(Blocked::Pace {
+                        wait_ms: ms,
+                        sleep_ms: ms,
+                        why,
+                        booked: None,
+                    }),
+                    Admit::Booked { ticket, due, wake } => Some(Blocked::Pace {
+                        wait_ms: due,
+                        sleep_ms: wake,
+                        why: Why::Quota,
+                        booked: Some((id, ticket)),
+                    }),
                     Admit::TooLong(ms, why) => {
                         s.stats.rate_limited += 1;
                         Some(Blocked::RateLimit(ms, why))
@@ -204,14 +216,12 @@ impl<'a> AttemptGuard<'a> {
                 Some(Ok(permit)) => Some(permit),
                 None => None,
             };
-            if paced && !booked {
-                s.pacer.take(now);
-            }
+            let probe = paced && booked.is_none() && s.pacer.take(now);
             s.stats.attempts += 1;
             s.stats.retries += u64::from(attempt > 1);
             s.stats.in_flight += 1;
             let transition = permit.as_ref().and_then(Permit::transition);
-            (Ok((id, permit)), transition)
+            (Ok((id, permit, probe)), transition)
         });
         report(transition, ctx.origin, on_event);
         match began {
@@ -237,7 +247,7 @@ impl<'a> AttemptGuard<'a> {
                 }
                 Err(blocked)
             }
-            Ok((id, permit)) => {
+            Ok((id, permit, probe)) => {
                 on_event(&Event::AttemptStart {
                     attempt,
                     origin: ctx.origin,
@@ -248,6 +258,7 @@ impl<'a> AttemptGuard<'a> {
                     origin: ctx.origin,
                     id,
                     breaker: policy.zip(permit),
+                    probe,
                     started_ms: now,
                     finished: false,
                 })
@@ -320,9 +331,9 @@ impl<'a> AttemptGuard<'a> {
             state.latency.record(ms);
         }
         if self.policy.rate_limit.is_some() {
-            if let Some(quota) = learned.quota {
-                state.pacer.learn(quota, now);
-            }
+            let cap = f64::from(self.policy.max_retry_after_ms());
+            let heard = (learned.answered, learned.quota);
+            state.pacer.heard(heard, self.probe, now, cap);
             if let Some(until) = learned.hold_until {
                 state.pacer.hold(until);
             }
@@ -342,6 +353,8 @@ impl<'a> AttemptGuard<'a> {
 /// What an attempt's answer said of its origin's limits.
 #[derive(Clone, Copy, Default)]
 pub(super) struct Learned<'q> {
+    /// Whether an answer came (a response, whatever its status).
+    pub(super) answered: bool,
     /// Its rate-limit headers.
     pub(super) quota: Option<&'q Quota>,
     /// Until when a `Retry-After` on a 429 or 503 holds the origin (monotonic ms).

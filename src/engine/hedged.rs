@@ -267,7 +267,7 @@ fn begin<'a, E: Env>(
         None => None,
     };
     let guard =
-        AttemptGuard::begin(ctx, now, attempt, (false, 0.0), &|| env.random(), on_event).ok()?;
+        AttemptGuard::begin(ctx, now, attempt, (None, 0.0), &|| env.random(), on_event).ok()?;
     ctx.registry.borrow_mut().with(ctx.origin, |_, s| {
         if let Some(b) = budget {
             // Cannot fail: checked above, and nothing ran in between.

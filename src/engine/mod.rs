@@ -37,7 +37,7 @@ use crate::breaker::Transition;
 use crate::bulkhead::{Admission, BulkheadPermit};
 use crate::classify::{Verdict, is_idempotent_method};
 use crate::events::{Event, GiveUpReason, RetryReason};
-use crate::pacing::Why;
+use crate::pacing::{Ticket, Why};
 use crate::policy::Policy;
 use crate::registry::{EntryId, Registry};
 use crate::retry_after;
@@ -317,27 +317,39 @@ pub async fn run<T: Transport, E: Env>(
             // The longest the origin may still make this call wait before its attempt.
             let cap = policy.rate_limit.as_ref().map_or(0, |r| r.max_wait_ms);
             let max_wait = (f64::from(cap) - paced_ms).min(remaining - MIN_ATTEMPT_MS);
-            let pacing = (booking.is_some(), max_wait);
+            let pacing = (booking.as_ref().map(|b| b.ticket), max_wait);
             AttemptGuard::begin(&ctx, start, attempt, pacing, &|| env.random(), on_event)
         } else {
             Err(Blocked::Deadline)
         };
-        if let Err(Blocked::Pace(wait_ms, reason, booked)) = began {
-            // The attempt starts once its origin lets it (a booked send goes unasked), and
-            // the origin counts as in use meanwhile.
-            if let Some(id) = booked {
-                booking = Some(Booking::new(&ctx, id, start + wait_ms));
-            }
+        if let Err(Blocked::Pace {
+            wait_ms,
+            sleep_ms,
+            why,
+            booked,
+        }) = began
+        {
+            // The attempt starts once its origin lets it, and the origin counts as in use
+            // meanwhile. A call booked behind others sleeps on untold until its turn.
+            let told = match booked {
+                Some((id, ticket)) if booking.is_none() => {
+                    booking = Some(Booking::new(&ctx, id, ticket));
+                    true
+                }
+                booked => booked.is_none(),
+            };
             if waiting.is_none() {
                 waiting = Some(WaitHold::take(&ctx));
             }
-            on_event(&Event::RateLimitWait {
-                origin: ctx.origin,
-                wait_ms,
-                reason,
-            });
-            paced_ms += wait_ms;
-            wait = Some(wait_ms);
+            if told {
+                on_event(&Event::RateLimitWait {
+                    origin: ctx.origin,
+                    wait_ms,
+                    reason: why,
+                });
+            }
+            paced_ms += sleep_ms;
+            wait = Some(sleep_ms);
             continue;
         }
         if began.is_ok()
@@ -367,7 +379,11 @@ pub async fn run<T: Transport, E: Env>(
             (
                 Err(
                     Blocked::RateLimit(retry_after_ms, reason)
-                    | Blocked::Pace(retry_after_ms, reason, _),
+                    | Blocked::Pace {
+                        wait_ms: retry_after_ms,
+                        why: reason,
+                        ..
+                    },
                 ),
                 None,
             ) => {
@@ -380,7 +396,7 @@ pub async fn run<T: Transport, E: Env>(
             (Err(blocked), Some(output)) => {
                 let reason = match blocked {
                     Blocked::Breaker(_) => GiveUpReason::BreakerOpen,
-                    Blocked::RateLimit(..) | Blocked::Pace(..) => GiveUpReason::RateLimit,
+                    Blocked::RateLimit(..) | Blocked::Pace { .. } => GiveUpReason::RateLimit,
                     Blocked::Throttled(_) => GiveUpReason::Throttled,
                     Blocked::Deadline => GiveUpReason::Deadline,
                 };
@@ -576,9 +592,15 @@ enum Blocked {
     Deadline,
     /// The breaker refused; it may let a call through in this many ms.
     Breaker(f64),
-    /// The origin asks to wait this many ms first (a wait the call may take); with an entry,
-    /// a send is booked for the call on it when the wait ends.
-    Pace(f64, Why, Option<EntryId>),
+    /// The origin asks to wait `wait_ms` first (a wait the call may take); the call sleeps
+    /// `sleep_ms` of it, then asks again. With `booked`, a send is booked for the call on that
+    /// entry: it is due in `wait_ms`, and the call asks again at the next reset, `sleep_ms`.
+    Pace {
+        wait_ms: f64,
+        sleep_ms: f64,
+        why: Why,
+        booked: Option<(EntryId, Ticket)>,
+    },
     /// The origin's wait is too long for the call: rejected without sending.
     RateLimit(f64, Why),
     /// Adaptive throttling refused it (at this probability).

@@ -351,7 +351,8 @@ pub enum IdempotencyKey {
 
 impl Policy {
     /// The longest `Retry-After` the client honours, in ms (`retry.maxRetryAfterMs`, its
-    /// default without retries): it also bounds an origin-wide hold, its own or a peer's.
+    /// default without retries): it also bounds an origin-wide hold, its own or a peer's,
+    /// and how far ahead a quota's reset is believed ([`crate::pacing`]).
     pub fn max_retry_after_ms(&self) -> u32 {
         self.retry
             .as_ref()

@@ -34,7 +34,8 @@ export interface Policy {
   /**
    * Pacing by what origins say of their limits: the rate-limit headers (`RateLimit` and
    * `RateLimit-Policy` of the IETF draft, `RateLimit-Remaining`/`-Reset`, `X-RateLimit-*`) and a
-   * `Retry-After` on a 429 or 503 (at most retry.maxRetryAfterMs) hold the whole origin for every call of the client; a call waits
+   * `Retry-After` on a 429 or 503 hold the whole origin for every call of the client (either for at most
+   * retry.maxRetryAfterMs; after a quota's capped wait one call asks first); a call waits
    * (within its deadline and maxWaitMs) or rejects at once with a RateLimitError without sending.
    * `false` turns it off. @default {} (on)
    */
@@ -104,7 +105,7 @@ export interface RetryPolicy {
   jitter?: "full" | "equal" | "decorrelated" | "none";
   /** Statuses that are retried (400..=599). @default [408, 429, 500, 502, 503, 504] */
   retryOn?: number[];
-  /** Longest Retry-After honoured, in ms (0..=2147483647); a longer one ends the call with that response. @default 30000 */
+  /** Longest Retry-After honoured, in ms (0..=2147483647); a longer one ends the call with that response. It also caps an origin-wide hold and how far ahead a rate-limit reset is believed. @default 30000 */
   maxRetryAfterMs?: number;
   /**
    * Called after every attempt (but one the caller aborted): `true` retries, `false` stops (this

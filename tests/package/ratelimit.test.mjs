@@ -2,7 +2,7 @@
 // throttling, through the package used by name against the fault server on 127.0.0.1.
 import test from "node:test";
 import assert from "node:assert/strict";
-import { ORIGIN_A, ORIGIN_B, errorOf, serverLog, uid } from "./helpers.mjs";
+import { ORIGIN_A, ORIGIN_B, errorOf, serverLog, sleep, uid } from "./helpers.mjs";
 import { ResilientClient, RateLimitError, ThrottledError } from "resilient-fetch";
 
 /** A client whose events are kept: { client, events }. */
@@ -42,6 +42,63 @@ for (const form of ["draft", "x", "bare"]) {
     assert.ok(slots.every((t, i) => i === 0 || t >= slots[i - 1] - 1), `booked first, sent first: ${slots}`);
   });
 }
+
+/** Waits until `ms` after the start of the server's next window of `windowMs` (its windows are
+ * aligned to multiples of windowMs since the epoch): sends made at once then fall in one window. */
+const windowStart = (windowMs, ms = 20) => sleep(windowMs - (Date.now() % windowMs) + ms);
+
+test("a waiter aborted gives its slot to the waiters behind it; new calls wait no window more", async () => {
+  const id = uid("quota-abort");
+  const client = new ResilientClient();
+  const url = `${ORIGIN_A}/quota?id=${id}&limit=2&windowMs=1000`;
+  await windowStart(1000);
+  // Two calls spend the window; three more find it spent and wait; the first is aborted at 30 ms.
+  for (let i = 0; i < 2; i++) await (await client.fetch(url)).text();
+  const ac = new AbortController();
+  const waiters = [client.fetch(url, { signal: ac.signal }), client.fetch(url), client.fetch(url)];
+  setTimeout(() => ac.abort(), 30);
+  const aborted = await errorOf(waiters[0]);
+  assert.equal(aborted?.name, "AbortError", String(aborted));
+  for (const r of await Promise.all(waiters.slice(1))) assert.equal(r.status, 200, await r.text());
+  // A new call after them: the next window is b's and c's, so it goes in the one after; so
+  // does another call made then.
+  assert.equal((await client.fetch(url)).status, 200);
+  assert.equal((await client.fetch(url)).status, 200);
+  const log = await serverLog(ORIGIN_A, id);
+  const windows = log.map((e) => Math.floor(e.t / 1000) - Math.floor(log[0].t / 1000));
+  assert.deepEqual(log.map((e) => e.status), Array(6).fill(200), "the server never answered 429");
+  assert.deepEqual(windows, [0, 0, 1, 1, 2, 2], "b and c went at the reset, the new calls one window later");
+});
+
+test("a reset a year ahead holds the origin at most retry.maxRetryAfterMs; then one call asks first", async () => {
+  const id = uid("far-reset");
+  const client = new ResilientClient({ retry: { maxRetryAfterMs: 1000 } });
+  const url = `${ORIGIN_A}/far-reset?id=${id}`;
+  assert.equal((await client.fetch(url)).status, 200);
+  const stats = client.stats()[ORIGIN_A];
+  assert.equal(stats.quotaRemaining, 0);
+  assert.ok(stats.waitMs > 0 && stats.waitMs <= 1000, `waitMs ${stats.waitMs}: the claimed year cut to the cap`);
+  // None of three calls is refused: one asks when the cap ends, the others after its answer.
+  const responses = await Promise.all([client.fetch(url), client.fetch(url), client.fetch(url)]);
+  assert.deepEqual(responses.map((r) => r.status), [200, 200, 200]);
+  const [told, probe, ...rest] = (await serverLog(ORIGIN_A, id)).map((e) => e.t);
+  assert.equal(rest.length, 2);
+  assert.ok(probe - told >= 900, `the probe went ${probe - told} ms after the claim`);
+  assert.ok(rest.every((t) => t - probe >= 900), `the others asked again a second after the probe: ${rest.map((t) => t - probe)}`);
+});
+
+test("a server still limited answers the probe: one request per retry.maxRetryAfterMs, not a burst", async () => {
+  const id = uid("far-reset-again");
+  const client = new ResilientClient({ retry: { maxAttempts: 1, maxRetryAfterMs: 1000 } });
+  const url = `${ORIGIN_A}/far-reset?id=${id}&claims=2&code=429`;
+  assert.equal((await client.fetch(url)).status, 429);
+  const responses = await Promise.all([client.fetch(url), client.fetch(url), client.fetch(url)]);
+  assert.deepEqual(responses.map((r) => r.status).sort(), [200, 200, 429]);
+  const log = await serverLog(ORIGIN_A, id);
+  assert.deepEqual(log.map((e) => e.status), [429, 429, 200, 200]);
+  const gaps = log.slice(1).map((e, i) => e.t - log[i].t);
+  assert.ok(gaps.every((ms) => ms >= 900), `one request at a time, a cap or a second apart: ${gaps}`);
+});
 
 test("an origin that starts sending rate-limit headers later is heard on its first such answer", async () => {
   const id = uid("quota-late");

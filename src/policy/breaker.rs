@@ -2,8 +2,8 @@
 //! failure rate, and a window that can reach `minimumCalls`.
 
 use super::check::{Check, Object};
-use super::input::{Map, Value};
 use super::messages::int_range;
+use super::value::{Map, Value};
 use super::*;
 use crate::breaker::MAX_WINDOW_CALLS;
 

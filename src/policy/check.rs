@@ -1,13 +1,13 @@
 //! Validation: [`Policy::from_input`] and the checking machinery every field goes through.
 
 use super::breaker::breaker_policy;
-use super::input::Map;
 use super::messages::{int_range, push_number, push_quoted, type_name};
 use super::schema::{self, Kind};
 use super::sections::{
     budget_policy, bulkhead_policy, hedge_policy, idempotency_header, idempotency_key,
     outbox_policy, rate_limit_policy, retry_policy, share_name, throttle_policy,
 };
+use super::value::Map;
 use super::*;
 
 impl Policy {

@@ -11,6 +11,7 @@
 //! | the validated types and every default | `types.rs` |
 //! | every field once: path, kind, range, default, scope | `schema.rs` |
 //! | the raw input, decoding and merging | `input.rs` |
+//! | a decoded value, as given | `value.rs` |
 //! | validation and its machinery | `check.rs` |
 //! | each part's own rules: retry, budget, bulkhead, keys | `sections.rs` |
 //! | the breaker's rules: its mode, rate and window | `breaker.rs` |
@@ -23,10 +24,12 @@ mod messages;
 pub mod schema;
 mod sections;
 mod types;
+mod value;
 
-pub use input::{PolicyInput, Value};
+pub use input::PolicyInput;
 pub use sections::RETRY_ON_MIN;
 pub use types::*;
+pub use value::Value;
 
 #[cfg(test)]
 pub(crate) mod test_support {

@@ -4,7 +4,7 @@
 //! options table are tested against it (tests/core_ts_defaults.rs).
 
 use super::defaults as d;
-use super::input::Value;
+use super::value::Value;
 use super::{BreakerMode, WindowType};
 use super::{PolicyError, PolicyErrorKind};
 use crate::backoff::Jitter;

@@ -1,9 +1,9 @@
 //! Each part of the policy checked on its own: retry, breaker, budget, bulkhead, keys.
 
 use super::check::{Check, Object, as_int};
-use super::input::{Map, Value};
 use super::messages::{int_range, push_u64};
 use super::schema;
+use super::value::{Map, Value};
 use super::*;
 use crate::backoff::Jitter;
 

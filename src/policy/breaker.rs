@@ -1,8 +1,8 @@
 //! The breaker's part of the policy: its mode (as given, or from the fields given), the
 //! failure rate, and a window that can reach `minimumCalls`.
 
-use super::check::{Check, Object};
 use super::messages::int_range;
+use super::reader::{Check, Object};
 use super::value::{Map, Value};
 use super::*;
 use crate::breaker::MAX_WINDOW_CALLS;

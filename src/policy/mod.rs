@@ -12,20 +12,27 @@
 //! | every field once: path, kind, range, default, scope | `schema.rs` |
 //! | the raw input, decoding and merging | `input.rs` |
 //! | a decoded value, as given | `value.rs` |
-//! | validation and its machinery | `check.rs` |
+//! | validation: the policy's own fields, then each section | `check.rs` |
+//! | the checking machinery: the first error, one object's fields | `reader.rs` |
+//! | what a row says: a field's kind and scope | `field.rs` |
+//! | the error a bad field gives | `error.rs` |
 //! | each part's own rules: retry, budget, bulkhead, keys | `sections.rs` |
 //! | the breaker's rules: its mode, rate and window | `breaker.rs` |
 //! | the words of errors | `messages.rs` |
 
 mod breaker;
 mod check;
+mod error;
+mod field;
 mod input;
 mod messages;
+mod reader;
 pub mod schema;
 mod sections;
 mod types;
 mod value;
 
+pub use error::{PolicyError, PolicyErrorKind};
 pub use input::PolicyInput;
 pub use sections::RETRY_ON_MIN;
 pub use types::*;

@@ -1,7 +1,7 @@
 //! Each part of the policy checked on its own: retry, breaker, budget, bulkhead, keys.
 
-use super::check::{Check, Object, as_int};
 use super::messages::{int_range, push_u64};
+use super::reader::{Check, Object, as_int};
 use super::schema;
 use super::value::{Map, Value};
 use super::*;

@@ -1,7 +1,6 @@
 //! The validated policy: its types, and every default written once.
 
 use crate::backoff::Jitter;
-use std::fmt;
 
 /// Every default of the policy, written once, with the JS field it fills.
 pub mod defaults {
@@ -459,34 +458,6 @@ impl Default for BulkheadPolicy {
         }
     }
 }
-
-/// Whether a policy error is about a value's type or its range.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum PolicyErrorKind {
-    /// Right type, value outside the accepted range (JS `RangeError`).
-    Range,
-    /// Wrong type, or a field that does not exist (JS `TypeError`).
-    Type,
-}
-
-/// A policy field that cannot be accepted.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct PolicyError {
-    /// The field's JS path, e.g. `retry.maxAttempts` (empty for the policy itself).
-    pub path: String,
-    /// The whole sentence: field, accepted range, and what was given.
-    pub message: String,
-    /// Type or range.
-    pub kind: PolicyErrorKind,
-}
-
-impl fmt::Display for PolicyError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.message)
-    }
-}
-
-impl std::error::Error for PolicyError {}
 
 #[cfg(test)]
 mod tests {

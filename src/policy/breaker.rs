@@ -125,6 +125,18 @@ mod tests {
     use serde_json::json;
 
     #[test]
+    fn enumerations_name_their_field() {
+        assert_eq!(
+            err(json!({"breaker": {"mode": "rate"}})).path,
+            "breaker.mode"
+        );
+        assert_eq!(
+            err(json!({"breaker": {"windowType": "calls"}})).path,
+            "breaker.windowType"
+        );
+    }
+
+    #[test]
     fn failure_rate_minimum_calls_must_fit_the_count_window() {
         // The default minimumCalls (10) cannot be reached in a window of 5 calls.
         let e = err(json!({"breaker": {"windowType": "count", "windowSize": 5}}));

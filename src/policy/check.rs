@@ -4,9 +4,10 @@ use super::breaker::breaker_policy;
 use super::messages::int_range;
 use super::reader::Check;
 use super::schema;
+use super::sections::retry::retry_policy;
 use super::sections::{
     budget_policy, bulkhead_policy, hedge_policy, idempotency_header, idempotency_key,
-    outbox_policy, rate_limit_policy, retry_policy, share_name, throttle_policy,
+    outbox_policy, rate_limit_policy, share_name, throttle_policy,
 };
 use super::value::Map;
 use super::*;

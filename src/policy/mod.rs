@@ -34,7 +34,7 @@ mod value;
 
 pub use error::{PolicyError, PolicyErrorKind};
 pub use input::PolicyInput;
-pub use sections::RETRY_ON_MIN;
+pub use sections::retry::{RETRY_ON_MIN, RetryPolicy};
 pub use types::*;
 pub use value::Value;
 

@@ -1,11 +1,10 @@
 //! The validated policy: its types, and every default written once.
 
-use crate::backoff::Jitter;
+use crate::policy::sections::retry::RetryPolicy;
 
 /// Every default of the policy, written once, with the JS field it fills.
 pub mod defaults {
     use super::{BreakerMode, IdempotencyKey, WindowType};
-    use crate::backoff::Jitter;
 
     /// Per-attempt timeout in ms (JS `timeoutMs`).
     pub const TIMEOUT_MS: u32 = 10_000;
@@ -13,21 +12,6 @@ pub mod defaults {
     pub const TOTAL_TIMEOUT_MS: u32 = 30_000;
     /// Longest wait for the next chunk of a response body in ms (JS `bodyTimeoutMs`).
     pub const BODY_TIMEOUT_MS: u32 = 10_000;
-
-    /// Retries are on unless the policy says `retry: false`.
-    pub const RETRY_ENABLED: bool = true;
-    /// Attempts per call, the first one included (JS `retry.maxAttempts`).
-    pub const MAX_ATTEMPTS: u32 = 3;
-    /// Backoff window of the first retry in ms (JS `retry.baseDelayMs`).
-    pub const BASE_DELAY_MS: u32 = 100;
-    /// Largest backoff window in ms (JS `retry.maxDelayMs`).
-    pub const MAX_DELAY_MS: u32 = 10_000;
-    /// How the wait is drawn from the window (JS `retry.jitter`).
-    pub const JITTER: Jitter = Jitter::Full;
-    /// Response statuses worth retrying (JS `retry.retryOn`).
-    pub const RETRY_ON: [u16; 6] = [408, 429, 500, 502, 503, 504];
-    /// Longest `Retry-After` honoured in ms; a longer one ends the call (JS `retry.maxRetryAfterMs`).
-    pub const MAX_RETRY_AFTER_MS: u32 = 30_000;
 
     /// The circuit breaker is on unless the policy says `breaker: false`.
     pub const BREAKER_ENABLED: bool = true;
@@ -112,6 +96,7 @@ pub mod defaults {
     pub const OUTBOX_MAX_AGE_MS: u32 = 86_400_000;
     /// The largest body kept, in bytes (JS `outbox.maxBodyBytes`).
     pub const OUTBOX_MAX_BODY_BYTES: u32 = 1_048_576;
+    pub use crate::policy::sections::retry::defaults::*;
 }
 
 /// A validated policy: every field concrete, every value in range.
@@ -185,23 +170,6 @@ pub struct HedgePolicy {
     pub min_delay_ms: u32,
     /// The longest `"auto"` delay (and its delay before it has learnt), in ms.
     pub max_delay_ms: u32,
-}
-
-/// Retry settings.
-#[derive(Clone, Debug, PartialEq)]
-pub struct RetryPolicy {
-    /// Attempts per call, the first one included (1..=20).
-    pub max_attempts: u32,
-    /// Backoff window of the first retry in ms.
-    pub base_delay_ms: u32,
-    /// Largest backoff window in ms (at least `base_delay_ms`).
-    pub max_delay_ms: u32,
-    /// How the wait is drawn from the window.
-    pub jitter: Jitter,
-    /// Response statuses worth retrying (each in 400..=599).
-    pub retry_on: Vec<u16>,
-    /// Longest `Retry-After` honoured in ms.
-    pub max_retry_after_ms: u32,
 }
 
 /// When a closed breaker opens.
@@ -399,19 +367,6 @@ impl Default for Policy {
                 max_delay_ms: defaults::HEDGE_MAX_DELAY_MS,
             }),
             outbox: Policy::default_outbox().filter(|_| defaults::OUTBOX_ENABLED),
-        }
-    }
-}
-
-impl Default for RetryPolicy {
-    fn default() -> Self {
-        RetryPolicy {
-            max_attempts: defaults::MAX_ATTEMPTS,
-            base_delay_ms: defaults::BASE_DELAY_MS,
-            max_delay_ms: defaults::MAX_DELAY_MS,
-            jitter: defaults::JITTER,
-            retry_on: defaults::RETRY_ON.to_vec(),
-            max_retry_after_ms: defaults::MAX_RETRY_AFTER_MS,
         }
     }
 }

@@ -1,71 +1,12 @@
 //! Each part of the policy checked on its own: retry, breaker, budget, bulkhead, keys.
 
-use super::messages::{int_range, push_u64};
-use super::reader::{Check, Object, as_int};
-use super::schema;
-use super::value::{Map, Value};
-use super::*;
-use crate::backoff::Jitter;
+pub mod retry;
 
-pub(super) fn retry_policy(c: &mut Check, map: &Map) -> RetryPolicy {
-    let o = c.object(map, "retry");
-    let base_delay_ms = c.int(&o, "baseDelayMs");
-    let max_delay_ms = c.int(&o, "maxDelayMs");
-    if max_delay_ms < base_delay_ms {
-        c.fail(
-            "retry.maxDelayMs".to_owned(),
-            &int_range("retry.baseDelayMs", base_delay_ms, "", schema::MAX_MS),
-            &Value::Number(max_delay_ms.into()),
-            true,
-        );
-    }
-    RetryPolicy {
-        max_attempts: c.int(&o, "maxAttempts"),
-        base_delay_ms,
-        max_delay_ms,
-        jitter: c
-            .choice(&o, "jitter")
-            .map_or(defaults::JITTER, |i| Jitter::ALL[i]),
-        retry_on: statuses(c, o.get("retryOn")),
-        max_retry_after_ms: c.int(&o, "maxRetryAfterMs"),
-    }
-}
-
-/// Lowest status `retry.retryOn` accepts: only error statuses are worth retrying (a 1xx,
-/// 2xx or 3xx in the list would repeat calls that did not fail).
-pub const RETRY_ON_MIN: u32 = 400;
-/// Highest status `retry.retryOn` accepts.
-const RETRY_ON_MAX: u32 = 599;
-
-fn statuses(c: &mut Check, v: Option<&Value>) -> Vec<u16> {
-    let items = match v {
-        None => return defaults::RETRY_ON.to_vec(),
-        Some(Value::List(items)) => items,
-        Some(other) => {
-            c.fail(
-                "retry.retryOn".to_owned(),
-                "an array of integer statuses from 400 to 599",
-                other,
-                false,
-            );
-            return Vec::new();
-        }
-    };
-    let mut out = Vec::with_capacity(items.len());
-    for (i, item) in items.iter().enumerate() {
-        match as_int(item, RETRY_ON_MIN, RETRY_ON_MAX) {
-            Some(status) => out.push(status as u16),
-            None => {
-                let mut path = "retry.retryOn[".to_owned();
-                push_u64(&mut path, i as u64);
-                path.push(']');
-                c.int_error(path, item, RETRY_ON_MIN, RETRY_ON_MAX);
-                break;
-            }
-        }
-    }
-    out
-}
+use crate::policy::messages::int_range;
+use crate::policy::reader::{Check, Object};
+use crate::policy::schema;
+use crate::policy::value::{Map, Value};
+use crate::policy::*;
 
 pub(super) fn budget_policy(c: &mut Check, map: &Map) -> BudgetPolicy {
     let o = c.object(map, "retryBudget");
@@ -292,23 +233,8 @@ fn is_tchar(b: u8) -> bool {
 mod tests {
     use super::super::test_support::*;
     use super::*;
-    use crate::backoff::Jitter;
 
     use serde_json::json;
-
-    #[test]
-    fn max_delay_below_base_names_both() {
-        let e = err(json!({"retry": {"baseDelayMs": 500, "maxDelayMs": 100}}));
-        assert_eq!(
-            e.message,
-            "retry.maxDelayMs must be an integer from retry.baseDelayMs (500) to 2147483647 (got 100)"
-        );
-        assert_eq!(
-            (e.path.as_str(), e.kind),
-            ("retry.maxDelayMs", PolicyErrorKind::Range)
-        );
-        assert!(parse(json!({"retry": {"baseDelayMs": 100, "maxDelayMs": 100}})).is_ok());
-    }
 
     #[test]
     fn budget_costs_are_bounded_by_capacity() {
@@ -326,68 +252,6 @@ mod tests {
             parse(json!({"retryBudget": {"capacity": 10, "retryCost": 10, "timeoutRetryCost": 0}}))
                 .is_ok()
         );
-    }
-
-    #[test]
-    fn enumerations_list_their_choices() {
-        let e = err(json!({"retry": {"jitter": "fulll"}}));
-        assert_eq!(
-            e.message,
-            r#"retry.jitter must be one of "full", "equal", "decorrelated", "none" (got "fulll")"#
-        );
-        assert_eq!(e.kind, PolicyErrorKind::Range);
-        for (name, jitter) in [
-            ("full", Jitter::Full),
-            ("equal", Jitter::Equal),
-            ("none", Jitter::None),
-        ] {
-            let p = parse(json!({"retry": {"jitter": name}})).expect("valid");
-            assert_eq!(p.retry.map(|r| r.jitter), Some(jitter));
-        }
-        assert_eq!(
-            err(json!({"breaker": {"mode": "rate"}})).path,
-            "breaker.mode"
-        );
-        assert_eq!(
-            err(json!({"breaker": {"windowType": "calls"}})).path,
-            "breaker.windowType"
-        );
-    }
-
-    #[test]
-    fn retry_on_items_are_checked_one_by_one() {
-        let e = err(json!({"retry": {"retryOn": [503, 99]}}));
-        assert_eq!(
-            e.message,
-            "retry.retryOn[1] must be an integer from 400 to 599 (got 99)"
-        );
-        assert_eq!(
-            err(json!({"retry": {"retryOn": [600]}})).path,
-            "retry.retryOn[0]"
-        );
-        assert_eq!(
-            err(json!({"retry": {"retryOn": ["503"]}})).kind,
-            PolicyErrorKind::Type
-        );
-        let p = parse(json!({"retry": {"retryOn": [400, 599]}})).expect("valid");
-        assert_eq!(p.retry.map(|r| r.retry_on), Some(vec![400, 599]));
-    }
-
-    #[test]
-    fn retry_on_takes_error_statuses_only() {
-        // A success, a redirect or an informational status is never worth retrying.
-        for (status, shown) in [(200, "200"), (100, "100"), (204, "204"), (399, "399")] {
-            let e = err(json!({"retry": {"retryOn": [503, status]}}));
-            assert_eq!(
-                e.message,
-                format!("retry.retryOn[1] must be an integer from 400 to 599 (got {shown})")
-            );
-            assert_eq!(
-                (e.path.as_str(), e.kind),
-                ("retry.retryOn[1]", PolicyErrorKind::Range)
-            );
-        }
-        assert!(parse(json!({"retry": {"retryOn": [400]}})).is_ok());
     }
 
     #[test]

@@ -1,9 +1,9 @@
 //! Validation: [`Policy::from_input`], the policy's own fields and each section's in turn.
 
-use super::breaker::breaker_policy;
 use super::messages::int_range;
 use super::reader::Check;
 use super::schema;
+use super::sections::breaker::breaker_policy;
 use super::sections::retry::retry_policy;
 use super::sections::{
     budget_policy, bulkhead_policy, hedge_policy, idempotency_header, idempotency_key,

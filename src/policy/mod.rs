@@ -20,7 +20,6 @@
 //! | the breaker's rules: its mode, rate and window | `breaker.rs` |
 //! | the words of errors | `messages.rs` |
 
-mod breaker;
 mod check;
 mod error;
 mod field;
@@ -34,6 +33,7 @@ mod value;
 
 pub use error::{PolicyError, PolicyErrorKind};
 pub use input::PolicyInput;
+pub use sections::breaker::{BreakerMode, BreakerPolicy, TripRule, Window, WindowType};
 pub use sections::retry::{RETRY_ON_MIN, RetryPolicy};
 pub use types::*;
 pub use value::Value;

@@ -7,8 +7,8 @@ use super::defaults as d;
 use super::error::{PolicyError, PolicyErrorKind};
 use super::field::find;
 pub use super::field::{Field, Kind, MAX_MS, Scope, key_in};
+use super::sections::breaker::{BreakerMode, WindowType};
 use super::value::Value;
-use super::{BreakerMode, WindowType};
 use crate::backoff::Jitter;
 
 const fn field(path: &'static str, kind: Kind) -> Field {

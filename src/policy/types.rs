@@ -1,10 +1,11 @@
 //! The validated policy: its types, and every default written once.
 
+use crate::policy::sections::breaker::BreakerPolicy;
 use crate::policy::sections::retry::RetryPolicy;
 
 /// Every default of the policy, written once, with the JS field it fills.
 pub mod defaults {
-    use super::{BreakerMode, IdempotencyKey, WindowType};
+    use super::IdempotencyKey;
 
     /// Per-attempt timeout in ms (JS `timeoutMs`).
     pub const TIMEOUT_MS: u32 = 10_000;
@@ -12,28 +13,6 @@ pub mod defaults {
     pub const TOTAL_TIMEOUT_MS: u32 = 30_000;
     /// Longest wait for the next chunk of a response body in ms (JS `bodyTimeoutMs`).
     pub const BODY_TIMEOUT_MS: u32 = 10_000;
-
-    /// The circuit breaker is on unless the policy says `breaker: false`.
-    pub const BREAKER_ENABLED: bool = true;
-    /// When the breaker trips (JS `breaker.mode`), unless the policy names only the
-    /// other mode's fields (`failureThreshold` alone means "consecutive").
-    pub const BREAKER_MODE: BreakerMode = BreakerMode::FailureRate;
-    /// Consecutive failures that open the breaker (JS `breaker.failureThreshold`).
-    pub const FAILURE_THRESHOLD: u32 = 5;
-    /// How long an open breaker rejects calls, in ms (JS `breaker.cooldownMs`).
-    pub const COOLDOWN_MS: u32 = 5_000;
-    /// Concurrent trial calls while half-open (JS `breaker.halfOpenMaxCalls`).
-    pub const HALF_OPEN_MAX_CALLS: u32 = 1;
-    /// Failure share of the window that opens the breaker (JS `breaker.failureRateThreshold`).
-    pub const FAILURE_RATE_THRESHOLD: f64 = 0.5;
-    /// Calls the window must hold before the rate counts (JS `breaker.minimumCalls`).
-    pub const MINIMUM_CALLS: u32 = 10;
-    /// What the failure-rate window spans (JS `breaker.windowType`).
-    pub const WINDOW_TYPE: WindowType = WindowType::Time;
-    /// Calls in a count window (JS `breaker.windowSize`).
-    pub const WINDOW_SIZE: u32 = 20;
-    /// Span of a time window in ms (JS `breaker.windowMs`).
-    pub const WINDOW_MS: u32 = 30_000;
 
     /// The retry budget is on unless the policy says `retryBudget: false`.
     pub const RETRY_BUDGET_ENABLED: bool = true;
@@ -96,6 +75,7 @@ pub mod defaults {
     pub const OUTBOX_MAX_AGE_MS: u32 = 86_400_000;
     /// The largest body kept, in bytes (JS `outbox.maxBodyBytes`).
     pub const OUTBOX_MAX_BODY_BYTES: u32 = 1_048_576;
+    pub use crate::policy::sections::breaker::defaults::*;
     pub use crate::policy::sections::retry::defaults::*;
 }
 
@@ -170,98 +150,6 @@ pub struct HedgePolicy {
     pub min_delay_ms: u32,
     /// The longest `"auto"` delay (and its delay before it has learnt), in ms.
     pub max_delay_ms: u32,
-}
-
-/// When a closed breaker opens.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum BreakerMode {
-    /// After `failure_threshold` failures in a row.
-    Consecutive,
-    /// When the failure share of a window reaches `failure_rate_threshold`.
-    FailureRate,
-}
-
-impl BreakerMode {
-    /// Every mode, in the order of [`BreakerMode::NAMES`].
-    pub const ALL: [BreakerMode; 2] = [BreakerMode::Consecutive, BreakerMode::FailureRate];
-    /// The JS names, written once.
-    pub const NAMES: [&'static str; 2] = ["consecutive", "failure-rate"];
-
-    /// The JS name.
-    pub fn as_str(self) -> &'static str {
-        Self::NAMES[self as usize]
-    }
-}
-
-/// What a failure-rate window spans.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum WindowType {
-    /// The last `window_size` calls.
-    Count,
-    /// The calls of the last `window_ms` milliseconds.
-    Time,
-}
-
-impl WindowType {
-    /// Every kind, in the order of [`WindowType::NAMES`].
-    pub const ALL: [WindowType; 2] = [WindowType::Count, WindowType::Time];
-    /// The JS names, written once.
-    pub const NAMES: [&'static str; 2] = ["count", "time"];
-
-    /// The JS name.
-    pub fn as_str(self) -> &'static str {
-        Self::NAMES[self as usize]
-    }
-}
-
-/// Circuit breaker settings.
-#[derive(Clone, Debug, PartialEq)]
-pub struct BreakerPolicy {
-    /// When a closed breaker opens.
-    pub trip: TripRule,
-    /// How long it stays open, in ms.
-    pub cooldown_ms: u32,
-    /// Concurrent trial calls while half-open.
-    pub half_open_max_calls: u32,
-}
-
-impl BreakerPolicy {
-    /// The mode its trip rule is.
-    pub fn mode(&self) -> BreakerMode {
-        match self.trip {
-            TripRule::Consecutive { .. } => BreakerMode::Consecutive,
-            TripRule::FailureRate { .. } => BreakerMode::FailureRate,
-        }
-    }
-}
-
-/// When a closed breaker opens: each rule with only its own settings.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum TripRule {
-    /// After this many failures in a row.
-    Consecutive {
-        /// Failures in a row that open it.
-        failure_threshold: u32,
-    },
-    /// When the failure share of the window reaches `threshold`, once the window holds
-    /// `minimum_calls` calls (at most what the window can hold).
-    FailureRate {
-        /// Failure share that opens it, in (0, 1].
-        threshold: f64,
-        /// Calls the window must hold before the rate counts.
-        minimum_calls: u32,
-        /// What the window spans.
-        window: Window,
-    },
-}
-
-/// What a failure-rate window spans.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Window {
-    /// The last this many calls.
-    Count(u32),
-    /// The calls of the last this many ms (at most [`crate::breaker::MAX_WINDOW_CALLS`]).
-    Time(u32),
 }
 
 /// Retry budget settings (tokens).
@@ -367,29 +255,6 @@ impl Default for Policy {
                 max_delay_ms: defaults::HEDGE_MAX_DELAY_MS,
             }),
             outbox: Policy::default_outbox().filter(|_| defaults::OUTBOX_ENABLED),
-        }
-    }
-}
-
-impl Default for BreakerPolicy {
-    fn default() -> Self {
-        let trip = match defaults::BREAKER_MODE {
-            BreakerMode::Consecutive => TripRule::Consecutive {
-                failure_threshold: defaults::FAILURE_THRESHOLD,
-            },
-            BreakerMode::FailureRate => TripRule::FailureRate {
-                threshold: defaults::FAILURE_RATE_THRESHOLD,
-                minimum_calls: defaults::MINIMUM_CALLS,
-                window: match defaults::WINDOW_TYPE {
-                    WindowType::Count => Window::Count(defaults::WINDOW_SIZE),
-                    WindowType::Time => Window::Time(defaults::WINDOW_MS),
-                },
-            },
-        };
-        BreakerPolicy {
-            trip,
-            cooldown_ms: defaults::COOLDOWN_MS,
-            half_open_max_calls: defaults::HALF_OPEN_MAX_CALLS,
         }
     }
 }

@@ -1,5 +1,6 @@
 //! Each part of the policy checked on its own: retry, breaker, budget, bulkhead, keys.
 
+pub mod breaker;
 pub mod retry;
 
 use crate::policy::messages::int_range;

@@ -35,6 +35,7 @@ pub use error::{PolicyError, PolicyErrorKind};
 pub use input::PolicyInput;
 pub use sections::breaker::{BreakerMode, BreakerPolicy, TripRule, Window, WindowType};
 pub use sections::retry::{RETRY_ON_MIN, RetryPolicy};
+pub use sections::retry_budget::BudgetPolicy;
 pub use types::*;
 pub use value::Value;
 

@@ -2,6 +2,7 @@
 
 use crate::policy::sections::breaker::BreakerPolicy;
 use crate::policy::sections::retry::RetryPolicy;
+use crate::policy::sections::retry_budget::BudgetPolicy;
 
 /// Every default of the policy, written once, with the JS field it fills.
 pub mod defaults {
@@ -13,17 +14,6 @@ pub mod defaults {
     pub const TOTAL_TIMEOUT_MS: u32 = 30_000;
     /// Longest wait for the next chunk of a response body in ms (JS `bodyTimeoutMs`).
     pub const BODY_TIMEOUT_MS: u32 = 10_000;
-
-    /// The retry budget is on unless the policy says `retryBudget: false`.
-    pub const RETRY_BUDGET_ENABLED: bool = true;
-    /// Tokens in a full budget (JS `retryBudget.capacity`).
-    pub const BUDGET_CAPACITY: u32 = 500;
-    /// Tokens a retry after an error status costs (JS `retryBudget.retryCost`).
-    pub const RETRY_COST: u32 = 5;
-    /// Tokens a retry after a network error or timeout costs (JS `retryBudget.timeoutRetryCost`).
-    pub const TIMEOUT_RETRY_COST: u32 = 10;
-    /// Tokens a first-attempt success gives back (JS `retryBudget.noRetryIncrement`).
-    pub const NO_RETRY_INCREMENT: u32 = 1;
 
     /// The bulkhead is off unless the policy sets `bulkhead`.
     pub const BULKHEAD_ENABLED: bool = false;
@@ -77,6 +67,7 @@ pub mod defaults {
     pub const OUTBOX_MAX_BODY_BYTES: u32 = 1_048_576;
     pub use crate::policy::sections::breaker::defaults::*;
     pub use crate::policy::sections::retry::defaults::*;
+    pub use crate::policy::sections::retry_budget::defaults::*;
 }
 
 /// A validated policy: every field concrete, every value in range.
@@ -150,19 +141,6 @@ pub struct HedgePolicy {
     pub min_delay_ms: u32,
     /// The longest `"auto"` delay (and its delay before it has learnt), in ms.
     pub max_delay_ms: u32,
-}
-
-/// Retry budget settings (tokens).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct BudgetPolicy {
-    /// Tokens in a full budget.
-    pub capacity: u32,
-    /// Cost of a retry after an error status.
-    pub retry_cost: u32,
-    /// Cost of a retry after a network error or timeout.
-    pub timeout_retry_cost: u32,
-    /// Tokens a first-attempt success gives back.
-    pub no_retry_increment: u32,
 }
 
 /// Bulkhead settings.
@@ -255,17 +233,6 @@ impl Default for Policy {
                 max_delay_ms: defaults::HEDGE_MAX_DELAY_MS,
             }),
             outbox: Policy::default_outbox().filter(|_| defaults::OUTBOX_ENABLED),
-        }
-    }
-}
-
-impl Default for BudgetPolicy {
-    fn default() -> Self {
-        BudgetPolicy {
-            capacity: defaults::BUDGET_CAPACITY,
-            retry_cost: defaults::RETRY_COST,
-            timeout_retry_cost: defaults::TIMEOUT_RETRY_COST,
-            no_retry_increment: defaults::NO_RETRY_INCREMENT,
         }
     }
 }

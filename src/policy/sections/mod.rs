@@ -2,35 +2,13 @@
 
 pub mod breaker;
 pub mod retry;
+pub mod retry_budget;
 
 use crate::policy::messages::int_range;
 use crate::policy::reader::{Check, Object};
 use crate::policy::schema;
 use crate::policy::value::{Map, Value};
 use crate::policy::*;
-
-pub(super) fn budget_policy(c: &mut Check, map: &Map) -> BudgetPolicy {
-    let o = c.object(map, "retryBudget");
-    let capacity = c.int(&o, "capacity");
-    let mut share = |key: &str| -> u32 {
-        let n = c.int(&o, key);
-        if n > capacity {
-            c.fail(
-                o.path(key),
-                &int_range("", 0, "retryBudget.capacity", capacity),
-                &Value::Number(n.into()),
-                true,
-            );
-        }
-        n
-    };
-    BudgetPolicy {
-        capacity,
-        retry_cost: share("retryCost"),
-        timeout_retry_cost: share("timeoutRetryCost"),
-        no_retry_increment: share("noRetryIncrement"),
-    }
-}
 
 pub(super) fn bulkhead_policy(c: &mut Check, map: &Map) -> BulkheadPolicy {
     let o = c.object(map, "bulkhead");
@@ -236,24 +214,6 @@ mod tests {
     use super::*;
 
     use serde_json::json;
-
-    #[test]
-    fn budget_costs_are_bounded_by_capacity() {
-        let e = err(json!({"retryBudget": {"capacity": 4}}));
-        assert_eq!(
-            e.message,
-            "retryBudget.retryCost must be an integer from 0 to retryBudget.capacity (4) (got 5)"
-        );
-        let e =
-            err(json!({"retryBudget": {"capacity": 10, "retryCost": 1, "timeoutRetryCost": 11}}));
-        assert_eq!(e.path, "retryBudget.timeoutRetryCost");
-        let e = err(json!({"retryBudget": {"noRetryIncrement": 501}}));
-        assert_eq!(e.path, "retryBudget.noRetryIncrement");
-        assert!(
-            parse(json!({"retryBudget": {"capacity": 10, "retryCost": 10, "timeoutRetryCost": 0}}))
-                .is_ok()
-        );
-    }
 
     #[test]
     fn body_timeout_is_milliseconds_or_false() {

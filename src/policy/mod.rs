@@ -34,6 +34,7 @@ mod value;
 pub use error::{PolicyError, PolicyErrorKind};
 pub use input::PolicyInput;
 pub use sections::breaker::{BreakerMode, BreakerPolicy, TripRule, Window, WindowType};
+pub use sections::bulkhead::BulkheadPolicy;
 pub use sections::retry::{RETRY_ON_MIN, RetryPolicy};
 pub use sections::retry_budget::BudgetPolicy;
 pub use types::*;

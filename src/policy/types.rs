@@ -1,6 +1,7 @@
 //! The validated policy: its types, and every default written once.
 
 use crate::policy::sections::breaker::BreakerPolicy;
+use crate::policy::sections::bulkhead::BulkheadPolicy;
 use crate::policy::sections::retry::RetryPolicy;
 use crate::policy::sections::retry_budget::BudgetPolicy;
 
@@ -14,13 +15,6 @@ pub mod defaults {
     pub const TOTAL_TIMEOUT_MS: u32 = 30_000;
     /// Longest wait for the next chunk of a response body in ms (JS `bodyTimeoutMs`).
     pub const BODY_TIMEOUT_MS: u32 = 10_000;
-
-    /// The bulkhead is off unless the policy sets `bulkhead`.
-    pub const BULKHEAD_ENABLED: bool = false;
-    /// Calls in flight per origin (JS `bulkhead.maxConcurrent`).
-    pub const MAX_CONCURRENT: u32 = 10;
-    /// Calls waiting for a slot per origin (JS `bulkhead.maxQueue`).
-    pub const MAX_QUEUE: u32 = 0;
 
     /// Rate-limit headers and origin-wide waits are honoured unless the policy says `rateLimit: false`.
     pub const RATE_LIMIT_ENABLED: bool = true;
@@ -66,6 +60,7 @@ pub mod defaults {
     /// The largest body kept, in bytes (JS `outbox.maxBodyBytes`).
     pub const OUTBOX_MAX_BODY_BYTES: u32 = 1_048_576;
     pub use crate::policy::sections::breaker::defaults::*;
+    pub use crate::policy::sections::bulkhead::defaults::*;
     pub use crate::policy::sections::retry::defaults::*;
     pub use crate::policy::sections::retry_budget::defaults::*;
 }
@@ -141,15 +136,6 @@ pub struct HedgePolicy {
     pub min_delay_ms: u32,
     /// The longest `"auto"` delay (and its delay before it has learnt), in ms.
     pub max_delay_ms: u32,
-}
-
-/// Bulkhead settings.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct BulkheadPolicy {
-    /// Calls in flight per origin.
-    pub max_concurrent: u32,
-    /// Calls waiting for a slot per origin; more are rejected at once.
-    pub max_queue: u32,
 }
 
 /// Pacing settings.
@@ -233,15 +219,6 @@ impl Default for Policy {
                 max_delay_ms: defaults::HEDGE_MAX_DELAY_MS,
             }),
             outbox: Policy::default_outbox().filter(|_| defaults::OUTBOX_ENABLED),
-        }
-    }
-}
-
-impl Default for BulkheadPolicy {
-    fn default() -> Self {
-        BulkheadPolicy {
-            max_concurrent: defaults::MAX_CONCURRENT,
-            max_queue: defaults::MAX_QUEUE,
         }
     }
 }

@@ -1,6 +1,7 @@
 //! Each part of the policy checked on its own: retry, breaker, budget, bulkhead, keys.
 
 pub mod breaker;
+pub mod bulkhead;
 pub mod retry;
 pub mod retry_budget;
 
@@ -9,14 +10,6 @@ use crate::policy::reader::{Check, Object};
 use crate::policy::schema;
 use crate::policy::value::{Map, Value};
 use crate::policy::*;
-
-pub(super) fn bulkhead_policy(c: &mut Check, map: &Map) -> BulkheadPolicy {
-    let o = c.object(map, "bulkhead");
-    BulkheadPolicy {
-        max_concurrent: c.int(&o, "maxConcurrent"),
-        max_queue: c.int(&o, "maxQueue"),
-    }
-}
 
 pub(super) fn rate_limit_policy(c: &mut Check, map: &Map) -> RateLimitPolicy {
     let o = c.object(map, "rateLimit");

@@ -5,11 +5,12 @@ use super::reader::Check;
 use super::schema;
 use super::sections::breaker::breaker_policy;
 use super::sections::bulkhead::bulkhead_policy;
+use super::sections::rate_limit::rate_limit_policy;
 use super::sections::retry::retry_policy;
 use super::sections::retry_budget::budget_policy;
+use super::sections::throttle::throttle_policy;
 use super::sections::{
-    hedge_policy, idempotency_header, idempotency_key, outbox_policy, rate_limit_policy,
-    share_name, throttle_policy,
+    hedge_policy, idempotency_header, idempotency_key, outbox_policy, share_name,
 };
 use super::value::Map;
 use super::*;

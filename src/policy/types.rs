@@ -2,8 +2,10 @@
 
 use crate::policy::sections::breaker::BreakerPolicy;
 use crate::policy::sections::bulkhead::BulkheadPolicy;
+use crate::policy::sections::rate_limit::RateLimitPolicy;
 use crate::policy::sections::retry::RetryPolicy;
 use crate::policy::sections::retry_budget::BudgetPolicy;
+use crate::policy::sections::throttle::ThrottlePolicy;
 
 /// Every default of the policy, written once, with the JS field it fills.
 pub mod defaults {
@@ -15,19 +17,6 @@ pub mod defaults {
     pub const TOTAL_TIMEOUT_MS: u32 = 30_000;
     /// Longest wait for the next chunk of a response body in ms (JS `bodyTimeoutMs`).
     pub const BODY_TIMEOUT_MS: u32 = 10_000;
-
-    /// Rate-limit headers and origin-wide waits are honoured unless the policy says `rateLimit: false`.
-    pub const RATE_LIMIT_ENABLED: bool = true;
-    /// Longest a call waits for an origin's quota or `Retry-After` hold before it sends, in ms;
-    /// a longer wait rejects the call at once (JS `rateLimit.maxWaitMs`).
-    pub const RATE_LIMIT_MAX_WAIT_MS: u32 = 30_000;
-
-    /// Adaptive client-side throttling is off unless the policy sets `throttle`.
-    pub const THROTTLE_ENABLED: bool = false;
-    /// How many requests per accepted one are sent before refusing locally (JS `throttle.k`).
-    pub const THROTTLE_K: f64 = 2.0;
-    /// The trailing window the throttle counts over, in ms (JS `throttle.windowMs`).
-    pub const THROTTLE_WINDOW_MS: u32 = 120_000;
 
     /// Automatic keys for POST and PATCH, to the page's own origin only in browsers (JS `idempotencyKey`).
     pub const IDEMPOTENCY_KEY: IdempotencyKey = IdempotencyKey::Auto;
@@ -61,8 +50,10 @@ pub mod defaults {
     pub const OUTBOX_MAX_BODY_BYTES: u32 = 1_048_576;
     pub use crate::policy::sections::breaker::defaults::*;
     pub use crate::policy::sections::bulkhead::defaults::*;
+    pub use crate::policy::sections::rate_limit::defaults::*;
     pub use crate::policy::sections::retry::defaults::*;
     pub use crate::policy::sections::retry_budget::defaults::*;
+    pub use crate::policy::sections::throttle::defaults::*;
 }
 
 /// A validated policy: every field concrete, every value in range.
@@ -138,22 +129,6 @@ pub struct HedgePolicy {
     pub max_delay_ms: u32,
 }
 
-/// Pacing settings.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct RateLimitPolicy {
-    /// Longest a call waits for its origin before sending, in ms.
-    pub max_wait_ms: u32,
-}
-
-/// Adaptive throttling settings.
-#[derive(Clone, Debug, PartialEq)]
-pub struct ThrottlePolicy {
-    /// Requests sent per accepted one before the client refuses locally (at least 1).
-    pub k: f64,
-    /// The trailing window counted over, in ms.
-    pub window_ms: u32,
-}
-
 /// Which idempotency key a call sends.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum IdempotencyKey {
@@ -200,13 +175,8 @@ impl Default for Policy {
             breaker: defaults::BREAKER_ENABLED.then(BreakerPolicy::default),
             retry_budget: defaults::RETRY_BUDGET_ENABLED.then(BudgetPolicy::default),
             bulkhead: defaults::BULKHEAD_ENABLED.then(BulkheadPolicy::default),
-            rate_limit: defaults::RATE_LIMIT_ENABLED.then_some(RateLimitPolicy {
-                max_wait_ms: defaults::RATE_LIMIT_MAX_WAIT_MS,
-            }),
-            throttle: defaults::THROTTLE_ENABLED.then_some(ThrottlePolicy {
-                k: defaults::THROTTLE_K,
-                window_ms: defaults::THROTTLE_WINDOW_MS,
-            }),
+            rate_limit: defaults::RATE_LIMIT_ENABLED.then(RateLimitPolicy::default),
+            throttle: defaults::THROTTLE_ENABLED.then(ThrottlePolicy::default),
             idempotency_key: defaults::IDEMPOTENCY_KEY,
             idempotency_header: defaults::IDEMPOTENCY_HEADER.to_owned(),
             max_origins: defaults::MAX_ORIGINS,

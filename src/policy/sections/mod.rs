@@ -2,42 +2,16 @@
 
 pub mod breaker;
 pub mod bulkhead;
+pub mod rate_limit;
 pub mod retry;
 pub mod retry_budget;
+pub mod throttle;
 
 use crate::policy::messages::int_range;
 use crate::policy::reader::{Check, Object};
 use crate::policy::schema;
 use crate::policy::value::{Map, Value};
 use crate::policy::*;
-
-pub(super) fn rate_limit_policy(c: &mut Check, map: &Map) -> RateLimitPolicy {
-    let o = c.object(map, "rateLimit");
-    RateLimitPolicy {
-        max_wait_ms: c.int(&o, "maxWaitMs"),
-    }
-}
-
-pub(super) fn throttle_policy(c: &mut Check, map: &Map) -> ThrottlePolicy {
-    let o = c.object(map, "throttle");
-    let k = match o.get("k") {
-        None => defaults::THROTTLE_K,
-        Some(Value::Number(n)) if (1.0..=100.0).contains(n) => *n,
-        Some(other) => {
-            c.fail(
-                "throttle.k".to_owned(),
-                "a number in 1..=100",
-                other,
-                matches!(other, Value::Number(_)),
-            );
-            defaults::THROTTLE_K
-        }
-    };
-    ThrottlePolicy {
-        k,
-        window_ms: c.int(&o, "windowMs"),
-    }
-}
 
 pub(super) fn hedge_policy(c: &mut Check, map: &Map) -> HedgePolicy {
     let o = c.object(map, "hedge");

@@ -5,13 +5,13 @@ use super::reader::Check;
 use super::schema;
 use super::sections::breaker::breaker_policy;
 use super::sections::bulkhead::bulkhead_policy;
+use super::sections::hedge::hedge_policy;
+use super::sections::outbox::outbox_policy;
 use super::sections::rate_limit::rate_limit_policy;
 use super::sections::retry::retry_policy;
 use super::sections::retry_budget::budget_policy;
 use super::sections::throttle::throttle_policy;
-use super::sections::{
-    hedge_policy, idempotency_header, idempotency_key, outbox_policy, share_name,
-};
+use super::sections::{idempotency_header, idempotency_key, share_name};
 use super::value::Map;
 use super::*;
 

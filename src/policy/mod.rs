@@ -35,6 +35,8 @@ pub use error::{PolicyError, PolicyErrorKind};
 pub use input::PolicyInput;
 pub use sections::breaker::{BreakerMode, BreakerPolicy, TripRule, Window, WindowType};
 pub use sections::bulkhead::BulkheadPolicy;
+pub use sections::hedge::{HedgeDelay, HedgePolicy};
+pub use sections::outbox::OutboxPolicy;
 pub use sections::rate_limit::RateLimitPolicy;
 pub use sections::retry::{RETRY_ON_MIN, RetryPolicy};
 pub use sections::retry_budget::BudgetPolicy;

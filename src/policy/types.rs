@@ -2,6 +2,8 @@
 
 use crate::policy::sections::breaker::BreakerPolicy;
 use crate::policy::sections::bulkhead::BulkheadPolicy;
+use crate::policy::sections::hedge::HedgePolicy;
+use crate::policy::sections::outbox::OutboxPolicy;
 use crate::policy::sections::rate_limit::RateLimitPolicy;
 use crate::policy::sections::retry::RetryPolicy;
 use crate::policy::sections::retry_budget::BudgetPolicy;
@@ -24,32 +26,14 @@ pub mod defaults {
     pub const IDEMPOTENCY_HEADER: &str = "Idempotency-Key";
     /// Origins whose state is kept (JS `maxOrigins`).
     pub const MAX_ORIGINS: u32 = 1000;
-    /// Hedged reads are off unless the policy sets `hedge`.
-    pub const HEDGE_ENABLED: bool = false;
-    /// Hedges after the first attempt at most (JS `hedge.maxHedges`).
-    pub const MAX_HEDGES: u32 = 1;
-    /// The shortest hedge delay `"auto"` uses, in ms (JS `hedge.minDelayMs`).
-    pub const HEDGE_MIN_DELAY_MS: u32 = 10;
-    /// The longest hedge delay `"auto"` uses, and its delay until it has learnt the
-    /// origin's latency, in ms (JS `hedge.maxDelayMs`; Polly's default hedging delay).
-    pub const HEDGE_MAX_DELAY_MS: u32 = 2000;
 
     /// Identical GETs and HEADs in flight on one client are sent once (JS `coalesce`).
     pub const COALESCE: bool = false;
 
-    /// Keyed writes without a definite answer are kept and delivered later (JS `outbox`).
-    pub const OUTBOX_ENABLED: bool = false;
-    /// The outbox's name: clients of one name share its entries (JS `outbox.name`).
-    pub const OUTBOX_NAME: &str = "default";
-    /// Entries kept at most, dead letters included (JS `outbox.maxEntries`).
-    pub const OUTBOX_MAX_ENTRIES: u32 = 1000;
-    /// How long an entry is replayed before it is a dead letter, in ms: a day, the
-    /// shortest time servers such as Stripe's keep a key (JS `outbox.maxAgeMs`).
-    pub const OUTBOX_MAX_AGE_MS: u32 = 86_400_000;
-    /// The largest body kept, in bytes (JS `outbox.maxBodyBytes`).
-    pub const OUTBOX_MAX_BODY_BYTES: u32 = 1_048_576;
     pub use crate::policy::sections::breaker::defaults::*;
     pub use crate::policy::sections::bulkhead::defaults::*;
+    pub use crate::policy::sections::hedge::defaults::*;
+    pub use crate::policy::sections::outbox::defaults::*;
     pub use crate::policy::sections::rate_limit::defaults::*;
     pub use crate::policy::sections::retry::defaults::*;
     pub use crate::policy::sections::retry_budget::defaults::*;
@@ -94,41 +78,6 @@ pub struct Policy {
     pub outbox: Option<OutboxPolicy>,
 }
 
-/// Outbox settings (see [`crate::outbox`]).
-#[derive(Clone, Debug, PartialEq)]
-pub struct OutboxPolicy {
-    /// Its name (1 to 64 characters): the store and the replay lock are per name.
-    pub name: String,
-    /// Entries kept at most (1..=100000).
-    pub max_entries: u32,
-    /// How long an entry is replayed before it is a dead letter, in ms.
-    pub max_age_ms: u32,
-    /// The largest body kept, in bytes (0..=67108864).
-    pub max_body_bytes: u32,
-}
-
-/// When a hedge goes: after a fixed delay, or the origin's recent p95 of attempt latency.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum HedgeDelay {
-    /// `"auto"`: the origin's p95, within `[min_delay_ms, max_delay_ms]`.
-    Auto,
-    /// This many ms.
-    Fixed(u32),
-}
-
-/// Hedging settings (GET, HEAD and OPTIONS without a body only).
-#[derive(Clone, Debug, PartialEq)]
-pub struct HedgePolicy {
-    /// When a hedge goes.
-    pub delay: HedgeDelay,
-    /// Hedges after the first attempt at most (1..=3).
-    pub max_hedges: u32,
-    /// The shortest `"auto"` delay, in ms.
-    pub min_delay_ms: u32,
-    /// The longest `"auto"` delay (and its delay before it has learnt), in ms.
-    pub max_delay_ms: u32,
-}
-
 /// Which idempotency key a call sends.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum IdempotencyKey {
@@ -156,12 +105,7 @@ impl Policy {
 impl Policy {
     /// The outbox settings `outbox: true` gives.
     pub fn default_outbox() -> Option<OutboxPolicy> {
-        Some(OutboxPolicy {
-            name: defaults::OUTBOX_NAME.to_owned(),
-            max_entries: defaults::OUTBOX_MAX_ENTRIES,
-            max_age_ms: defaults::OUTBOX_MAX_AGE_MS,
-            max_body_bytes: defaults::OUTBOX_MAX_BODY_BYTES,
-        })
+        Some(OutboxPolicy::default())
     }
 }
 
@@ -182,13 +126,8 @@ impl Default for Policy {
             max_origins: defaults::MAX_ORIGINS,
             share: None,
             coalesce: defaults::COALESCE,
-            hedge: defaults::HEDGE_ENABLED.then_some(HedgePolicy {
-                delay: HedgeDelay::Auto,
-                max_hedges: defaults::MAX_HEDGES,
-                min_delay_ms: defaults::HEDGE_MIN_DELAY_MS,
-                max_delay_ms: defaults::HEDGE_MAX_DELAY_MS,
-            }),
-            outbox: Policy::default_outbox().filter(|_| defaults::OUTBOX_ENABLED),
+            hedge: defaults::HEDGE_ENABLED.then(HedgePolicy::default),
+            outbox: defaults::OUTBOX_ENABLED.then(OutboxPolicy::default),
         }
     }
 }

@@ -2,51 +2,16 @@
 
 pub mod breaker;
 pub mod bulkhead;
+pub mod hedge;
+pub mod outbox;
 pub mod rate_limit;
 pub mod retry;
 pub mod retry_budget;
 pub mod throttle;
 
-use crate::policy::messages::int_range;
 use crate::policy::reader::{Check, Object};
-use crate::policy::schema;
-use crate::policy::value::{Map, Value};
+use crate::policy::value::Value;
 use crate::policy::*;
-
-pub(super) fn hedge_policy(c: &mut Check, map: &Map) -> HedgePolicy {
-    let o = c.object(map, "hedge");
-    let max = schema::MAX_MS;
-    let delay = match o.get("delayMs") {
-        None => HedgeDelay::Auto,
-        Some(Value::String(s)) if s == "auto" => HedgeDelay::Auto,
-        Some(Value::Number(n)) if n.fract() == 0.0 && (0.0..=f64::from(max)).contains(n) => {
-            HedgeDelay::Fixed(*n as u32)
-        }
-        Some(other) => {
-            let mut expected = int_range("", 0, "", max);
-            expected.push_str(", or \"auto\"");
-            let right_type = matches!(other, Value::String(_) | Value::Number(_));
-            c.fail("hedge.delayMs".to_owned(), &expected, other, right_type);
-            HedgeDelay::Auto
-        }
-    };
-    let min_delay_ms = c.int(&o, "minDelayMs");
-    let max_delay_ms = c.int(&o, "maxDelayMs");
-    if max_delay_ms < min_delay_ms {
-        c.fail(
-            "hedge.maxDelayMs".to_owned(),
-            &int_range("hedge.minDelayMs", min_delay_ms, "", schema::MAX_MS),
-            &Value::Number(f64::from(max_delay_ms)),
-            true,
-        );
-    }
-    HedgePolicy {
-        delay,
-        max_hedges: c.int(&o, "maxHedges"),
-        min_delay_ms,
-        max_delay_ms,
-    }
-}
 
 pub(super) fn idempotency_key(c: &mut Check, o: &Object) -> IdempotencyKey {
     match o.get("idempotencyKey") {
@@ -90,31 +55,6 @@ pub(super) fn idempotency_header(c: &mut Check, o: &Object) -> String {
             );
             defaults::IDEMPOTENCY_HEADER.to_owned()
         }
-    }
-}
-
-/// `outbox`: the outbox's settings (its store and `onReplay` are the shell's).
-pub(super) fn outbox_policy(c: &mut Check, map: &Map) -> OutboxPolicy {
-    let o = c.object(map, "outbox");
-    let name = match o.get("name") {
-        None => defaults::OUTBOX_NAME.to_owned(),
-        Some(Value::String(s)) if (1..=64).contains(&s.chars().count()) => s.clone(),
-        Some(other) => {
-            let right_type = matches!(other, Value::String(_));
-            c.fail(
-                "outbox.name".to_owned(),
-                "a name of 1 to 64 characters",
-                other,
-                right_type,
-            );
-            defaults::OUTBOX_NAME.to_owned()
-        }
-    };
-    OutboxPolicy {
-        name,
-        max_entries: c.int(&o, "maxEntries"),
-        max_age_ms: c.int(&o, "maxAgeMs"),
-        max_body_bytes: c.int(&o, "maxBodyBytes"),
     }
 }
 
@@ -223,103 +163,6 @@ mod tests {
                 ("idempotencyKey", PolicyErrorKind::Range),
                 "{bad:?}"
             );
-        }
-    }
-
-    #[test]
-    fn hedge_is_off_by_default_and_checks_its_fields() {
-        assert_eq!(parse(json!({})).map(|p| p.hedge), Ok(None));
-        let on = parse(json!({"hedge": true})).map(|p| p.hedge);
-        assert_eq!(
-            on,
-            Ok(Some(HedgePolicy {
-                delay: HedgeDelay::Auto,
-                max_hedges: 1,
-                min_delay_ms: 10,
-                max_delay_ms: 2000
-            }))
-        );
-        let fixed = parse(json!({"hedge": {"delayMs": 50, "maxHedges": 3}})).map(|p| p.hedge);
-        assert_eq!(
-            fixed.map(|h| h.map(|h| (h.delay, h.max_hedges))),
-            Ok(Some((HedgeDelay::Fixed(50), 3)))
-        );
-        for (bad, kind, words) in [
-            (
-                json!({"delayMs": "soon"}),
-                PolicyErrorKind::Range,
-                "hedge.delayMs must be an integer from 0 to 2147483647, or \"auto\" (got \"soon\")",
-            ),
-            (
-                json!({"delayMs": 1.5}),
-                PolicyErrorKind::Range,
-                "hedge.delayMs",
-            ),
-            (
-                json!({"delayMs": true}),
-                PolicyErrorKind::Type,
-                "hedge.delayMs",
-            ),
-            (
-                json!({"maxHedges": 4}),
-                PolicyErrorKind::Range,
-                "hedge.maxHedges must be an integer from 1 to 3 (got 4)",
-            ),
-            (
-                json!({"minDelayMs": 500, "maxDelayMs": 100}),
-                PolicyErrorKind::Range,
-                "hedge.maxDelayMs must be an integer from hedge.minDelayMs (500) to 2147483647 (got 100)",
-            ),
-        ] {
-            let e = err(json!({ "hedge": bad }));
-            assert_eq!(e.kind, kind, "{bad}");
-            assert!(e.message.contains(words), "{}", e.message);
-        }
-    }
-
-    #[test]
-    fn outbox_is_off_by_default_and_checked() {
-        assert_eq!(parse(json!({})).map(|p| p.outbox), Ok(None));
-        let on = parse(json!({"outbox": true})).map(|p| p.outbox);
-        assert_eq!(on, Ok(Policy::default_outbox()));
-        let named = parse(json!({"outbox": {"name": "orders", "maxEntries": 5}}));
-        let named = named.map(|p| p.outbox.map(|o| (o.name, o.max_entries, o.max_age_ms)));
-        assert_eq!(named, Ok(Some(("orders".into(), 5, 86_400_000))));
-        for (bad, kind, words) in [
-            (
-                json!({"name": ""}),
-                PolicyErrorKind::Range,
-                "outbox.name must be a name of 1 to 64 characters",
-            ),
-            (
-                json!({"name": 7}),
-                PolicyErrorKind::Type,
-                "outbox.name must be a name of 1 to 64 characters (got a number)",
-            ),
-            (
-                json!({"maxEntries": 0}),
-                PolicyErrorKind::Range,
-                "outbox.maxEntries must be an integer from 1 to 100000",
-            ),
-            (
-                json!({"maxAgeMs": 999}),
-                PolicyErrorKind::Range,
-                "outbox.maxAgeMs must be an integer from 1000 to 2147483647",
-            ),
-            (
-                json!({"maxBodyBytes": 67108865}),
-                PolicyErrorKind::Range,
-                "outbox.maxBodyBytes must be an integer from 0 to 67108864",
-            ),
-            (
-                json!({"size": 1}),
-                PolicyErrorKind::Type,
-                "unknown policy field \"outbox.size\"",
-            ),
-        ] {
-            let e = err(json!({ "outbox": bad }));
-            assert_eq!(e.kind, kind, "{bad}");
-            assert!(e.message.contains(words), "{}", e.message);
         }
     }
 

@@ -1,19 +1,23 @@
 //! Validation: [`Policy::from_input`], the policy's own fields and each section's in turn.
 
+use super::error::PolicyError;
+use super::input::PolicyInput;
 use super::messages::int_range;
 use super::reader::Check;
 use super::schema;
 use super::sections::breaker::breaker_policy;
 use super::sections::bulkhead::bulkhead_policy;
+use super::sections::coalesce::coalesce;
 use super::sections::hedge::hedge_policy;
+use super::sections::idempotency::{idempotency_header, idempotency_key};
 use super::sections::outbox::outbox_policy;
 use super::sections::rate_limit::rate_limit_policy;
 use super::sections::retry::retry_policy;
 use super::sections::retry_budget::budget_policy;
+use super::sections::share::share_name;
 use super::sections::throttle::throttle_policy;
-use super::sections::{idempotency_header, idempotency_key, share_name};
-use super::value::Map;
-use super::*;
+use super::types::Policy;
+use super::value::{Map, Value};
 
 impl Policy {
     /// Validates a decoded policy and fills in the defaults.
@@ -68,7 +72,7 @@ impl Policy {
             idempotency_header: idempotency_header(&mut c, &o),
             max_origins: c.int(&o, "maxOrigins"),
             share: share_name(&mut c, &o),
-            coalesce: c.flag(&o, "coalesce"),
+            coalesce: coalesce(&mut c, &o),
             hedge: c.feature(&o, "hedge").map(|m| hedge_policy(&mut c, m)),
             outbox: c.feature(&o, "outbox").map(|m| outbox_policy(&mut c, m)),
         };
@@ -85,6 +89,7 @@ mod tests {
     use super::*;
     use crate::backoff::Jitter;
     use crate::breaker::MAX_WINDOW_CALLS;
+    use crate::policy::*;
 
     use proptest::prelude::*;
     use serde_json::json;
@@ -277,6 +282,17 @@ mod tests {
         assert_eq!(e.kind, PolicyErrorKind::Type);
         let e = err(json!([1]));
         assert_eq!(e.message, "policy must be an object (got an array)");
+    }
+
+    #[test]
+    fn body_timeout_is_milliseconds_or_false() {
+        let body = |v| parse(json!({ "bodyTimeoutMs": v })).map(|p| p.body_timeout_ms);
+        assert_eq!(body(json!(1)), Ok(Some(1)));
+        assert_eq!(body(json!(false)), Ok(None));
+        for bad in [json!(0), json!(-1), json!(1.5), json!(true), json!("10")] {
+            let e = parse(json!({ "bodyTimeoutMs": bad })).expect_err("rejected");
+            assert_eq!(e.path, "bodyTimeoutMs", "{bad}");
+        }
     }
 
     #[test]

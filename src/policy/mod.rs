@@ -16,8 +16,7 @@
 //! | the checking machinery: the first error, one object's fields | `reader.rs` |
 //! | what a row says: a field's kind and scope | `field.rs` |
 //! | the error a bad field gives | `error.rs` |
-//! | each part's own rules: retry, budget, bulkhead, keys | `sections.rs` |
-//! | the breaker's rules: its mode, rate and window | `breaker.rs` |
+//! | each capability's section: its types, defaults, checks and tests | `sections/<capability>.rs` |
 //! | the words of errors | `messages.rs` |
 
 mod check;
@@ -36,6 +35,7 @@ pub use input::PolicyInput;
 pub use sections::breaker::{BreakerMode, BreakerPolicy, TripRule, Window, WindowType};
 pub use sections::bulkhead::BulkheadPolicy;
 pub use sections::hedge::{HedgeDelay, HedgePolicy};
+pub use sections::idempotency::IdempotencyKey;
 pub use sections::outbox::OutboxPolicy;
 pub use sections::rate_limit::RateLimitPolicy;
 pub use sections::retry::{RETRY_ON_MIN, RetryPolicy};

@@ -3,11 +3,11 @@
 //! and defaults from here, the scope rule too; the TypeScript declarations and the README's
 //! options table are tested against it (tests/core_ts_defaults.rs).
 
-use super::defaults as d;
 use super::error::{PolicyError, PolicyErrorKind};
 use super::field::find;
 pub use super::field::{Field, Kind, MAX_MS, Scope, key_in};
 use super::sections::breaker::{BreakerMode, WindowType};
+use super::types::defaults as d;
 use super::value::Value;
 use crate::backoff::Jitter;
 

@@ -1,18 +1,19 @@
-//! The validated policy: its types, and every default written once.
+//! The validated policy: the top-level [`Policy`], its own fields' defaults, and every
+//! default gathered in [`defaults`] (each section's written once, in its own file).
 
 use crate::policy::sections::breaker::BreakerPolicy;
 use crate::policy::sections::bulkhead::BulkheadPolicy;
 use crate::policy::sections::hedge::HedgePolicy;
+use crate::policy::sections::idempotency::IdempotencyKey;
 use crate::policy::sections::outbox::OutboxPolicy;
 use crate::policy::sections::rate_limit::RateLimitPolicy;
 use crate::policy::sections::retry::RetryPolicy;
 use crate::policy::sections::retry_budget::BudgetPolicy;
 use crate::policy::sections::throttle::ThrottlePolicy;
 
-/// Every default of the policy, written once, with the JS field it fills.
+/// Every default of the policy, with the JS field it fills: the policy's own fields' here,
+/// each section's written once in `sections/<capability>.rs` and gathered here.
 pub mod defaults {
-    use super::IdempotencyKey;
-
     /// Per-attempt timeout in ms (JS `timeoutMs`).
     pub const TIMEOUT_MS: u32 = 10_000;
     /// Whole-call deadline in ms, attempts, waits and reading the body included (JS `totalTimeoutMs`).
@@ -20,19 +21,14 @@ pub mod defaults {
     /// Longest wait for the next chunk of a response body in ms (JS `bodyTimeoutMs`).
     pub const BODY_TIMEOUT_MS: u32 = 10_000;
 
-    /// Automatic keys for POST and PATCH, to the page's own origin only in browsers (JS `idempotencyKey`).
-    pub const IDEMPOTENCY_KEY: IdempotencyKey = IdempotencyKey::Auto;
-    /// Header that carries the key (JS `idempotencyHeader`).
-    pub const IDEMPOTENCY_HEADER: &str = "Idempotency-Key";
     /// Origins whose state is kept (JS `maxOrigins`).
     pub const MAX_ORIGINS: u32 = 1000;
 
-    /// Identical GETs and HEADs in flight on one client are sent once (JS `coalesce`).
-    pub const COALESCE: bool = false;
-
     pub use crate::policy::sections::breaker::defaults::*;
     pub use crate::policy::sections::bulkhead::defaults::*;
+    pub use crate::policy::sections::coalesce::defaults::*;
     pub use crate::policy::sections::hedge::defaults::*;
+    pub use crate::policy::sections::idempotency::defaults::*;
     pub use crate::policy::sections::outbox::defaults::*;
     pub use crate::policy::sections::rate_limit::defaults::*;
     pub use crate::policy::sections::retry::defaults::*;
@@ -76,20 +72,6 @@ pub struct Policy {
     pub hedge: Option<HedgePolicy>,
     /// The outbox; `None` (the default) keeps nothing.
     pub outbox: Option<OutboxPolicy>,
-}
-
-/// Which idempotency key a call sends.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum IdempotencyKey {
-    /// No key (`false`).
-    Off,
-    /// The default: a fresh UUID for POST and PATCH, where CORS lets it go (in a browser,
-    /// to the page's own origin only).
-    Auto,
-    /// A fresh UUID for POST and PATCH, cross-origin too (`true`, given explicitly).
-    On,
-    /// This key, for any method (a string).
-    Fixed(String),
 }
 
 impl Policy {

@@ -4,7 +4,7 @@ use super::error::PolicyError;
 use super::input::PolicyInput;
 use super::messages::int_range;
 use super::reader::Check;
-use super::schema;
+use super::schema::{self, Schema};
 use super::sections::breaker::breaker_policy;
 use super::sections::bulkhead::bulkhead_policy;
 use super::sections::coalesce::coalesce;
@@ -22,7 +22,7 @@ use super::value::{Map, Value};
 impl Policy {
     /// Validates a decoded policy and fills in the defaults.
     pub fn from_input(input: &PolicyInput) -> Result<Policy, PolicyError> {
-        let mut c = Check::new(schema::FIELDS);
+        let mut c = Check::<Schema>::new();
         let map: &Map = match &input.root {
             Value::Null => &[],
             Value::Map(m) => m,

@@ -6,6 +6,7 @@ use super::error::{PolicyError, PolicyErrorKind};
 use super::field::{Field, Kind, find, key_in};
 use super::messages::{int_range, push_number, push_quoted, type_name};
 use super::value::{Map, Value};
+use std::marker::PhantomData;
 
 /// The fields of one policy object, as given (`null` counts as absent).
 pub(super) struct Object<'a> {
@@ -36,19 +37,25 @@ impl<'a> Object<'a> {
 /// defaults in place of bad values) but only the first error is kept, so the error
 /// reported is the one of the first bad field in checking order. Plain values instead of
 /// a `Result` per field keep the wasm small.
-pub(super) struct Check {
+pub(super) struct Check<R: Rows> {
     pub(super) error: Option<PolicyError>,
-    /// The schema's rows: what each field holds ([`super::schema::FIELDS`], given by the
-    /// caller so the checks of each section need not import the table that names them).
-    fields: &'static [Field],
+    rows: PhantomData<R>,
 }
 
-impl Check {
-    /// A check against the rows `fields`, no error yet.
-    pub(super) fn new(fields: &'static [Field]) -> Check {
+/// The rows a [`Check`] reads: what each field holds. The schema is the one table
+/// ([`super::schema::Schema`]); a type parameter, so that the checks of each section need
+/// not import the table that names their defaults, at no cost (one instance).
+pub(super) trait Rows {
+    /// Every row, objects before their fields.
+    const FIELDS: &'static [Field];
+}
+
+impl<R: Rows> Check<R> {
+    /// A check against the rows of `R`, no error yet.
+    pub(super) fn new() -> Self {
         Check {
             error: None,
-            fields,
+            rows: PhantomData,
         }
     }
 
@@ -61,8 +68,7 @@ impl Check {
             given: Vec::new(),
         };
         for (key, value) in map.iter() {
-            let known = self
-                .fields
+            let known = R::FIELDS
                 .iter()
                 .filter(|f| !matches!(f.kind, Kind::Function | Kind::Held))
                 .find_map(|f| key_in(f, prefix).filter(|k| k == key));
@@ -89,7 +95,7 @@ impl Check {
     /// gives it.
     pub(super) fn int(&mut self, o: &Object, key: &str) -> u32 {
         let path = o.path(key);
-        match find(self.fields, &path).map(|f| f.kind) {
+        match find(R::FIELDS, &path).map(|f| f.kind) {
             Some(Kind::Int { min, max, default } | Kind::IntOrOff { min, max, default }) => {
                 self.int_in(o, key, min, max, default)
             }
@@ -123,7 +129,7 @@ impl Check {
     #[inline(never)]
     pub(super) fn choice(&mut self, o: &Object, key: &str) -> Option<usize> {
         let v = o.get(key)?;
-        let names = match find(self.fields, &o.path(key)).map(|f| f.kind) {
+        let names = match find(R::FIELDS, &o.path(key)).map(|f| f.kind) {
             Some(Kind::Choice(names)) => names,
             _ => &[],
         };
@@ -147,7 +153,7 @@ impl Check {
     #[inline(never)]
     pub(super) fn flag(&mut self, o: &Object, key: &str) -> bool {
         let default = matches!(
-            find(self.fields, key).map(|f| f.kind),
+            find(R::FIELDS, key).map(|f| f.kind),
             Some(Kind::Bool { default: true })
         );
         match o.get(key) {
@@ -165,7 +171,7 @@ impl Check {
     #[inline(never)]
     pub(super) fn feature<'a>(&mut self, o: &Object<'a>, key: &str) -> Option<&'a Map> {
         let on_by_default = matches!(
-            find(self.fields, key).map(|f| f.kind),
+            find(R::FIELDS, key).map(|f| f.kind),
             Some(Kind::Feature { on: true })
         );
         match o.get(key) {

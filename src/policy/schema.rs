@@ -6,6 +6,7 @@
 use super::error::{PolicyError, PolicyErrorKind};
 use super::field::find;
 pub use super::field::{Field, Kind, MAX_MS, Scope, key_in};
+use super::reader::Rows;
 use super::sections::breaker::{BreakerMode, WindowType};
 use super::types::defaults as d;
 use super::value::Value;
@@ -222,6 +223,13 @@ pub const FIELDS: &[Field] = &[
     field("onEvent", Kind::Function),
     field("fetch", Kind::Function),
 ];
+
+/// The schema as the rows a check reads ([`FIELDS`]).
+pub(super) struct Schema;
+
+impl Rows for Schema {
+    const FIELDS: &'static [Field] = FIELDS;
+}
 
 /// The field at `path`; every path the validator asks for is in [`FIELDS`].
 pub fn get(path: &str) -> Option<&'static Field> {

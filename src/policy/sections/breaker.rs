@@ -3,7 +3,7 @@
 
 use crate::breaker::MAX_WINDOW_CALLS;
 use crate::policy::messages::int_range;
-use crate::policy::reader::{Check, Object};
+use crate::policy::reader::{Check, Object, Rows};
 use crate::policy::value::{Map, Value};
 
 /// The `breaker` defaults, each written once ([`crate::policy::defaults`] holds them all).
@@ -148,7 +148,7 @@ impl Default for BreakerPolicy {
     }
 }
 
-pub(in crate::policy) fn breaker_policy(c: &mut Check, map: &Map) -> BreakerPolicy {
+pub(in crate::policy) fn breaker_policy<R: Rows>(c: &mut Check<R>, map: &Map) -> BreakerPolicy {
     let o = c.object(map, "breaker");
     let trip = match breaker_mode(c, &o) {
         BreakerMode::Consecutive => TripRule::Consecutive {
@@ -191,7 +191,7 @@ const RATE_FIELDS: [&str; 5] = [
 /// The breaker's mode: as given; else the mode whose fields the policy names
 /// (`failureThreshold` alone keeps its meaning: consecutive failures); else the default.
 /// A field of the other mode is an error naming it, never silently ignored.
-fn breaker_mode(c: &mut Check, o: &Object) -> BreakerMode {
+fn breaker_mode<R: Rows>(c: &mut Check<R>, o: &Object) -> BreakerMode {
     let given = c
         .choice(o, "mode")
         .map(|i| [BreakerMode::Consecutive, BreakerMode::FailureRate][i]);
@@ -222,7 +222,7 @@ fn breaker_mode(c: &mut Check, o: &Object) -> BreakerMode {
 
 /// The window must be able to hold `minimumCalls` calls, or the breaker could never open:
 /// a count window holds its size, a time window at most [`MAX_WINDOW_CALLS`].
-fn reachable_minimum_calls(c: &mut Check, minimum_calls: u32, window: Window) -> u32 {
+fn reachable_minimum_calls<R: Rows>(c: &mut Check<R>, minimum_calls: u32, window: Window) -> u32 {
     let (most, expected) = match window {
         Window::Count(size) => (size as usize, int_range("", 1, "breaker.windowSize", size)),
         Window::Time(_) => {
@@ -242,7 +242,7 @@ fn reachable_minimum_calls(c: &mut Check, minimum_calls: u32, window: Window) ->
     minimum_calls
 }
 
-fn rate_value(c: &mut Check, v: Option<&Value>) -> f64 {
+fn rate_value<R: Rows>(c: &mut Check<R>, v: Option<&Value>) -> f64 {
     match v {
         None => defaults::FAILURE_RATE_THRESHOLD,
         Some(Value::Number(n)) if *n > 0.0 && *n <= 1.0 => *n,

@@ -1,6 +1,6 @@
 //! `bulkhead`: how many calls an origin has in flight and waiting at most.
 
-use crate::policy::reader::Check;
+use crate::policy::reader::{Check, Rows};
 use crate::policy::value::Map;
 
 /// The `bulkhead` defaults, each written once ([`crate::policy::defaults`] holds them all).
@@ -31,7 +31,7 @@ impl Default for BulkheadPolicy {
     }
 }
 
-pub(in crate::policy) fn bulkhead_policy(c: &mut Check, map: &Map) -> BulkheadPolicy {
+pub(in crate::policy) fn bulkhead_policy<R: Rows>(c: &mut Check<R>, map: &Map) -> BulkheadPolicy {
     let o = c.object(map, "bulkhead");
     BulkheadPolicy {
         max_concurrent: c.int(&o, "maxConcurrent"),

@@ -1,6 +1,6 @@
 //! `coalesce`: whether identical GETs and HEADs in flight on one client are sent once.
 
-use crate::policy::reader::{Check, Object};
+use crate::policy::reader::{Check, Object, Rows};
 
 /// The `coalesce` default, written once ([`crate::policy::defaults`] holds them all).
 pub mod defaults {
@@ -9,7 +9,7 @@ pub mod defaults {
 }
 
 /// `coalesce`: `true` or `false`, its default (the schema's) when absent.
-pub(in crate::policy) fn coalesce(c: &mut Check, o: &Object) -> bool {
+pub(in crate::policy) fn coalesce<R: Rows>(c: &mut Check<R>, o: &Object) -> bool {
     c.flag(o, "coalesce")
 }
 

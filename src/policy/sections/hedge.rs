@@ -3,7 +3,7 @@
 
 use crate::policy::field::MAX_MS;
 use crate::policy::messages::int_range;
-use crate::policy::reader::Check;
+use crate::policy::reader::{Check, Rows};
 use crate::policy::value::{Map, Value};
 
 /// The `hedge` defaults, each written once ([`crate::policy::defaults`] holds them all).
@@ -52,7 +52,7 @@ impl Default for HedgePolicy {
     }
 }
 
-pub(in crate::policy) fn hedge_policy(c: &mut Check, map: &Map) -> HedgePolicy {
+pub(in crate::policy) fn hedge_policy<R: Rows>(c: &mut Check<R>, map: &Map) -> HedgePolicy {
     let o = c.object(map, "hedge");
     let max = MAX_MS;
     let delay = match o.get("delayMs") {

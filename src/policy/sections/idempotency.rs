@@ -1,7 +1,7 @@
 //! `idempotencyKey` and `idempotencyHeader`: which key a call sends (none, automatic for POST
 //! and PATCH, or the caller's), and under which header name browsers let scripts set.
 
-use crate::policy::reader::{Check, Object};
+use crate::policy::reader::{Check, Object, Rows};
 use crate::policy::value::Value;
 
 /// The `idempotencyKey` and `idempotencyHeader` defaults, each written once ([`crate::policy::defaults`] holds them all).
@@ -28,7 +28,7 @@ pub enum IdempotencyKey {
     Fixed(String),
 }
 
-pub(in crate::policy) fn idempotency_key(c: &mut Check, o: &Object) -> IdempotencyKey {
+pub(in crate::policy) fn idempotency_key<R: Rows>(c: &mut Check<R>, o: &Object) -> IdempotencyKey {
     match o.get("idempotencyKey") {
         None => defaults::IDEMPOTENCY_KEY,
         Some(Value::Bool(true)) => IdempotencyKey::On,
@@ -50,7 +50,7 @@ pub(in crate::policy) fn idempotency_key(c: &mut Check, o: &Object) -> Idempoten
     }
 }
 
-pub(in crate::policy) fn idempotency_header(c: &mut Check, o: &Object) -> String {
+pub(in crate::policy) fn idempotency_header<R: Rows>(c: &mut Check<R>, o: &Object) -> String {
     match o.get("idempotencyHeader") {
         Some(Value::String(s))
             if (1..=64).contains(&s.len())

@@ -2,7 +2,7 @@
 //! name, how many entries, how long and how large (its store and `onReplay` are the shell's; see
 //! [`crate::outbox`]).
 
-use crate::policy::reader::Check;
+use crate::policy::reader::{Check, Rows};
 use crate::policy::value::{Map, Value};
 
 /// The `outbox` defaults, each written once ([`crate::policy::defaults`] holds them all).
@@ -45,7 +45,7 @@ impl Default for OutboxPolicy {
     }
 }
 
-pub(in crate::policy) fn outbox_policy(c: &mut Check, map: &Map) -> OutboxPolicy {
+pub(in crate::policy) fn outbox_policy<R: Rows>(c: &mut Check<R>, map: &Map) -> OutboxPolicy {
     let o = c.object(map, "outbox");
     let name = match o.get("name") {
         None => defaults::OUTBOX_NAME.to_owned(),

@@ -1,7 +1,7 @@
 //! `rateLimit`: pacing by an origin's rate-limit headers and origin-wide `Retry-After` holds, and
 //! the longest a call waits for them before it sends (see [`crate::pacing`]).
 
-use crate::policy::reader::Check;
+use crate::policy::reader::{Check, Rows};
 use crate::policy::value::Map;
 
 /// The `rateLimit` defaults, each written once ([`crate::policy::defaults`] holds them all).
@@ -28,7 +28,10 @@ impl Default for RateLimitPolicy {
     }
 }
 
-pub(in crate::policy) fn rate_limit_policy(c: &mut Check, map: &Map) -> RateLimitPolicy {
+pub(in crate::policy) fn rate_limit_policy<R: Rows>(
+    c: &mut Check<R>,
+    map: &Map,
+) -> RateLimitPolicy {
     let o = c.object(map, "rateLimit");
     RateLimitPolicy {
         max_wait_ms: c.int(&o, "maxWaitMs"),

@@ -3,7 +3,7 @@
 use crate::backoff::Jitter;
 use crate::policy::field::MAX_MS;
 use crate::policy::messages::{int_range, push_u64};
-use crate::policy::reader::{Check, as_int};
+use crate::policy::reader::{Check, Rows, as_int};
 use crate::policy::value::{Map, Value};
 
 /// The `retry` defaults, each written once ([`crate::policy::defaults`] holds them all).
@@ -55,7 +55,7 @@ impl Default for RetryPolicy {
     }
 }
 
-pub(in crate::policy) fn retry_policy(c: &mut Check, map: &Map) -> RetryPolicy {
+pub(in crate::policy) fn retry_policy<R: Rows>(c: &mut Check<R>, map: &Map) -> RetryPolicy {
     let o = c.object(map, "retry");
     let base_delay_ms = c.int(&o, "baseDelayMs");
     let max_delay_ms = c.int(&o, "maxDelayMs");
@@ -85,7 +85,7 @@ pub const RETRY_ON_MIN: u32 = 400;
 /// Highest status `retry.retryOn` accepts.
 const RETRY_ON_MAX: u32 = 599;
 
-fn statuses(c: &mut Check, v: Option<&Value>) -> Vec<u16> {
+fn statuses<R: Rows>(c: &mut Check<R>, v: Option<&Value>) -> Vec<u16> {
     let items = match v {
         None => return defaults::RETRY_ON.to_vec(),
         Some(Value::List(items)) => items,

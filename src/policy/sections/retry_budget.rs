@@ -2,7 +2,7 @@
 //! calls when an origin fails (see [`crate::budget`]).
 
 use crate::policy::messages::int_range;
-use crate::policy::reader::Check;
+use crate::policy::reader::{Check, Rows};
 use crate::policy::value::{Map, Value};
 
 /// The `retryBudget` defaults, each written once ([`crate::policy::defaults`] holds them all).
@@ -43,7 +43,7 @@ impl Default for BudgetPolicy {
     }
 }
 
-pub(in crate::policy) fn budget_policy(c: &mut Check, map: &Map) -> BudgetPolicy {
+pub(in crate::policy) fn budget_policy<R: Rows>(c: &mut Check<R>, map: &Map) -> BudgetPolicy {
     let o = c.object(map, "retryBudget");
     let capacity = c.int(&o, "capacity");
     let mut share = |key: &str| -> u32 {

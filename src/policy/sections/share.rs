@@ -1,12 +1,12 @@
 //! `share`: the name of the peers a client shares its origins' health with (see
 //! [`crate::share`]); `false` or absent: none.
 
-use crate::policy::reader::{Check, Object};
+use crate::policy::reader::{Check, Object, Rows};
 use crate::policy::value::Value;
 
 /// `share`: the name of the peers a client shares its origins' health with (see
 /// [`crate::share`]); `false` or absent: none.
-pub(in crate::policy) fn share_name(c: &mut Check, o: &Object) -> Option<String> {
+pub(in crate::policy) fn share_name<R: Rows>(c: &mut Check<R>, o: &Object) -> Option<String> {
     match o.get("share") {
         Some(Value::String(s)) if (1..=64).contains(&s.chars().count()) => Some(s.clone()),
         None | Some(Value::Bool(false)) => None,

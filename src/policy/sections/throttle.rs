@@ -1,7 +1,7 @@
 //! `throttle`: adaptive client-side throttling, how many requests per accepted one are sent
 //! before the client refuses locally, over which window (see [`crate::throttle`]).
 
-use crate::policy::reader::Check;
+use crate::policy::reader::{Check, Rows};
 use crate::policy::value::{Map, Value};
 
 /// The `throttle` defaults, each written once ([`crate::policy::defaults`] holds them all).
@@ -32,7 +32,7 @@ impl Default for ThrottlePolicy {
     }
 }
 
-pub(in crate::policy) fn throttle_policy(c: &mut Check, map: &Map) -> ThrottlePolicy {
+pub(in crate::policy) fn throttle_policy<R: Rows>(c: &mut Check<R>, map: &Map) -> ThrottlePolicy {
     let o = c.object(map, "throttle");
     let k = match o.get("k") {
         None => defaults::THROTTLE_K,

@@ -8,7 +8,7 @@
 //!
 //! | job | file |
 //! | --- | --- |
-//! | the validated types and every default | `types.rs` |
+//! | the top-level `Policy`, its own fields' defaults, every default gathered | `types.rs` |
 //! | every field once: path, kind, range, default, scope | `schema.rs` |
 //! | the raw input, decoding and merging | `input.rs` |
 //! | a decoded value, as given | `value.rs` |

@@ -1,19 +1,28 @@
-//! Validation: [`Policy::from_input`] and the checking machinery every field goes through.
+//! Validation: [`Policy::from_input`], the policy's own fields and each section's in turn.
 
-use super::breaker::breaker_policy;
-use super::input::Map;
-use super::messages::{int_range, push_number, push_quoted, type_name};
-use super::schema::{self, Kind};
-use super::sections::{
-    budget_policy, bulkhead_policy, hedge_policy, idempotency_header, idempotency_key,
-    outbox_policy, rate_limit_policy, retry_policy, share_name, throttle_policy,
-};
-use super::*;
+use super::error::PolicyError;
+use super::input::PolicyInput;
+use super::messages::int_range;
+use super::reader::Check;
+use super::schema::{self, Schema};
+use super::sections::breaker::breaker_policy;
+use super::sections::bulkhead::bulkhead_policy;
+use super::sections::coalesce::coalesce;
+use super::sections::hedge::hedge_policy;
+use super::sections::idempotency::{idempotency_header, idempotency_key};
+use super::sections::outbox::outbox_policy;
+use super::sections::rate_limit::rate_limit_policy;
+use super::sections::retry::retry_policy;
+use super::sections::retry_budget::budget_policy;
+use super::sections::share::share_name;
+use super::sections::throttle::throttle_policy;
+use super::types::Policy;
+use super::value::{Map, Value};
 
 impl Policy {
     /// Validates a decoded policy and fills in the defaults.
     pub fn from_input(input: &PolicyInput) -> Result<Policy, PolicyError> {
-        let mut c = Check { error: None };
+        let mut c = Check::<Schema>::new();
         let map: &Map = match &input.root {
             Value::Null => &[],
             Value::Map(m) => m,
@@ -63,7 +72,7 @@ impl Policy {
             idempotency_header: idempotency_header(&mut c, &o),
             max_origins: c.int(&o, "maxOrigins"),
             share: share_name(&mut c, &o),
-            coalesce: c.flag(&o, "coalesce"),
+            coalesce: coalesce(&mut c, &o),
             hedge: c.feature(&o, "hedge").map(|m| hedge_policy(&mut c, m)),
             outbox: c.feature(&o, "outbox").map(|m| outbox_policy(&mut c, m)),
         };
@@ -74,221 +83,13 @@ impl Policy {
     }
 }
 
-/// The fields of one policy object, as given (`null` counts as absent).
-pub(super) struct Object<'a> {
-    /// The object's JS path (empty for the policy itself).
-    prefix: &'static str,
-    /// The fields given, by name (known ones only: an unknown one is an error).
-    given: Vec<(&'static str, &'a Value)>,
-}
-
-impl<'a> Object<'a> {
-    /// The value of field `key`, if given.
-    pub(super) fn get(&self, key: &str) -> Option<&'a Value> {
-        self.given.iter().find(|(k, _)| *k == key).map(|(_, v)| *v)
-    }
-
-    /// The JS path of field `key`.
-    pub(super) fn path(&self, key: &str) -> String {
-        let mut path = self.prefix.to_owned();
-        if !path.is_empty() {
-            path.push('.');
-        }
-        path.push_str(key);
-        path
-    }
-}
-
-/// Validation state: the first error found. Checking goes on after an error (with
-/// defaults in place of bad values) but only the first error is kept, so the error
-/// reported is the one of the first bad field in checking order. Plain values instead of
-/// a `Result` per field keep the wasm small.
-pub(super) struct Check {
-    pub(super) error: Option<PolicyError>,
-}
-
-impl Check {
-    /// The fields of the object at `prefix` ([`schema::FIELDS`] names them) in `map`. Any
-    /// other key is an error; function fields (taken out in JS) are not data.
-    #[inline(never)]
-    pub(super) fn object<'a>(&mut self, map: &'a Map, prefix: &'static str) -> Object<'a> {
-        let mut object = Object {
-            prefix,
-            given: Vec::new(),
-        };
-        for (key, value) in map.iter() {
-            let known = schema::FIELDS
-                .iter()
-                .filter(|f| !matches!(f.kind, Kind::Function | Kind::Held))
-                .find_map(|f| schema::key_in(f, prefix).filter(|k| k == key));
-            match known {
-                Some(key) if !matches!(value, Value::Null) => object.given.push((key, value)),
-                Some(_) => {}
-                None if self.error.is_none() => {
-                    let path = object.path(key);
-                    let mut message = "unknown policy field ".to_owned();
-                    push_quoted(&mut message, &path, false);
-                    self.error = Some(PolicyError {
-                        path,
-                        message,
-                        kind: PolicyErrorKind::Type,
-                    });
-                }
-                None => {}
-            }
-        }
-        object
-    }
-
-    /// The integer field `key` of `o`, in the range and with the default [`schema::FIELDS`]
-    /// gives it.
-    pub(super) fn int(&mut self, o: &Object, key: &str) -> u32 {
-        let path = o.path(key);
-        match schema::get(&path).map(|f| f.kind) {
-            Some(Kind::Int { min, max, default } | Kind::IntOrOff { min, max, default }) => {
-                self.int_in(o, key, min, max, default)
-            }
-            // Every integer the validator asks for is in the schema (tested).
-            _ => 0,
-        }
-    }
-
-    /// An integer field in `min..=max` (`default` if absent or bad); JS numbers arrive as
-    /// f64, so 3.0 counts and 3.5 does not.
-    #[inline(never)]
-    fn int_in(&mut self, o: &Object, key: &str, min: u32, max: u32, default: u32) -> u32 {
-        match o.get(key) {
-            None => default,
-            Some(v) => as_int(v, min, max).unwrap_or_else(|| {
-                self.int_error(o.path(key), v, min, max);
-                default
-            }),
-        }
-    }
-
-    /// `v` at `path` is not an integer in `min..=max`.
-    #[inline(never)]
-    pub(super) fn int_error(&mut self, path: String, v: &Value, min: u32, max: u32) {
-        let expected = int_range("", min, "", max);
-        self.fail(path, &expected, v, matches!(v, Value::Number(_)));
-    }
-
-    /// A string field that must be one of the names [`schema::FIELDS`] lists for it: the
-    /// index of the one given.
-    #[inline(never)]
-    pub(super) fn choice(&mut self, o: &Object, key: &str) -> Option<usize> {
-        let v = o.get(key)?;
-        let names = match schema::get(&o.path(key)).map(|f| f.kind) {
-            Some(Kind::Choice(names)) => names,
-            _ => &[],
-        };
-        if let Value::String(s) = v
-            && let Some(i) = names.iter().position(|name| name == s)
-        {
-            return Some(i);
-        }
-        let mut expected = "one of ".to_owned();
-        for (i, name) in names.iter().enumerate() {
-            if i > 0 {
-                expected.push_str(", ");
-            }
-            push_quoted(&mut expected, name, false);
-        }
-        self.fail(o.path(key), &expected, v, matches!(v, Value::String(_)));
-        None
-    }
-
-    /// A boolean field, with the default [`schema::FIELDS`] gives it.
-    #[inline(never)]
-    pub(super) fn flag(&mut self, o: &Object, key: &str) -> bool {
-        let default = matches!(
-            schema::get(key).map(|f| f.kind),
-            Some(Kind::Bool { default: true })
-        );
-        match o.get(key) {
-            None => default,
-            Some(Value::Bool(b)) => *b,
-            Some(other) => {
-                self.fail(o.path(key), "true or false", other, false);
-                default
-            }
-        }
-    }
-
-    /// A feature field: absent (its default), `false` (off), `true` (on, defaults) or an
-    /// object; the object's fields if on.
-    #[inline(never)]
-    pub(super) fn feature<'a>(&mut self, o: &Object<'a>, key: &str) -> Option<&'a Map> {
-        let on_by_default = matches!(
-            schema::get(key).map(|f| f.kind),
-            Some(Kind::Feature { on: true })
-        );
-        match o.get(key) {
-            None if on_by_default => Some(&[]),
-            None | Some(Value::Bool(false)) => None,
-            Some(Value::Bool(true)) => Some(&[]),
-            Some(Value::Map(m)) => Some(m),
-            Some(other) => {
-                self.fail(o.path(key), "true, false or an object", other, false);
-                None
-            }
-        }
-    }
-
-    /// Records "`path` must be `expected` (got …)" unless an error is recorded already. With
-    /// `right_type` (a number or string of the wrong value) it is a range error showing the
-    /// value; otherwise a type error naming the type given.
-    #[inline(never)]
-    pub(super) fn fail(&mut self, path: String, expected: &str, got: &Value, right_type: bool) {
-        if self.error.is_some() {
-            return;
-        }
-        let mut message = if path.is_empty() {
-            "policy".to_owned()
-        } else {
-            path.clone()
-        };
-        message.push_str(" must be ");
-        message.push_str(expected);
-        message.push_str(" (got ");
-        let kind = match got {
-            Value::Number(n) if right_type => {
-                push_number(&mut message, *n);
-                PolicyErrorKind::Range
-            }
-            Value::String(s) if right_type => {
-                push_quoted(&mut message, s, true);
-                PolicyErrorKind::Range
-            }
-            _ => {
-                message.push_str(type_name(got));
-                PolicyErrorKind::Type
-            }
-        };
-        message.push(')');
-        self.error = Some(PolicyError {
-            path,
-            message,
-            kind,
-        });
-    }
-}
-
-pub(super) fn as_int(v: &Value, min: u32, max: u32) -> Option<u32> {
-    match v {
-        Value::Number(n) if n.fract() == 0.0 && *n >= f64::from(min) && *n <= f64::from(max) => {
-            Some(*n as u32)
-        }
-        _ => None,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::super::test_support::*;
     use super::*;
     use crate::backoff::Jitter;
     use crate::breaker::MAX_WINDOW_CALLS;
+    use crate::policy::*;
 
     use proptest::prelude::*;
     use serde_json::json;
@@ -481,6 +282,17 @@ mod tests {
         assert_eq!(e.kind, PolicyErrorKind::Type);
         let e = err(json!([1]));
         assert_eq!(e.message, "policy must be an object (got an array)");
+    }
+
+    #[test]
+    fn body_timeout_is_milliseconds_or_false() {
+        let body = |v| parse(json!({ "bodyTimeoutMs": v })).map(|p| p.body_timeout_ms);
+        assert_eq!(body(json!(1)), Ok(Some(1)));
+        assert_eq!(body(json!(false)), Ok(None));
+        for bad in [json!(0), json!(-1), json!(1.5), json!(true), json!("10")] {
+            let e = parse(json!({ "bodyTimeoutMs": bad })).expect_err("rejected");
+            assert_eq!(e.path, "bodyTimeoutMs", "{bad}");
+        }
     }
 
     #[test]

@@ -2,6 +2,7 @@
 //! another field by field ([`PolicyInput::merge`]).
 
 use super::schema;
+use super::value::Value;
 use serde::de::{self, Deserialize, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use std::fmt;
 
@@ -12,27 +13,6 @@ use std::fmt;
 pub struct PolicyInput {
     pub(super) root: Value,
 }
-
-/// A decoded JS value, kept as given until validation.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub enum Value {
-    /// `null`.
-    #[default]
-    Null,
-    /// A boolean.
-    Bool(bool),
-    /// A number.
-    Number(f64),
-    /// A string.
-    String(String),
-    /// An array.
-    List(Vec<Value>),
-    /// Entries in order, keys unique (a repeated key keeps its last value, as in `JSON.parse`).
-    Map(Vec<(String, Value)>),
-}
-
-/// An object's entries.
-pub type Map = [(String, Value)];
 
 impl PolicyInput {
     /// A policy from its decoded value (the shell builds it from the caller's plain copy).

@@ -1,7 +1,7 @@
 //! The words of policy errors: ranges, numbers as JS shows them, quoted strings, type
 //! names. Written by hand: core's formatting machinery is kilobytes of wasm.
 
-use super::input::Value;
+use super::value::Value;
 
 /// "an integer from `min` to `max`"; a bound with a label (another field's path) is shown
 /// as `label (n)`.

@@ -8,25 +8,41 @@
 //!
 //! | job | file |
 //! | --- | --- |
-//! | the validated types and every default | `types.rs` |
+//! | the top-level `Policy`, its own fields' defaults, every default gathered | `types.rs` |
 //! | every field once: path, kind, range, default, scope | `schema.rs` |
 //! | the raw input, decoding and merging | `input.rs` |
-//! | validation and its machinery | `check.rs` |
-//! | each part's own rules: retry, budget, bulkhead, keys | `sections.rs` |
-//! | the breaker's rules: its mode, rate and window | `breaker.rs` |
+//! | a decoded value, as given | `value.rs` |
+//! | validation: the policy's own fields, then each section | `check.rs` |
+//! | the checking machinery: the first error, one object's fields | `reader.rs` |
+//! | what a row says: a field's kind and scope | `field.rs` |
+//! | the error a bad field gives | `error.rs` |
+//! | each capability's section: its types, defaults, checks and tests | `sections/<capability>.rs` |
 //! | the words of errors | `messages.rs` |
 
-mod breaker;
 mod check;
+mod error;
+mod field;
 mod input;
 mod messages;
+mod reader;
 pub mod schema;
 mod sections;
 mod types;
+mod value;
 
-pub use input::{PolicyInput, Value};
-pub use sections::RETRY_ON_MIN;
+pub use error::{PolicyError, PolicyErrorKind};
+pub use input::PolicyInput;
+pub use sections::breaker::{BreakerMode, BreakerPolicy, TripRule, Window, WindowType};
+pub use sections::bulkhead::BulkheadPolicy;
+pub use sections::hedge::{HedgeDelay, HedgePolicy};
+pub use sections::idempotency::IdempotencyKey;
+pub use sections::outbox::OutboxPolicy;
+pub use sections::rate_limit::RateLimitPolicy;
+pub use sections::retry::{RETRY_ON_MIN, RetryPolicy};
+pub use sections::retry_budget::BudgetPolicy;
+pub use sections::throttle::ThrottlePolicy;
 pub use types::*;
+pub use value::Value;
 
 #[cfg(test)]
 pub(crate) mod test_support {

@@ -1,13 +1,19 @@
-//! The validated policy: its types, and every default written once.
+//! The validated policy: the top-level [`Policy`], its own fields' defaults, and every
+//! default gathered in [`defaults`] (each section's written once, in its own file).
 
-use crate::backoff::Jitter;
-use std::fmt;
+use crate::policy::sections::breaker::BreakerPolicy;
+use crate::policy::sections::bulkhead::BulkheadPolicy;
+use crate::policy::sections::hedge::HedgePolicy;
+use crate::policy::sections::idempotency::IdempotencyKey;
+use crate::policy::sections::outbox::OutboxPolicy;
+use crate::policy::sections::rate_limit::RateLimitPolicy;
+use crate::policy::sections::retry::RetryPolicy;
+use crate::policy::sections::retry_budget::BudgetPolicy;
+use crate::policy::sections::throttle::ThrottlePolicy;
 
-/// Every default of the policy, written once, with the JS field it fills.
+/// Every default of the policy, with the JS field it fills: the policy's own fields' here,
+/// each section's written once in `sections/<capability>.rs` and gathered here.
 pub mod defaults {
-    use super::{BreakerMode, IdempotencyKey, WindowType};
-    use crate::backoff::Jitter;
-
     /// Per-attempt timeout in ms (JS `timeoutMs`).
     pub const TIMEOUT_MS: u32 = 10_000;
     /// Whole-call deadline in ms, attempts, waits and reading the body included (JS `totalTimeoutMs`).
@@ -15,104 +21,19 @@ pub mod defaults {
     /// Longest wait for the next chunk of a response body in ms (JS `bodyTimeoutMs`).
     pub const BODY_TIMEOUT_MS: u32 = 10_000;
 
-    /// Retries are on unless the policy says `retry: false`.
-    pub const RETRY_ENABLED: bool = true;
-    /// Attempts per call, the first one included (JS `retry.maxAttempts`).
-    pub const MAX_ATTEMPTS: u32 = 3;
-    /// Backoff window of the first retry in ms (JS `retry.baseDelayMs`).
-    pub const BASE_DELAY_MS: u32 = 100;
-    /// Largest backoff window in ms (JS `retry.maxDelayMs`).
-    pub const MAX_DELAY_MS: u32 = 10_000;
-    /// How the wait is drawn from the window (JS `retry.jitter`).
-    pub const JITTER: Jitter = Jitter::Full;
-    /// Response statuses worth retrying (JS `retry.retryOn`).
-    pub const RETRY_ON: [u16; 6] = [408, 429, 500, 502, 503, 504];
-    /// Longest `Retry-After` honoured in ms; a longer one ends the call (JS `retry.maxRetryAfterMs`).
-    pub const MAX_RETRY_AFTER_MS: u32 = 30_000;
-
-    /// The circuit breaker is on unless the policy says `breaker: false`.
-    pub const BREAKER_ENABLED: bool = true;
-    /// When the breaker trips (JS `breaker.mode`), unless the policy names only the
-    /// other mode's fields (`failureThreshold` alone means "consecutive").
-    pub const BREAKER_MODE: BreakerMode = BreakerMode::FailureRate;
-    /// Consecutive failures that open the breaker (JS `breaker.failureThreshold`).
-    pub const FAILURE_THRESHOLD: u32 = 5;
-    /// How long an open breaker rejects calls, in ms (JS `breaker.cooldownMs`).
-    pub const COOLDOWN_MS: u32 = 5_000;
-    /// Concurrent trial calls while half-open (JS `breaker.halfOpenMaxCalls`).
-    pub const HALF_OPEN_MAX_CALLS: u32 = 1;
-    /// Failure share of the window that opens the breaker (JS `breaker.failureRateThreshold`).
-    pub const FAILURE_RATE_THRESHOLD: f64 = 0.5;
-    /// Calls the window must hold before the rate counts (JS `breaker.minimumCalls`).
-    pub const MINIMUM_CALLS: u32 = 10;
-    /// What the failure-rate window spans (JS `breaker.windowType`).
-    pub const WINDOW_TYPE: WindowType = WindowType::Time;
-    /// Calls in a count window (JS `breaker.windowSize`).
-    pub const WINDOW_SIZE: u32 = 20;
-    /// Span of a time window in ms (JS `breaker.windowMs`).
-    pub const WINDOW_MS: u32 = 30_000;
-
-    /// The retry budget is on unless the policy says `retryBudget: false`.
-    pub const RETRY_BUDGET_ENABLED: bool = true;
-    /// Tokens in a full budget (JS `retryBudget.capacity`).
-    pub const BUDGET_CAPACITY: u32 = 500;
-    /// Tokens a retry after an error status costs (JS `retryBudget.retryCost`).
-    pub const RETRY_COST: u32 = 5;
-    /// Tokens a retry after a network error or timeout costs (JS `retryBudget.timeoutRetryCost`).
-    pub const TIMEOUT_RETRY_COST: u32 = 10;
-    /// Tokens a first-attempt success gives back (JS `retryBudget.noRetryIncrement`).
-    pub const NO_RETRY_INCREMENT: u32 = 1;
-
-    /// The bulkhead is off unless the policy sets `bulkhead`.
-    pub const BULKHEAD_ENABLED: bool = false;
-    /// Calls in flight per origin (JS `bulkhead.maxConcurrent`).
-    pub const MAX_CONCURRENT: u32 = 10;
-    /// Calls waiting for a slot per origin (JS `bulkhead.maxQueue`).
-    pub const MAX_QUEUE: u32 = 0;
-
-    /// Rate-limit headers and origin-wide waits are honoured unless the policy says `rateLimit: false`.
-    pub const RATE_LIMIT_ENABLED: bool = true;
-    /// Longest a call waits for an origin's quota or `Retry-After` hold before it sends, in ms;
-    /// a longer wait rejects the call at once (JS `rateLimit.maxWaitMs`).
-    pub const RATE_LIMIT_MAX_WAIT_MS: u32 = 30_000;
-
-    /// Adaptive client-side throttling is off unless the policy sets `throttle`.
-    pub const THROTTLE_ENABLED: bool = false;
-    /// How many requests per accepted one are sent before refusing locally (JS `throttle.k`).
-    pub const THROTTLE_K: f64 = 2.0;
-    /// The trailing window the throttle counts over, in ms (JS `throttle.windowMs`).
-    pub const THROTTLE_WINDOW_MS: u32 = 120_000;
-
-    /// Automatic keys for POST and PATCH, to the page's own origin only in browsers (JS `idempotencyKey`).
-    pub const IDEMPOTENCY_KEY: IdempotencyKey = IdempotencyKey::Auto;
-    /// Header that carries the key (JS `idempotencyHeader`).
-    pub const IDEMPOTENCY_HEADER: &str = "Idempotency-Key";
     /// Origins whose state is kept (JS `maxOrigins`).
     pub const MAX_ORIGINS: u32 = 1000;
-    /// Hedged reads are off unless the policy sets `hedge`.
-    pub const HEDGE_ENABLED: bool = false;
-    /// Hedges after the first attempt at most (JS `hedge.maxHedges`).
-    pub const MAX_HEDGES: u32 = 1;
-    /// The shortest hedge delay `"auto"` uses, in ms (JS `hedge.minDelayMs`).
-    pub const HEDGE_MIN_DELAY_MS: u32 = 10;
-    /// The longest hedge delay `"auto"` uses, and its delay until it has learnt the
-    /// origin's latency, in ms (JS `hedge.maxDelayMs`; Polly's default hedging delay).
-    pub const HEDGE_MAX_DELAY_MS: u32 = 2000;
 
-    /// Identical GETs and HEADs in flight on one client are sent once (JS `coalesce`).
-    pub const COALESCE: bool = false;
-
-    /// Keyed writes without a definite answer are kept and delivered later (JS `outbox`).
-    pub const OUTBOX_ENABLED: bool = false;
-    /// The outbox's name: clients of one name share its entries (JS `outbox.name`).
-    pub const OUTBOX_NAME: &str = "default";
-    /// Entries kept at most, dead letters included (JS `outbox.maxEntries`).
-    pub const OUTBOX_MAX_ENTRIES: u32 = 1000;
-    /// How long an entry is replayed before it is a dead letter, in ms: a day, the
-    /// shortest time servers such as Stripe's keep a key (JS `outbox.maxAgeMs`).
-    pub const OUTBOX_MAX_AGE_MS: u32 = 86_400_000;
-    /// The largest body kept, in bytes (JS `outbox.maxBodyBytes`).
-    pub const OUTBOX_MAX_BODY_BYTES: u32 = 1_048_576;
+    pub use crate::policy::sections::breaker::defaults::*;
+    pub use crate::policy::sections::bulkhead::defaults::*;
+    pub use crate::policy::sections::coalesce::defaults::*;
+    pub use crate::policy::sections::hedge::defaults::*;
+    pub use crate::policy::sections::idempotency::defaults::*;
+    pub use crate::policy::sections::outbox::defaults::*;
+    pub use crate::policy::sections::rate_limit::defaults::*;
+    pub use crate::policy::sections::retry::defaults::*;
+    pub use crate::policy::sections::retry_budget::defaults::*;
+    pub use crate::policy::sections::throttle::defaults::*;
 }
 
 /// A validated policy: every field concrete, every value in range.
@@ -153,202 +74,6 @@ pub struct Policy {
     pub outbox: Option<OutboxPolicy>,
 }
 
-/// Outbox settings (see [`crate::outbox`]).
-#[derive(Clone, Debug, PartialEq)]
-pub struct OutboxPolicy {
-    /// Its name (1 to 64 characters): the store and the replay lock are per name.
-    pub name: String,
-    /// Entries kept at most (1..=100000).
-    pub max_entries: u32,
-    /// How long an entry is replayed before it is a dead letter, in ms.
-    pub max_age_ms: u32,
-    /// The largest body kept, in bytes (0..=67108864).
-    pub max_body_bytes: u32,
-}
-
-/// When a hedge goes: after a fixed delay, or the origin's recent p95 of attempt latency.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum HedgeDelay {
-    /// `"auto"`: the origin's p95, within `[min_delay_ms, max_delay_ms]`.
-    Auto,
-    /// This many ms.
-    Fixed(u32),
-}
-
-/// Hedging settings (GET, HEAD and OPTIONS without a body only).
-#[derive(Clone, Debug, PartialEq)]
-pub struct HedgePolicy {
-    /// When a hedge goes.
-    pub delay: HedgeDelay,
-    /// Hedges after the first attempt at most (1..=3).
-    pub max_hedges: u32,
-    /// The shortest `"auto"` delay, in ms.
-    pub min_delay_ms: u32,
-    /// The longest `"auto"` delay (and its delay before it has learnt), in ms.
-    pub max_delay_ms: u32,
-}
-
-/// Retry settings.
-#[derive(Clone, Debug, PartialEq)]
-pub struct RetryPolicy {
-    /// Attempts per call, the first one included (1..=20).
-    pub max_attempts: u32,
-    /// Backoff window of the first retry in ms.
-    pub base_delay_ms: u32,
-    /// Largest backoff window in ms (at least `base_delay_ms`).
-    pub max_delay_ms: u32,
-    /// How the wait is drawn from the window.
-    pub jitter: Jitter,
-    /// Response statuses worth retrying (each in 400..=599).
-    pub retry_on: Vec<u16>,
-    /// Longest `Retry-After` honoured in ms.
-    pub max_retry_after_ms: u32,
-}
-
-/// When a closed breaker opens.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum BreakerMode {
-    /// After `failure_threshold` failures in a row.
-    Consecutive,
-    /// When the failure share of a window reaches `failure_rate_threshold`.
-    FailureRate,
-}
-
-impl BreakerMode {
-    /// Every mode, in the order of [`BreakerMode::NAMES`].
-    pub const ALL: [BreakerMode; 2] = [BreakerMode::Consecutive, BreakerMode::FailureRate];
-    /// The JS names, written once.
-    pub const NAMES: [&'static str; 2] = ["consecutive", "failure-rate"];
-
-    /// The JS name.
-    pub fn as_str(self) -> &'static str {
-        Self::NAMES[self as usize]
-    }
-}
-
-/// What a failure-rate window spans.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum WindowType {
-    /// The last `window_size` calls.
-    Count,
-    /// The calls of the last `window_ms` milliseconds.
-    Time,
-}
-
-impl WindowType {
-    /// Every kind, in the order of [`WindowType::NAMES`].
-    pub const ALL: [WindowType; 2] = [WindowType::Count, WindowType::Time];
-    /// The JS names, written once.
-    pub const NAMES: [&'static str; 2] = ["count", "time"];
-
-    /// The JS name.
-    pub fn as_str(self) -> &'static str {
-        Self::NAMES[self as usize]
-    }
-}
-
-/// Circuit breaker settings.
-#[derive(Clone, Debug, PartialEq)]
-pub struct BreakerPolicy {
-    /// When a closed breaker opens.
-    pub trip: TripRule,
-    /// How long it stays open, in ms.
-    pub cooldown_ms: u32,
-    /// Concurrent trial calls while half-open.
-    pub half_open_max_calls: u32,
-}
-
-impl BreakerPolicy {
-    /// The mode its trip rule is.
-    pub fn mode(&self) -> BreakerMode {
-        match self.trip {
-            TripRule::Consecutive { .. } => BreakerMode::Consecutive,
-            TripRule::FailureRate { .. } => BreakerMode::FailureRate,
-        }
-    }
-}
-
-/// When a closed breaker opens: each rule with only its own settings.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum TripRule {
-    /// After this many failures in a row.
-    Consecutive {
-        /// Failures in a row that open it.
-        failure_threshold: u32,
-    },
-    /// When the failure share of the window reaches `threshold`, once the window holds
-    /// `minimum_calls` calls (at most what the window can hold).
-    FailureRate {
-        /// Failure share that opens it, in (0, 1].
-        threshold: f64,
-        /// Calls the window must hold before the rate counts.
-        minimum_calls: u32,
-        /// What the window spans.
-        window: Window,
-    },
-}
-
-/// What a failure-rate window spans.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Window {
-    /// The last this many calls.
-    Count(u32),
-    /// The calls of the last this many ms (at most [`crate::breaker::MAX_WINDOW_CALLS`]).
-    Time(u32),
-}
-
-/// Retry budget settings (tokens).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct BudgetPolicy {
-    /// Tokens in a full budget.
-    pub capacity: u32,
-    /// Cost of a retry after an error status.
-    pub retry_cost: u32,
-    /// Cost of a retry after a network error or timeout.
-    pub timeout_retry_cost: u32,
-    /// Tokens a first-attempt success gives back.
-    pub no_retry_increment: u32,
-}
-
-/// Bulkhead settings.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct BulkheadPolicy {
-    /// Calls in flight per origin.
-    pub max_concurrent: u32,
-    /// Calls waiting for a slot per origin; more are rejected at once.
-    pub max_queue: u32,
-}
-
-/// Pacing settings.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct RateLimitPolicy {
-    /// Longest a call waits for its origin before sending, in ms.
-    pub max_wait_ms: u32,
-}
-
-/// Adaptive throttling settings.
-#[derive(Clone, Debug, PartialEq)]
-pub struct ThrottlePolicy {
-    /// Requests sent per accepted one before the client refuses locally (at least 1).
-    pub k: f64,
-    /// The trailing window counted over, in ms.
-    pub window_ms: u32,
-}
-
-/// Which idempotency key a call sends.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum IdempotencyKey {
-    /// No key (`false`).
-    Off,
-    /// The default: a fresh UUID for POST and PATCH, where CORS lets it go (in a browser,
-    /// to the page's own origin only).
-    Auto,
-    /// A fresh UUID for POST and PATCH, cross-origin too (`true`, given explicitly).
-    On,
-    /// This key, for any method (a string).
-    Fixed(String),
-}
-
 impl Policy {
     /// The longest `Retry-After` the client honours, in ms (`retry.maxRetryAfterMs`, its
     /// default without retries): it also bounds an origin-wide hold, its own or a peer's,
@@ -363,12 +88,7 @@ impl Policy {
 impl Policy {
     /// The outbox settings `outbox: true` gives.
     pub fn default_outbox() -> Option<OutboxPolicy> {
-        Some(OutboxPolicy {
-            name: defaults::OUTBOX_NAME.to_owned(),
-            max_entries: defaults::OUTBOX_MAX_ENTRIES,
-            max_age_ms: defaults::OUTBOX_MAX_AGE_MS,
-            max_body_bytes: defaults::OUTBOX_MAX_BODY_BYTES,
-        })
+        Some(OutboxPolicy::default())
     }
 }
 
@@ -382,112 +102,18 @@ impl Default for Policy {
             breaker: defaults::BREAKER_ENABLED.then(BreakerPolicy::default),
             retry_budget: defaults::RETRY_BUDGET_ENABLED.then(BudgetPolicy::default),
             bulkhead: defaults::BULKHEAD_ENABLED.then(BulkheadPolicy::default),
-            rate_limit: defaults::RATE_LIMIT_ENABLED.then_some(RateLimitPolicy {
-                max_wait_ms: defaults::RATE_LIMIT_MAX_WAIT_MS,
-            }),
-            throttle: defaults::THROTTLE_ENABLED.then_some(ThrottlePolicy {
-                k: defaults::THROTTLE_K,
-                window_ms: defaults::THROTTLE_WINDOW_MS,
-            }),
+            rate_limit: defaults::RATE_LIMIT_ENABLED.then(RateLimitPolicy::default),
+            throttle: defaults::THROTTLE_ENABLED.then(ThrottlePolicy::default),
             idempotency_key: defaults::IDEMPOTENCY_KEY,
             idempotency_header: defaults::IDEMPOTENCY_HEADER.to_owned(),
             max_origins: defaults::MAX_ORIGINS,
             share: None,
             coalesce: defaults::COALESCE,
-            hedge: defaults::HEDGE_ENABLED.then_some(HedgePolicy {
-                delay: HedgeDelay::Auto,
-                max_hedges: defaults::MAX_HEDGES,
-                min_delay_ms: defaults::HEDGE_MIN_DELAY_MS,
-                max_delay_ms: defaults::HEDGE_MAX_DELAY_MS,
-            }),
-            outbox: Policy::default_outbox().filter(|_| defaults::OUTBOX_ENABLED),
+            hedge: defaults::HEDGE_ENABLED.then(HedgePolicy::default),
+            outbox: defaults::OUTBOX_ENABLED.then(OutboxPolicy::default),
         }
     }
 }
-
-impl Default for RetryPolicy {
-    fn default() -> Self {
-        RetryPolicy {
-            max_attempts: defaults::MAX_ATTEMPTS,
-            base_delay_ms: defaults::BASE_DELAY_MS,
-            max_delay_ms: defaults::MAX_DELAY_MS,
-            jitter: defaults::JITTER,
-            retry_on: defaults::RETRY_ON.to_vec(),
-            max_retry_after_ms: defaults::MAX_RETRY_AFTER_MS,
-        }
-    }
-}
-
-impl Default for BreakerPolicy {
-    fn default() -> Self {
-        let trip = match defaults::BREAKER_MODE {
-            BreakerMode::Consecutive => TripRule::Consecutive {
-                failure_threshold: defaults::FAILURE_THRESHOLD,
-            },
-            BreakerMode::FailureRate => TripRule::FailureRate {
-                threshold: defaults::FAILURE_RATE_THRESHOLD,
-                minimum_calls: defaults::MINIMUM_CALLS,
-                window: match defaults::WINDOW_TYPE {
-                    WindowType::Count => Window::Count(defaults::WINDOW_SIZE),
-                    WindowType::Time => Window::Time(defaults::WINDOW_MS),
-                },
-            },
-        };
-        BreakerPolicy {
-            trip,
-            cooldown_ms: defaults::COOLDOWN_MS,
-            half_open_max_calls: defaults::HALF_OPEN_MAX_CALLS,
-        }
-    }
-}
-
-impl Default for BudgetPolicy {
-    fn default() -> Self {
-        BudgetPolicy {
-            capacity: defaults::BUDGET_CAPACITY,
-            retry_cost: defaults::RETRY_COST,
-            timeout_retry_cost: defaults::TIMEOUT_RETRY_COST,
-            no_retry_increment: defaults::NO_RETRY_INCREMENT,
-        }
-    }
-}
-
-impl Default for BulkheadPolicy {
-    fn default() -> Self {
-        BulkheadPolicy {
-            max_concurrent: defaults::MAX_CONCURRENT,
-            max_queue: defaults::MAX_QUEUE,
-        }
-    }
-}
-
-/// Whether a policy error is about a value's type or its range.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum PolicyErrorKind {
-    /// Right type, value outside the accepted range (JS `RangeError`).
-    Range,
-    /// Wrong type, or a field that does not exist (JS `TypeError`).
-    Type,
-}
-
-/// A policy field that cannot be accepted.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct PolicyError {
-    /// The field's JS path, e.g. `retry.maxAttempts` (empty for the policy itself).
-    pub path: String,
-    /// The whole sentence: field, accepted range, and what was given.
-    pub message: String,
-    /// Type or range.
-    pub kind: PolicyErrorKind,
-}
-
-impl fmt::Display for PolicyError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.message)
-    }
-}
-
-impl std::error::Error for PolicyError {}
 
 #[cfg(test)]
 mod tests {

@@ -1,13 +1,154 @@
-//! The breaker's part of the policy: its mode (as given, or from the fields given), the
-//! failure rate, and a window that can reach `minimumCalls`.
+//! `breaker`: when an origin's circuit opens (its mode, as given or from the fields given; the
+//! failure rate; a window that can reach `minimumCalls`), how long it stays open, and its trials.
 
-use super::check::{Check, Object};
-use super::input::{Map, Value};
-use super::messages::int_range;
-use super::*;
 use crate::breaker::MAX_WINDOW_CALLS;
+use crate::policy::messages::int_range;
+use crate::policy::reader::{Check, Object, Rows};
+use crate::policy::value::{Map, Value};
 
-pub(super) fn breaker_policy(c: &mut Check, map: &Map) -> BreakerPolicy {
+/// The `breaker` defaults, each written once ([`crate::policy::defaults`] holds them all).
+pub mod defaults {
+    use super::{BreakerMode, WindowType};
+
+    /// The circuit breaker is on unless the policy says `breaker: false`.
+    pub const BREAKER_ENABLED: bool = true;
+    /// When the breaker trips (JS `breaker.mode`), unless the policy names only the
+    /// other mode's fields (`failureThreshold` alone means "consecutive").
+    pub const BREAKER_MODE: BreakerMode = BreakerMode::FailureRate;
+    /// Consecutive failures that open the breaker (JS `breaker.failureThreshold`).
+    pub const FAILURE_THRESHOLD: u32 = 5;
+    /// How long an open breaker rejects calls, in ms (JS `breaker.cooldownMs`).
+    pub const COOLDOWN_MS: u32 = 5_000;
+    /// Concurrent trial calls while half-open (JS `breaker.halfOpenMaxCalls`).
+    pub const HALF_OPEN_MAX_CALLS: u32 = 1;
+    /// Failure share of the window that opens the breaker (JS `breaker.failureRateThreshold`).
+    pub const FAILURE_RATE_THRESHOLD: f64 = 0.5;
+    /// Calls the window must hold before the rate counts (JS `breaker.minimumCalls`).
+    pub const MINIMUM_CALLS: u32 = 10;
+    /// What the failure-rate window spans (JS `breaker.windowType`).
+    pub const WINDOW_TYPE: WindowType = WindowType::Time;
+    /// Calls in a count window (JS `breaker.windowSize`).
+    pub const WINDOW_SIZE: u32 = 20;
+    /// Span of a time window in ms (JS `breaker.windowMs`).
+    pub const WINDOW_MS: u32 = 30_000;
+}
+
+/// When a closed breaker opens.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BreakerMode {
+    /// After `failure_threshold` failures in a row.
+    Consecutive,
+    /// When the failure share of a window reaches `failure_rate_threshold`.
+    FailureRate,
+}
+
+impl BreakerMode {
+    /// Every mode, in the order of [`BreakerMode::NAMES`].
+    pub const ALL: [BreakerMode; 2] = [BreakerMode::Consecutive, BreakerMode::FailureRate];
+    /// The JS names, written once.
+    pub const NAMES: [&'static str; 2] = ["consecutive", "failure-rate"];
+
+    /// The JS name.
+    pub fn as_str(self) -> &'static str {
+        Self::NAMES[self as usize]
+    }
+}
+
+/// What a failure-rate window spans.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WindowType {
+    /// The last `window_size` calls.
+    Count,
+    /// The calls of the last `window_ms` milliseconds.
+    Time,
+}
+
+impl WindowType {
+    /// Every kind, in the order of [`WindowType::NAMES`].
+    pub const ALL: [WindowType; 2] = [WindowType::Count, WindowType::Time];
+    /// The JS names, written once.
+    pub const NAMES: [&'static str; 2] = ["count", "time"];
+
+    /// The JS name.
+    pub fn as_str(self) -> &'static str {
+        Self::NAMES[self as usize]
+    }
+}
+
+/// Circuit breaker settings.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BreakerPolicy {
+    /// When a closed breaker opens.
+    pub trip: TripRule,
+    /// How long it stays open, in ms.
+    pub cooldown_ms: u32,
+    /// Concurrent trial calls while half-open.
+    pub half_open_max_calls: u32,
+}
+
+impl BreakerPolicy {
+    /// The mode its trip rule is.
+    pub fn mode(&self) -> BreakerMode {
+        match self.trip {
+            TripRule::Consecutive { .. } => BreakerMode::Consecutive,
+            TripRule::FailureRate { .. } => BreakerMode::FailureRate,
+        }
+    }
+}
+
+/// When a closed breaker opens: each rule with only its own settings.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum TripRule {
+    /// After this many failures in a row.
+    Consecutive {
+        /// Failures in a row that open it.
+        failure_threshold: u32,
+    },
+    /// When the failure share of the window reaches `threshold`, once the window holds
+    /// `minimum_calls` calls (at most what the window can hold).
+    FailureRate {
+        /// Failure share that opens it, in (0, 1].
+        threshold: f64,
+        /// Calls the window must hold before the rate counts.
+        minimum_calls: u32,
+        /// What the window spans.
+        window: Window,
+    },
+}
+
+/// What a failure-rate window spans.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Window {
+    /// The last this many calls.
+    Count(u32),
+    /// The calls of the last this many ms (at most [`crate::breaker::MAX_WINDOW_CALLS`]).
+    Time(u32),
+}
+
+impl Default for BreakerPolicy {
+    fn default() -> Self {
+        let trip = match defaults::BREAKER_MODE {
+            BreakerMode::Consecutive => TripRule::Consecutive {
+                failure_threshold: defaults::FAILURE_THRESHOLD,
+            },
+            BreakerMode::FailureRate => TripRule::FailureRate {
+                threshold: defaults::FAILURE_RATE_THRESHOLD,
+                minimum_calls: defaults::MINIMUM_CALLS,
+                window: match defaults::WINDOW_TYPE {
+                    WindowType::Count => Window::Count(defaults::WINDOW_SIZE),
+                    WindowType::Time => Window::Time(defaults::WINDOW_MS),
+                },
+            },
+        };
+        BreakerPolicy {
+            trip,
+            cooldown_ms: defaults::COOLDOWN_MS,
+            half_open_max_calls: defaults::HALF_OPEN_MAX_CALLS,
+        }
+    }
+}
+
+pub(in crate::policy) fn breaker_policy<R: Rows>(c: &mut Check<R>, map: &Map) -> BreakerPolicy {
     let o = c.object(map, "breaker");
     let trip = match breaker_mode(c, &o) {
         BreakerMode::Consecutive => TripRule::Consecutive {
@@ -50,7 +191,7 @@ const RATE_FIELDS: [&str; 5] = [
 /// The breaker's mode: as given; else the mode whose fields the policy names
 /// (`failureThreshold` alone keeps its meaning: consecutive failures); else the default.
 /// A field of the other mode is an error naming it, never silently ignored.
-fn breaker_mode(c: &mut Check, o: &Object) -> BreakerMode {
+fn breaker_mode<R: Rows>(c: &mut Check<R>, o: &Object) -> BreakerMode {
     let given = c
         .choice(o, "mode")
         .map(|i| [BreakerMode::Consecutive, BreakerMode::FailureRate][i]);
@@ -81,7 +222,7 @@ fn breaker_mode(c: &mut Check, o: &Object) -> BreakerMode {
 
 /// The window must be able to hold `minimumCalls` calls, or the breaker could never open:
 /// a count window holds its size, a time window at most [`MAX_WINDOW_CALLS`].
-fn reachable_minimum_calls(c: &mut Check, minimum_calls: u32, window: Window) -> u32 {
+fn reachable_minimum_calls<R: Rows>(c: &mut Check<R>, minimum_calls: u32, window: Window) -> u32 {
     let (most, expected) = match window {
         Window::Count(size) => (size as usize, int_range("", 1, "breaker.windowSize", size)),
         Window::Time(_) => {
@@ -101,7 +242,7 @@ fn reachable_minimum_calls(c: &mut Check, minimum_calls: u32, window: Window) ->
     minimum_calls
 }
 
-fn rate_value(c: &mut Check, v: Option<&Value>) -> f64 {
+fn rate_value<R: Rows>(c: &mut Check<R>, v: Option<&Value>) -> f64 {
     match v {
         None => defaults::FAILURE_RATE_THRESHOLD,
         Some(Value::Number(n)) if *n > 0.0 && *n <= 1.0 => *n,
@@ -119,10 +260,22 @@ fn rate_value(c: &mut Check, v: Option<&Value>) -> f64 {
 
 #[cfg(test)]
 mod tests {
-    use super::super::test_support::*;
     use super::*;
-
+    use crate::policy::test_support::*;
+    use crate::policy::{Policy, PolicyErrorKind};
     use serde_json::json;
+
+    #[test]
+    fn enumerations_name_their_field() {
+        assert_eq!(
+            err(json!({"breaker": {"mode": "rate"}})).path,
+            "breaker.mode"
+        );
+        assert_eq!(
+            err(json!({"breaker": {"windowType": "calls"}})).path,
+            "breaker.windowType"
+        );
+    }
 
     #[test]
     fn failure_rate_minimum_calls_must_fit_the_count_window() {

@@ -10,44 +10,14 @@
 //! A permit counts only in the state it was issued in: every transition starts a new
 //! period, and answers of calls from an older period are ignored.
 
-use crate::classify::Judgement;
 use crate::policy::{BreakerPolicy, TripRule, Window};
+use crate::vocab::Judgement;
+pub use crate::vocab::{BreakerState, Transition};
 use std::collections::VecDeque;
 
 /// Most calls a failure-rate window holds (count windows are at most 1000 by policy; a time
 /// window keeps its last 1000 calls).
 pub const MAX_WINDOW_CALLS: usize = 1000;
-
-/// A breaker's state as callers see it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum BreakerState {
-    /// Calls go through.
-    Closed,
-    /// Calls are rejected.
-    Open,
-    /// Trial calls go through.
-    HalfOpen,
-}
-
-impl BreakerState {
-    /// JS name: `closed`, `open` or `half-open`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            BreakerState::Closed => "closed",
-            BreakerState::Open => "open",
-            BreakerState::HalfOpen => "half-open",
-        }
-    }
-}
-
-/// A change of state.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Transition {
-    /// State before.
-    pub from: BreakerState,
-    /// State after.
-    pub to: BreakerState,
-}
 
 /// Leave to make one call; hand it back to [`Breaker::record`] with the call's result.
 #[derive(Debug, PartialEq, Eq)]

@@ -1,7 +1,8 @@
 //! Classification: what one attempt's outcome means for the breaker and for retrying.
 
-use crate::events::{GiveUpReason, OutcomeKind, RetryReason};
 use crate::policy::RetryPolicy;
+use crate::vocab::{GiveUpReason, OutcomeKind, RetryReason};
+pub use crate::vocab::{Judgement, Verdict};
 
 /// How one attempt ended, as the transport reports it.
 #[derive(Clone, Debug, PartialEq)]
@@ -63,26 +64,6 @@ impl AttemptOutcome {
     }
 }
 
-/// Whether `method` may be repeated without changing the result (RFC 9110 §9.2.2):
-/// GET, HEAD, OPTIONS, PUT, DELETE, TRACE, in any case.
-pub fn is_idempotent_method(method: &str) -> bool {
-    ["GET", "HEAD", "OPTIONS", "PUT", "DELETE", "TRACE"]
-        .iter()
-        .any(|m| m.eq_ignore_ascii_case(method))
-}
-
-/// What one attempt says about its origin, as the breaker and the stats count it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Judgement {
-    /// The origin failed (network error, timeout, 408, 429, status 500 and above).
-    Failure,
-    /// The origin answered (any other status).
-    Success,
-    /// Nothing about the origin: the caller's doing (an abort, bad arguments, a bad
-    /// `fetch`), or an attempt cut short by the call's own deadline.
-    Unjudged,
-}
-
 /// What the breaker counts an outcome as (see [`Judgement`]).
 pub fn judge(outcome: &AttemptOutcome) -> Judgement {
     match outcome {
@@ -97,19 +78,6 @@ pub fn judge(outcome: &AttemptOutcome) -> Judgement {
         | AttemptOutcome::InvalidRequest
         | AttemptOutcome::InvalidResponse => Judgement::Unjudged,
     }
-}
-
-/// What to do after one attempt, before attempts, budget and deadline are considered.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Verdict {
-    /// Done: an answer not worth retrying that is not a failure (e.g. 200, 404).
-    Success,
-    /// Worth retrying, for this reason.
-    Retry(RetryReason),
-    /// A failure that will not be retried, for this reason.
-    GiveUp(GiveUpReason),
-    /// The caller aborted, or its own setup failed the attempt: stop, without retrying.
-    Aborted,
 }
 
 /// Classifies one outcome. `retry` is the retry policy (`None`: retries off); `safe` says
@@ -151,16 +119,6 @@ mod tests {
             status,
             retry_after: None,
             quota: None,
-        }
-    }
-
-    #[test]
-    fn idempotent_methods_in_any_case() {
-        for m in ["GET", "get", "Head", "OPTIONS", "put", "DELETE", "trace"] {
-            assert!(is_idempotent_method(m), "{m}");
-        }
-        for m in ["POST", "post", "PATCH", "CONNECT", "", "GETX", "PURGE"] {
-            assert!(!is_idempotent_method(m), "{m}");
         }
     }
 

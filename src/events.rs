@@ -1,7 +1,7 @@
 //! Events: what the engine reports while a call runs (the shell hands them to `onEvent`).
 
-use crate::breaker::BreakerState;
-pub use crate::pacing::Why;
+use crate::vocab::{BreakerState, DeadReason, KeepReason};
+pub use crate::vocab::{GiveUpReason, OutcomeKind, RetryReason, Why};
 
 /// One thing that happened during a call. Borrowed strings: the shell converts at once.
 #[derive(Clone, Debug, PartialEq)]
@@ -116,7 +116,7 @@ pub enum Event<'a> {
         /// The entry's id.
         id: &'a str,
         /// Why it was kept.
-        reason: crate::outbox::Reason,
+        reason: KeepReason,
     },
     /// A kept request is sent again (`attempt`: its attempts so far, this one included).
     Replayed {
@@ -137,7 +137,7 @@ pub enum Event<'a> {
         /// The entry's id.
         id: &'a str,
         /// Why.
-        reason: crate::outbox::DeadReason,
+        reason: DeadReason,
         /// The refusal's status (reason `Status`).
         status: Option<u16>,
     },
@@ -167,107 +167,6 @@ impl Event<'_> {
             Event::Replayed { .. } => "replayed",
             Event::Delivered { .. } => "delivered",
             Event::DeadLettered { .. } => "deadLettered",
-        }
-    }
-}
-
-/// How an attempt ended.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum OutcomeKind {
-    /// A response arrived (any status).
-    Response,
-    /// The request failed without a response.
-    NetworkError,
-    /// The attempt ran out of time.
-    Timeout,
-    /// The caller aborted it.
-    Aborted,
-    /// `fetch` refused the call's arguments, threw, or the call sent through itself.
-    InvalidRequest,
-    /// `fetch` resolved with something that is not a `Response`.
-    InvalidResponse,
-}
-
-impl OutcomeKind {
-    /// JS name: `response`, `networkError`, `timeout`, `aborted`, `invalidRequest` or
-    /// `invalidResponse`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            OutcomeKind::Response => "response",
-            OutcomeKind::NetworkError => "networkError",
-            OutcomeKind::Timeout => "timeout",
-            OutcomeKind::Aborted => "aborted",
-            OutcomeKind::InvalidRequest => "invalidRequest",
-            OutcomeKind::InvalidResponse => "invalidResponse",
-        }
-    }
-}
-
-/// What made an attempt worth retrying.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum RetryReason {
-    /// A status listed in `retry.retryOn`.
-    Status,
-    /// A network error.
-    Network,
-    /// A timeout.
-    Timeout,
-    /// The caller's `retry.shouldRetry` asked for it.
-    ShouldRetry,
-}
-
-impl RetryReason {
-    /// JS name: `status`, `network`, `timeout` or `shouldRetry`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            RetryReason::Status => "status",
-            RetryReason::Network => "network",
-            RetryReason::Timeout => "timeout",
-            RetryReason::ShouldRetry => "shouldRetry",
-        }
-    }
-}
-
-/// Why a failing call stops.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum GiveUpReason {
-    /// No attempts left.
-    MaxAttempts,
-    /// The retry budget has no tokens for another retry.
-    Budget,
-    /// The wait would not end before the total deadline.
-    Deadline,
-    /// The failure is not one the policy retries.
-    NotRetryable,
-    /// Repeating the request is not safe (method without key, or body not replayable).
-    UnsafeMethod,
-    /// `Retry-After` asks for longer than `maxRetryAfterMs` or than the deadline allows.
-    RetryAfterTooLong,
-    /// The breaker refused the retry.
-    BreakerOpen,
-    /// The caller's `retry.shouldRetry` said not to retry, or threw.
-    ShouldRetry,
-    /// The origin's rate-limit wait is longer than `rateLimit.maxWaitMs` or the deadline.
-    RateLimit,
-    /// Adaptive throttling refused the retry.
-    Throttled,
-}
-
-impl GiveUpReason {
-    /// JS name: `maxAttempts`, `budget`, `deadline`, `notRetryable`, `unsafeMethod`,
-    /// `retryAfterTooLong`, `breakerOpen`, `shouldRetry`, `rateLimit` or `throttled`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            GiveUpReason::MaxAttempts => "maxAttempts",
-            GiveUpReason::Budget => "budget",
-            GiveUpReason::Deadline => "deadline",
-            GiveUpReason::NotRetryable => "notRetryable",
-            GiveUpReason::UnsafeMethod => "unsafeMethod",
-            GiveUpReason::RetryAfterTooLong => "retryAfterTooLong",
-            GiveUpReason::BreakerOpen => "breakerOpen",
-            GiveUpReason::ShouldRetry => "shouldRetry",
-            GiveUpReason::RateLimit => "rateLimit",
-            GiveUpReason::Throttled => "throttled",
         }
     }
 }

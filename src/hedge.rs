@@ -11,6 +11,7 @@
 //!   outage: a slow origin that is failing gets no extra load.
 
 use crate::policy::{HedgeDelay, HedgePolicy};
+use crate::vocab::Method;
 
 /// Answered attempts the latency sample keeps per origin.
 pub const SAMPLES: usize = 64;
@@ -83,12 +84,9 @@ pub fn budget_allows(tokens: u32, capacity: u32) -> bool {
     u64::from(tokens) * 2 >= u64::from(capacity)
 }
 
-/// Whether a request may be hedged: GET, HEAD or OPTIONS, without a body.
+/// Whether a request may be hedged: a method [`Method::may_hedge`] allows, without a body.
 pub fn may_hedge(method: &str, has_body: bool) -> bool {
-    !has_body
-        && ["GET", "HEAD", "OPTIONS"]
-            .iter()
-            .any(|m| m.eq_ignore_ascii_case(method))
+    !has_body && Method(method).may_hedge()
 }
 
 #[cfg(test)]

@@ -4,6 +4,7 @@
 //! (draft-ietf-httpapi-idempotency-key-header), so a POST or PATCH with a key may be retried.
 
 use crate::policy::IdempotencyKey;
+use crate::vocab::Method;
 
 /// The key a call sends.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -41,7 +42,7 @@ pub fn choose(
             add_header: false,
         });
     }
-    let unsafe_method = method.eq_ignore_ascii_case("POST") || method.eq_ignore_ascii_case("PATCH");
+    let unsafe_method = Method(method).wants_key();
     let key = match policy_key {
         IdempotencyKey::Off => return None,
         IdempotencyKey::Auto if unsafe_method && !cross_origin => Key::Generate,

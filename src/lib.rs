@@ -27,6 +27,7 @@
 //! | the outbox (`outbox`): which calls are kept, replay verdicts, order and timing | [`outbox`] |
 //! | CSPRNG bytes drawn in batches | [`entropy`] |
 //! | events for `onEvent` | [`events`] |
+//! | the shared words: outcomes, verdicts, reasons, breaker states, method rules (a leaf) | [`vocab`] |
 //!
 //! The shell (`src/wasm/`, compiled for `wasm32` only) turns JS options into a
 //! core policy, calls the global `fetch` (or the caller's), owns `AbortController`s
@@ -51,6 +52,7 @@ pub mod registry;
 pub mod retry_after;
 pub mod share;
 pub mod throttle;
+pub mod vocab;
 
 #[cfg(target_arch = "wasm32")]
 mod wasm;

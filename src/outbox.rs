@@ -23,47 +23,8 @@
 //! - [`keep_until`]: how long keeping a call may take: until its deadline (a store that
 //!   does not answer must not hold the call past it), and at least [`KEEP_MIN_MS`].
 
-use crate::events::OutcomeKind;
-
-/// Why a call was kept.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Reason {
-    /// The last attempt failed without a response.
-    Network,
-    /// The last attempt ran out of time.
-    Timeout,
-    /// The last answer was a transient status (408, 429, 5xx).
-    Status,
-    /// The origin's breaker was open: nothing was sent.
-    BreakerOpen,
-    /// The origin's bulkhead was full: nothing was sent.
-    BulkheadFull,
-    /// The origin's rate limit asked for a longer wait than the call could take.
-    RateLimited,
-    /// Adaptive throttling refused the call.
-    Throttled,
-    /// The call's deadline ran out before an attempt could start.
-    Deadline,
-}
-
-impl Reason {
-    /// The JS names, in the order of the variants.
-    pub const NAMES: [&'static str; 8] = [
-        "network",
-        "timeout",
-        "status",
-        "breakerOpen",
-        "bulkheadFull",
-        "rateLimited",
-        "throttled",
-        "deadline",
-    ];
-
-    /// The JS name.
-    pub fn as_str(self) -> &'static str {
-        Self::NAMES[self as usize]
-    }
-}
+use crate::vocab::OutcomeKind;
+pub use crate::vocab::{DeadReason, KeepReason as Reason};
 
 /// How a call ended, as far as the outbox cares.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -120,29 +81,6 @@ pub fn verdict(status: u16) -> Verdict {
         0..=399 => Verdict::Delivered,
         408 | 409 | 429 | 500.. => Verdict::Wait,
         _ => Verdict::Dead,
-    }
-}
-
-/// Why an entry will not be sent again.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum DeadReason {
-    /// The server refused it (a 4xx but 408, 409 and 429).
-    Status,
-    /// It is older than `maxAgeMs`.
-    Expired,
-    /// Its stored request cannot be sent (it no longer makes a `Request`, or `onReplay`
-    /// returned something else).
-    Invalid,
-}
-
-impl DeadReason {
-    /// The JS name: `status`, `expired` or `invalid`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            DeadReason::Status => "status",
-            DeadReason::Expired => "expired",
-            DeadReason::Invalid => "invalid",
-        }
     }
 }
 

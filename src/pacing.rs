@@ -133,24 +133,7 @@ impl Queue {
     }
 }
 
-/// Why a call must wait before sending.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Why {
-    /// The origin's quota is spent until its window resets.
-    Quota,
-    /// A `Retry-After` on a 429 or 503 holds the origin.
-    RetryAfter,
-}
-
-impl Why {
-    /// The JS name (events, errors).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Why::Quota => "quota",
-            Why::RetryAfter => "retryAfter",
-        }
-    }
-}
+pub use crate::vocab::Why;
 
 /// What the origin says to a call about to send.
 #[derive(Clone, Copy, Debug, PartialEq)]

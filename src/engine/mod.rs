@@ -35,12 +35,13 @@ pub use decide::{Facts, Next, decide};
 
 use crate::breaker::Transition;
 use crate::bulkhead::{Admission, BulkheadPermit};
-use crate::classify::{Verdict, is_idempotent_method};
+use crate::classify::Verdict;
 use crate::events::{Event, GiveUpReason, RetryReason};
 use crate::pacing::{Ticket, Why};
 use crate::policy::Policy;
 use crate::registry::{EntryId, Registry};
 use crate::retry_after;
+use crate::vocab::Method;
 use attempt::{Answered, Flight, ask, settle};
 use guards::{AttemptGuard, Booking, Reservation, WaitHold};
 use std::cell::RefCell;
@@ -262,7 +263,7 @@ pub async fn run<T: Transport, E: Env>(
         registry,
         policy,
         origin: call.origin,
-        safe: call.replayable && (call.has_key || is_idempotent_method(call.method)),
+        safe: call.replayable && (call.has_key || Method(call.method).is_idempotent()),
         called_at,
         deadline: called_at + f64::from(policy.total_timeout_ms),
     };

@@ -23,6 +23,7 @@ use crate::events::OutcomeKind;
 use crate::idempotency::{self, Key, KeyChoice};
 use crate::outbox::{self, End};
 use crate::policy::Policy;
+use crate::vocab::Method;
 
 fn type_error(message: &str) -> JsValue {
     js_sys::TypeError::new(message).into()
@@ -198,7 +199,7 @@ fn prepare(
     )?;
     // A read identical to one in flight joins it; the call runs with no signal of its own
     // (every caller's signal detaches that caller only).
-    let flight = if resolved.policy.coalesce && (method == "GET" || method == "HEAD") {
+    let flight = if resolved.policy.coalesce && Method(&method).may_coalesce() {
         let none = JsValue::UNDEFINED;
         Some(Flight {
             key: flight_key(&method, &input, &copy, request.as_ref().unwrap_or(&none)),
@@ -302,7 +303,7 @@ fn attach_key(
     request: Option<&JsValue>,
     fast_init: &Object,
 ) -> Result<Option<String>, JsValue> {
-    let unsafe_method = method.eq_ignore_ascii_case("POST") || method.eq_ignore_ascii_case("PATCH");
+    let unsafe_method = Method(method).wants_key();
     // Asked only where it matters: an automatic key for an unsafe request.
     let cross = existing.is_none() && unsafe_method && cross_origin(origin);
     let Some(KeyChoice { key, add_header }) =

@@ -21,7 +21,8 @@
 //! | circuit breaker state machine | [`breaker`] |
 //! | retry budget (token bucket) | [`budget`] |
 //! | bulkhead (concurrency limit, FIFO queue, the slots hedges may hold and give up) | [`bulkhead`] |
-//! | per-origin state, LRU bound, stats | [`registry`] |
+//! | one origin's state and counters | [`origin`] |
+//! | the origins kept, LRU bound, stats | [`registry`] |
 //! | origin health shared between clients (`share`): notes and what they do | [`share`] |
 //! | idempotency keys, UUID v4 | [`idempotency`] |
 //! | the outbox (`outbox`): which calls are kept, replay verdicts, order and timing | [`outbox`] |
@@ -44,6 +45,7 @@ pub mod entropy;
 pub mod events;
 pub mod hedge;
 pub mod idempotency;
+pub mod origin;
 pub mod outbox;
 pub mod pacing;
 pub mod policy;

@@ -31,8 +31,8 @@
 
 use crate::breaker::Transition;
 use crate::classify::Judgement;
+use crate::origin::OriginState;
 use crate::policy::Policy;
-use crate::registry::OriginState;
 
 /// The protocol's version; notes of any other are ignored.
 pub const VERSION: u32 = 1;

@@ -10,14 +10,11 @@
 //! A permit counts only in the state it was issued in: every transition starts a new
 //! period, and answers of calls from an older period are ignored.
 
+pub use crate::policy::MAX_WINDOW_CALLS;
 use crate::policy::{BreakerPolicy, TripRule, Window};
 use crate::vocab::Judgement;
 pub use crate::vocab::{BreakerState, Transition};
 use std::collections::VecDeque;
-
-/// Most calls a failure-rate window holds (count windows are at most 1000 by policy; a time
-/// window keeps its last 1000 calls).
-pub const MAX_WINDOW_CALLS: usize = 1000;
 
 /// Leave to make one call; hand it back to [`Breaker::record`] with the call's result.
 #[derive(Debug, PartialEq, Eq)]

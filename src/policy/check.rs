@@ -88,7 +88,7 @@ mod tests {
     use super::super::test_support::*;
     use super::*;
     use crate::backoff::Jitter;
-    use crate::breaker::MAX_WINDOW_CALLS;
+    use crate::policy::MAX_WINDOW_CALLS;
     use crate::policy::*;
 
     use proptest::prelude::*;

@@ -32,7 +32,9 @@ mod value;
 
 pub use error::{PolicyError, PolicyErrorKind};
 pub use input::PolicyInput;
-pub use sections::breaker::{BreakerMode, BreakerPolicy, TripRule, Window, WindowType};
+pub use sections::breaker::{
+    BreakerMode, BreakerPolicy, MAX_WINDOW_CALLS, TripRule, Window, WindowType,
+};
 pub use sections::bulkhead::BulkheadPolicy;
 pub use sections::hedge::{HedgeDelay, HedgePolicy};
 pub use sections::idempotency::IdempotencyKey;

@@ -1,10 +1,13 @@
 //! `breaker`: when an origin's circuit opens (its mode, as given or from the fields given; the
 //! failure rate; a window that can reach `minimumCalls`), how long it stays open, and its trials.
 
-use crate::breaker::MAX_WINDOW_CALLS;
 use crate::policy::messages::int_range;
 use crate::policy::reader::{Check, Object, Rows};
 use crate::policy::value::{Map, Value};
+
+/// Most calls a failure-rate window holds (count windows are at most 1000 by policy; a time
+/// window keeps its last 1000 calls).
+pub const MAX_WINDOW_CALLS: usize = 1000;
 
 /// The `breaker` defaults, each written once ([`crate::policy::defaults`] holds them all).
 pub mod defaults {
@@ -121,7 +124,7 @@ pub enum TripRule {
 pub enum Window {
     /// The last this many calls.
     Count(u32),
-    /// The calls of the last this many ms (at most [`crate::breaker::MAX_WINDOW_CALLS`]).
+    /// The calls of the last this many ms (at most [`MAX_WINDOW_CALLS`]).
     Time(u32),
 }
 

@@ -15,11 +15,9 @@
 //! dropping an origin shifts the entries after it, a memmove of at most n entries).
 
 use crate::breaker::BreakerState;
-use crate::budget::RetryBudget;
 pub use crate::origin::{OriginState, OriginStats};
 use crate::policy::Policy;
 use crate::share::{self, Note};
-use crate::throttle::Throttle;
 
 /// Identifies one origin's entry; a new entry for the same origin (after eviction) gets
 /// a new id, so late updates meant for the old one are dropped.
@@ -207,18 +205,7 @@ impl Registry {
     /// Resets `origin` (or every origin): breaker closed, budget full, counters zeroed.
     /// Calls in flight keep their bulkhead slots and stay counted in `in_flight`.
     pub fn reset(&mut self, origin: Option<&str>) {
-        let reset = |entry: &mut Entry| {
-            let state = &mut entry.state;
-            state.breaker.reset();
-            state.budget = RetryBudget::new();
-            state.pacer.reset();
-            state.throttle = Throttle::default();
-            state.latency = Default::default();
-            state.stats = OriginStats {
-                in_flight: state.stats.in_flight,
-                ..OriginStats::default()
-            };
-        };
+        let reset = |entry: &mut Entry| entry.state.reset();
         match origin {
             Some(origin) => {
                 if let Ok(at) = self.find(origin) {
@@ -237,7 +224,7 @@ impl Registry {
             .iter()
             .map(|e| OriginSnapshot {
                 origin: e.origin.clone(),
-                stats: e.state.stats,
+                stats: e.state.stats(),
                 breaker: e.state.breaker.state(now_ms),
                 budget_tokens: e.state.budget.tokens_now(),
                 bulkhead_active: e.state.bulkhead.active(),
@@ -311,9 +298,9 @@ mod tests {
     #[test]
     fn keeps_state_per_origin() {
         let mut r = Registry::new(10);
-        r.with("https://a.test", |_, s| s.stats.attempts = 3);
-        assert_eq!(r.with("https://a.test", |_, s| s.stats.attempts), 3);
-        assert_eq!(r.with("https://b.test", |_, s| s.stats.attempts), 0);
+        r.with("https://a.test", |_, s| s.stats_mut().attempts = 3);
+        assert_eq!(r.with("https://a.test", |_, s| s.stats().attempts), 3);
+        assert_eq!(r.with("https://b.test", |_, s| s.stats().attempts), 0);
         assert_eq!(r.len(), 2);
     }
 
@@ -349,7 +336,7 @@ mod tests {
         };
         for origin in ["a", "b"] {
             r.with(origin, |_, s| {
-                s.stats = OriginStats {
+                *s.stats_mut() = OriginStats {
                     attempts: 4,
                     in_flight: 1,
                     ..OriginStats::default()
@@ -447,7 +434,7 @@ mod tests {
     #[test]
     fn an_attempt_in_flight_keeps_its_entry() {
         let mut r = Registry::new(2);
-        r.with("a", |_, s| s.stats.in_flight = 1);
+        r.with("a", |_, s| s.stats_mut().in_flight = 1);
         touch(&mut r, "b");
         touch(&mut r, "c");
         assert_eq!(origins(&r), ["a", "c"], "b was idle: it went, not a");
@@ -600,9 +587,9 @@ mod tests {
                 let any_idle = before.iter().any(|s| !rank(s).0);
                 match op {
                     Op::Touch(o) => touch(&mut r, &o.to_string()),
-                    Op::Start(o) => r.with(&o.to_string(), |_, s| s.stats.in_flight += 1),
+                    Op::Start(o) => r.with(&o.to_string(), |_, s| s.stats_mut().in_flight += 1),
                     Op::End(o) => r.with(&o.to_string(), |_, s| {
-                        s.stats.in_flight = s.stats.in_flight.saturating_sub(1);
+                        s.stats_mut().in_flight = s.stats().in_flight.saturating_sub(1);
                     }),
                     Op::Hold(o) => {
                         let policy = BulkheadPolicy { max_concurrent: 100, max_queue: 0 };

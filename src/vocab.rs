@@ -106,7 +106,7 @@ impl GiveUpReason {
 }
 
 /// What one attempt says about its origin, as the breaker and the stats count it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Judgement {
     /// The origin failed (network error, timeout, 408, 429, status 500 and above).
     Failure,
@@ -114,6 +114,7 @@ pub enum Judgement {
     Success,
     /// Nothing about the origin: the caller's doing (an abort, bad arguments, a bad
     /// `fetch`), or an attempt cut short by the call's own deadline.
+    #[default]
     Unjudged,
 }
 

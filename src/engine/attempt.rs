@@ -7,11 +7,12 @@
 
 use std::future::Future;
 
-use super::guards::{AttemptGuard, Learned, WaitHold};
+use super::guards::{AttemptGuard, WaitHold};
 use super::{AttemptLimit, Ctx, Either, Env, HookAnswer, Transport, race, report, retry_after_of};
 use crate::bulkhead::HedgePermit;
 use crate::classify::{AttemptOutcome, Judgement, Verdict, classify, judge};
 use crate::events::{Event, GiveUpReason, RetryReason};
+use crate::origin::Finished;
 use crate::policy::Policy;
 
 /// One attempt of the call: its number, its hold on the origin, when it started, its limit.
@@ -140,12 +141,17 @@ impl<'a> Flight<'a> {
         hold: bool,
         on_event: &mut dyn FnMut(&Event<'_>),
     ) -> Option<WaitHold<'a>> {
-        let mut learned = learn(outcome, end, retry_after_ms, ctx.policy);
+        let mut ended = learn(outcome, end, retry_after_ms, ctx.policy);
         if learn_latency {
-            learned.latency_ms = outcome.status().map(|_| end - self.start);
+            ended.latency_ms = outcome.status().map(|_| end - self.start);
         }
-        let timed_out = *outcome == AttemptOutcome::Timeout;
-        let (transition, hold) = self.guard.finish(judgement, timed_out, end, hold, learned);
+        let ended = Finished {
+            judgement,
+            timed_out: *outcome == AttemptOutcome::Timeout,
+            hold,
+            ..ended
+        };
+        let (transition, hold) = self.guard.finish(ended, end);
         on_event(&Event::AttemptEnd {
             attempt: self.attempt,
             outcome: outcome.kind(),
@@ -206,17 +212,17 @@ fn learn<'o>(
     end: f64,
     retry_after_ms: Option<f64>,
     policy: &Policy,
-) -> Learned<'o> {
+) -> Finished<'o> {
     let cap = policy.max_retry_after_ms();
     match outcome {
-        AttemptOutcome::Response { status, quota, .. } => Learned {
+        AttemptOutcome::Response { status, quota, .. } => Finished {
             answered: true,
             quota: quota.as_ref(),
             hold_until: retry_after_ms
                 .filter(|_| matches!(status, 429 | 503))
                 .map(|ms| end + ms.min(f64::from(cap))),
-            latency_ms: None,
+            ..Finished::default()
         },
-        _ => Learned::default(),
+        _ => Finished::default(),
     }
 }

@@ -4,16 +4,26 @@
 //! attempt's breaker permit and `in_flight` count. No `RefCell` borrow is held across an
 //! `await` or while an event is delivered (`onEvent` may call back into the registry).
 
-use super::{Blocked, Ctx, report};
+use super::{Ctx, report};
 use crate::breaker::{Permit, Transition};
-use crate::classify::Judgement;
 use crate::events::Event;
-use crate::pacing::{Admit, Ticket, Why};
-use crate::policy::{BreakerPolicy, Policy};
-use crate::rate_limit::Quota;
+use crate::origin::{Ask, Finished, Refusal};
+use crate::pacing::Ticket;
+use crate::policy::Policy;
 use crate::registry::{EntryId, Registry};
-use crate::share;
-use std::cell::RefCell;
+use std::cell::{RefCell, RefMut};
+
+/// The registry, to update an origin's entry as a hold is given back. No borrow is held
+/// across an `await` or while an event is delivered, so it is free; were it not, the update
+/// would be lost, which the tests would see.
+fn registry_for_release(registry: &RefCell<Registry>) -> Option<RefMut<'_, Registry>> {
+    let borrowed = registry.try_borrow_mut();
+    debug_assert!(
+        borrowed.is_ok(),
+        "the registry is borrowed as a hold is given back"
+    );
+    borrowed.ok()
+}
 
 /// Budget tokens withdrawn for a retry that has not started yet. Dropped before
 /// [`Reservation::commit`] (the retry was not sent), it gives them back to the entry it
@@ -31,9 +41,8 @@ impl<'a> Reservation<'a> {
     /// Withdraws `cost` tokens of `capacity` from the origin's budget for a retry;
     /// `None` if too few are left.
     pub(super) fn withdraw(ctx: &Ctx<'a>, cost: u32, capacity: u32) -> Option<Self> {
-        let (id, withdrawn) = ctx.registry.borrow_mut().with(ctx.origin, |id, s| {
-            (id, s.budget.try_withdraw(cost, capacity))
-        });
+        let (id, withdrawn) =
+            (ctx.registry.borrow_mut()).with(ctx.origin, |id, s| (id, s.withdraw(cost, capacity)));
         withdrawn.then_some(Reservation {
             registry: ctx.registry,
             origin: ctx.origin,
@@ -56,12 +65,11 @@ impl Drop for Reservation<'_> {
         if self.sent {
             return;
         }
-        let Ok(mut registry) = self.registry.try_borrow_mut() else {
-            return;
-        };
-        if let Some(state) = registry.get_mut(self.origin, self.id) {
+        if let Some(mut registry) = registry_for_release(self.registry)
+            && let Some(state) = registry.get_mut(self.origin, self.id)
+        {
             // Up to the capacity, like a success's refund.
-            state.budget.on_success(self.cost, self.capacity);
+            state.refund(self.cost, self.capacity);
         }
     }
 }
@@ -100,10 +108,10 @@ impl Drop for Booking<'_> {
         if self.used {
             return;
         }
-        if let Ok(mut registry) = self.registry.try_borrow_mut()
+        if let Some(mut registry) = registry_for_release(self.registry)
             && let Some(state) = registry.get_mut(self.origin, self.id)
         {
-            state.pacer.unbook(self.ticket);
+            state.unbook(self.ticket);
         }
     }
 }
@@ -122,7 +130,7 @@ impl<'a> WaitHold<'a> {
     /// not evicted with what its pacing knows.
     pub(super) fn take(ctx: &Ctx<'a>) -> Self {
         let id = ctx.registry.borrow_mut().with(ctx.origin, |id, s| {
-            s.waiting += 1;
+            s.wait_begins();
             id
         });
         WaitHold {
@@ -135,14 +143,11 @@ impl<'a> WaitHold<'a> {
 
 impl Drop for WaitHold<'_> {
     fn drop(&mut self) {
-        // No borrow is held across an await or when a call's future is dropped.
-        let registry = self.registry.try_borrow_mut();
-        debug_assert!(registry.is_ok(), "the registry is borrowed as a wait ends");
         // Gone if the origin was evicted meanwhile (every origin busy at the bound).
-        if let Ok(mut registry) = registry
+        if let Some(mut registry) = registry_for_release(self.registry)
             && let Some(state) = registry.get_mut(self.origin, self.id)
         {
-            state.waiting = state.waiting.saturating_sub(1);
+            state.wait_ends();
         }
     }
 }
@@ -155,7 +160,7 @@ pub(super) struct AttemptGuard<'a> {
     policy: &'a Policy,
     origin: &'a str,
     id: EntryId,
-    breaker: Option<(&'a BreakerPolicy, Permit)>,
+    permit: Option<Permit>,
     /// Whether the attempt is the one a probe window of the origin's pacing let go.
     probe: bool,
     started_ms: f64,
@@ -163,225 +168,105 @@ pub(super) struct AttemptGuard<'a> {
 }
 
 impl<'a> AttemptGuard<'a> {
-    /// Asks the origin's pacing (with the ticket of the send `booked` for the call, if one
-    /// is; it may wait at most `max_wait` ms), its adaptive throttle (`random` in `[0, 1)`,
-    /// drawn only when the throttle is on) and its breaker, then counts the attempt and
-    /// takes one request of its quota (a booked send's window counted it already).
+    /// Asks the origin's admission list for attempt number `attempt` (`ask`, with `random` in `[0, 1)` drawn only when the
+    /// throttle is on) at `now`; with leave, the attempt is counted and its `attemptStart` told.
+    /// Refusals are told here (a wait's event comes from the loop, once the origin is held in
+    /// use); with a booked send, the entry's id comes with it.
     pub(super) fn begin(
         ctx: &Ctx<'a>,
         now: f64,
         attempt: u32,
-        (booked, max_wait): (Option<Ticket>, f64),
+        ask: Ask,
         random: &dyn Fn() -> f64,
         on_event: &mut dyn FnMut(&Event<'_>),
-    ) -> Result<Self, Blocked> {
-        let policy = ctx.policy.breaker.as_ref();
-        let paced = ctx.policy.rate_limit.is_some();
-        let (began, transition) = ctx.registry.borrow_mut().with(ctx.origin, |id, s| {
-            if paced {
-                let blocked = match s.pacer.admit(now, max_wait, booked) {
-                    Admit::Go => None,
-                    Admit::Wait(ms, why) => Some(Blocked::Pace {
-                        wait_ms: ms,
-                        sleep_ms: ms,
-                        why,
-                        booked: None,
-                    }),
-                    Admit::Booked { ticket, due, wake } => Some(Blocked::Pace {
-                        wait_ms: due,
-                        sleep_ms: wake,
-                        why: Why::Quota,
-                        booked: Some((id, ticket)),
-                    }),
-                    Admit::TooLong(ms, why) => {
-                        s.stats.rate_limited += 1;
-                        Some(Blocked::RateLimit(ms, why))
-                    }
-                };
-                if let Some(blocked) = blocked {
-                    return (Err(blocked), None);
-                }
-            }
-            if let Some(t) = &ctx.policy.throttle
-                && let Some(probability) = s.throttle.refuse(now, random, t)
-            {
-                s.stats.throttled += 1;
-                return (Err(Blocked::Throttled(probability)), None);
-            }
-            let permit = match policy.map(|p| s.breaker.try_acquire(now, p)) {
-                Some(Err(rejected)) => {
-                    s.stats.short_circuits += 1;
-                    return (Err(Blocked::Breaker(rejected.retry_after_ms)), None);
-                }
-                Some(Ok(permit)) => Some(permit),
-                None => None,
-            };
-            let probe = paced && booked.is_none() && s.pacer.take(now);
-            s.stats.attempts += 1;
-            s.stats.retries += u64::from(attempt > 1);
-            s.stats.in_flight += 1;
-            let transition = permit.as_ref().and_then(Permit::transition);
-            (Ok((id, permit, probe)), transition)
+    ) -> Result<Self, (Refusal, EntryId)> {
+        let (id, admitted) = (ctx.registry.borrow_mut()).with(ctx.origin, |id, s| {
+            (id, s.admit(ask, now, ctx.policy, random))
         });
-        report(transition, ctx.origin, on_event);
-        match began {
-            Err(blocked) => {
-                match blocked {
-                    Blocked::Breaker(retry_after_ms) => on_event(&Event::ShortCircuit {
-                        origin: ctx.origin,
+        let admitted = match admitted {
+            Ok(admitted) => admitted,
+            Err(refusal) => {
+                let origin = ctx.origin;
+                match refusal {
+                    Refusal::Breaker(retry_after_ms) => on_event(&Event::ShortCircuit {
+                        origin,
                         retry_after_ms,
                     }),
-                    Blocked::Throttled(probability) => on_event(&Event::Throttled {
-                        origin: ctx.origin,
+                    Refusal::Throttled(probability) => on_event(&Event::Throttled {
+                        origin,
                         probability,
                     }),
-                    // (A wait's event comes from the loop, once the origin is held in use.)
-                    Blocked::RateLimit(retry_after_ms, reason) => {
+                    Refusal::RateLimit(retry_after_ms, reason) => {
                         on_event(&Event::RateLimitRejected {
-                            origin: ctx.origin,
+                            origin,
                             retry_after_ms,
                             reason,
                         });
                     }
                     _ => {}
                 }
-                Err(blocked)
+                return Err((refusal, id));
             }
-            Ok((id, permit, probe)) => {
-                on_event(&Event::AttemptStart {
-                    attempt,
-                    origin: ctx.origin,
-                });
-                Ok(AttemptGuard {
-                    registry: ctx.registry,
-                    policy: ctx.policy,
-                    origin: ctx.origin,
-                    id,
-                    breaker: policy.zip(permit),
-                    probe,
-                    started_ms: now,
-                    finished: false,
-                })
-            }
-        }
+        };
+        report(admitted.transition, ctx.origin, on_event);
+        on_event(&Event::AttemptStart {
+            attempt,
+            origin: ctx.origin,
+        });
+        Ok(AttemptGuard {
+            registry: ctx.registry,
+            policy: ctx.policy,
+            origin: ctx.origin,
+            id,
+            permit: admitted.permit,
+            probe: admitted.probe,
+            started_ms: now,
+            finished: false,
+        })
     }
 
-    /// Records the attempt's result; returns the breaker transition and, with `hold`, the
-    /// call's hold on the origin while it goes on to retry (none if the origin was evicted
-    /// meanwhile).
+    /// Records the attempt's end (`ended.hold`: the call goes on to retry, holding the
+    /// origin meanwhile); returns the breaker transition and that hold (none if the origin
+    /// was evicted meanwhile).
     pub(super) fn finish(
         mut self,
-        judgement: Judgement,
-        timed_out: bool,
+        ended: Finished<'_>,
         now: f64,
-        hold: bool,
-        learned: Learned<'_>,
     ) -> (Option<Transition>, Option<WaitHold<'a>>) {
         self.finished = true;
-        match self.release(judgement, timed_out, now, hold, learned) {
-            Released::Recorded(transition) => {
-                let hold = hold.then_some(WaitHold {
+        match self.release(ended, now) {
+            Some(transition) => {
+                let hold = ended.hold.then_some(WaitHold {
                     registry: self.registry,
                     origin: self.origin,
                     id: self.id,
                 });
                 (transition, hold)
             }
-            Released::Gone => (None, None),
+            None => (None, None),
         }
     }
 
-    /// Gives the attempt's hold back and records its result. With `hold`, the origin's
-    /// `waiting` count is taken for the call.
-    fn release(
-        &mut self,
-        judgement: Judgement,
-        timed_out: bool,
-        now: f64,
-        hold: bool,
-        learned: Learned<'_>,
-    ) -> Released {
-        let Ok(mut registry) = self.registry.try_borrow_mut() else {
-            return Released::Gone;
-        };
+    /// Gives the attempt's hold back and records its end; `None` if the origin's entry is
+    /// gone (evicted meanwhile). The notes for peers go out after the origin's update.
+    fn release(&mut self, ended: Finished<'_>, now: f64) -> Option<Option<Transition>> {
+        let mut registry = registry_for_release(self.registry)?;
         let rank = registry.rank();
-        // Gone if the origin was evicted meanwhile: then there is nothing to update.
-        let Some(state) = registry.get_mut(self.origin, self.id) else {
-            return Released::Gone;
+        let state = registry.get_mut(self.origin, self.id)?;
+        let ended = Finished {
+            probe: self.probe,
+            ..ended
         };
-        // What the peers knew before this answer (only a sharing client tells them).
-        let before = rank.map(|_| (state.breaker.is_failing(), state.pacer.wait(now).is_some()));
-        state.waiting += u32::from(hold);
-        let stats = &mut state.stats;
-        stats.in_flight = stats.in_flight.saturating_sub(1);
-        match judgement {
-            Judgement::Failure => stats.failures += 1,
-            Judgement::Success => stats.successes += 1,
-            Judgement::Unjudged => {}
-        }
-        stats.timeouts += u64::from(timed_out);
-        if let Some(t) = &self.policy.throttle
-            && judgement != Judgement::Unjudged
-        {
-            state
-                .throttle
-                .record(now, judgement == Judgement::Success, t);
-        }
-        if let Some(ms) = learned.latency_ms {
-            state.latency.record(ms);
-        }
-        if self.policy.rate_limit.is_some() {
-            let cap = f64::from(self.policy.max_retry_after_ms());
-            let heard = (learned.answered, learned.quota);
-            state.pacer.heard(heard, self.probe, now, cap);
-            if let Some(until) = learned.hold_until {
-                state.pacer.hold(until);
-            }
-        }
-        let transition = self
-            .breaker
-            .take()
-            .and_then(|(policy, permit)| state.breaker.record(permit, judgement, now, policy));
-        if let (Some(rank), Some(before)) = (rank, before) {
-            let notes = share::told(state, before, judgement, transition, now, rank);
-            registry.tell(self.origin, notes);
-        }
-        Released::Recorded(transition)
+        let (transition, notes) = state.finish(self.permit.take(), ended, now, self.policy, rank);
+        registry.tell(self.origin, notes);
+        Some(transition)
     }
-}
-
-/// What an attempt's answer said of its origin's limits.
-#[derive(Clone, Copy, Default)]
-pub(super) struct Learned<'q> {
-    /// Whether an answer came (a response, whatever its status).
-    pub(super) answered: bool,
-    /// Its rate-limit headers.
-    pub(super) quota: Option<&'q Quota>,
-    /// Until when a `Retry-After` on a 429 or 503 holds the origin (monotonic ms).
-    pub(super) hold_until: Option<f64>,
-    /// How long the attempt took to answer, when the origin's latency is learnt (hedging).
-    pub(super) latency_ms: Option<f64>,
-}
-
-/// What giving an attempt's hold back did.
-enum Released {
-    /// The origin's entry is gone (evicted meanwhile, or the registry is in use): nothing
-    /// was recorded.
-    Gone,
-    /// The result was recorded; the breaker may have changed state.
-    Recorded(Option<Transition>),
 }
 
 impl Drop for AttemptGuard<'_> {
     fn drop(&mut self) {
         if !self.finished {
-            let _ = self.release(
-                Judgement::Unjudged,
-                false,
-                self.started_ms,
-                false,
-                Learned::default(),
-            );
+            let _ = self.release(Finished::default(), self.started_ms);
         }
     }
 }

@@ -21,10 +21,9 @@ use std::task::{Context, Poll};
 use super::attempt::{Answered, Flight, ask, settle};
 use super::guards::AttemptGuard;
 use super::{AttemptLimit, Ctx, Env, HookAnswer, MIN_ATTEMPT_MS, Transport};
-use crate::breaker::BreakerState;
 use crate::classify::{AttemptOutcome, Verdict, classify};
 use crate::events::{Event, OutcomeKind};
-use crate::hedge;
+use crate::origin::Ask;
 use crate::policy::{HedgePolicy, RetryPolicy};
 
 /// An attempt on the wire.
@@ -69,7 +68,7 @@ pub(super) async fn send<'a, T: Transport, E: Env>(
     let delay = ctx
         .registry
         .borrow_mut()
-        .with(ctx.origin, |_, s| hedge::delay_ms(policy, &s.latency));
+        .with(ctx.origin, |_, s| s.hedge_delay(policy));
     let mut hedges_left = policy.max_hedges;
     let mut timer = Box::pin(env.sleep(delay));
     let mut sending = vec![Sending {
@@ -186,7 +185,7 @@ pub(super) async fn send<'a, T: Transport, E: Env>(
         if answered.attempt != first_attempt && !worth {
             ctx.registry
                 .borrow_mut()
-                .with(ctx.origin, |_, s| s.stats.hedge_wins += 1);
+                .with(ctx.origin, |_, s| s.hedge_won());
         }
         return Some(answered);
     }
@@ -237,23 +236,6 @@ fn begin<'a, E: Env>(
     if attempt > max_attempts || remaining < MIN_ATTEMPT_MS || env.aborted() {
         return None;
     }
-    // Checked first, so that a hedge the origin would refuse is simply not sent (no
-    // short-circuit, rate-limit or throttle event or count for it): a closed breaker (a
-    // probe is never hedged), no wait for the origin, no throttling, half the budget.
-    let budget = policy.retry_budget.as_ref();
-    let clear = ctx.registry.borrow_mut().with(ctx.origin, |_, s| {
-        s.breaker.state(now) == BreakerState::Closed
-            && s.pacer.wait(now).is_none()
-            && (policy.throttle.as_ref())
-                .is_none_or(|t| s.throttle.reject_probability(now, t) <= 0.0)
-            && budget.is_none_or(|b| {
-                let tokens = s.budget.tokens(b.capacity);
-                hedge::budget_allows(tokens, b.capacity) && tokens >= b.retry_cost
-            })
-    });
-    if !clear {
-        return None;
-    }
     // A hedge takes a bulkhead slot of its own, if one is free and no call waits for one
     // (it never queues), and gives it up to a call that finds none.
     let slot = match &policy.bulkhead {
@@ -266,17 +248,10 @@ fn begin<'a, E: Env>(
         }
         None => None,
     };
+    // The origin's admission list: a hedge it would refuse is simply not sent (no
+    // short-circuit, rate-limit or throttle event or count for it).
     let guard =
-        AttemptGuard::begin(ctx, now, attempt, (None, 0.0), &|| env.random(), on_event).ok()?;
-    ctx.registry.borrow_mut().with(ctx.origin, |_, s| {
-        if let Some(b) = budget {
-            // Cannot fail: checked above, and nothing ran in between.
-            let _ = s.budget.try_withdraw(b.retry_cost, b.capacity);
-        }
-        // A hedge is an attempt (counted by begin), not a retry.
-        s.stats.retries = s.stats.retries.saturating_sub(1);
-        s.stats.hedges += 1;
-    });
+        AttemptGuard::begin(ctx, now, attempt, Ask::Hedge, &|| env.random(), on_event).ok()?;
     on_event(&Event::Hedge {
         attempt,
         delay_ms: delay,

@@ -37,9 +37,10 @@ use crate::breaker::Transition;
 use crate::bulkhead::{Admission, BulkheadPermit};
 use crate::classify::Verdict;
 use crate::events::{Event, GiveUpReason, RetryReason};
-use crate::pacing::{Ticket, Why};
+use crate::origin::{Ask, Refusal};
+use crate::pacing::Why;
 use crate::policy::Policy;
-use crate::registry::{EntryId, Registry};
+use crate::registry::Registry;
 use crate::retry_after;
 use crate::vocab::Method;
 use attempt::{Answered, Flight, ask, settle};
@@ -225,23 +226,20 @@ pub fn refused_at_once(
     now: &dyn Fn() -> f64,
     on_event: &mut dyn FnMut(&Event<'_>),
 ) -> Option<f64> {
-    let breaker = policy.breaker.as_ref()?;
-    if policy.bulkhead.is_some()
-        || policy.throttle.is_some()
-        || f64::from(policy.total_timeout_ms) < MIN_ATTEMPT_MS
-    {
+    // A bulkhead may queue the call before its first attempt asks.
+    if policy.bulkhead.is_some() || f64::from(policy.total_timeout_ms) < MIN_ATTEMPT_MS {
         return None;
     }
     let mut registry = registry.try_borrow_mut().ok()?;
-    // An origin without state has a closed breaker.
-    let state = registry.peek(origin).filter(|s| !s.breaker.is_closed())?;
+    // An origin without state has a closed breaker: nothing to refuse, no clock to read.
+    registry.peek(origin).filter(|s| !s.breaker.is_closed())?;
     let now = now();
-    if policy.rate_limit.is_some() && !state.pacer.is_quiet(now) {
-        return None;
-    }
-    let retry_after_ms = state.breaker.refusal(now, breaker)?;
-    registry.with(origin, |_, s| s.stats.short_circuits += 1);
+    // The origin's own admission list, asked to refuse at once or to say nothing.
+    let asked = registry.with(origin, |_, s| s.admit(Ask::AtOnce, now, policy, &|| 0.0));
     drop(registry);
+    let Err(Refusal::Breaker(retry_after_ms)) = asked else {
+        return None;
+    };
     on_event(&Event::ShortCircuit {
         origin,
         retry_after_ms,
@@ -317,27 +315,34 @@ pub async fn run<T: Transport, E: Env>(
         let began = if remaining >= MIN_ATTEMPT_MS {
             // The longest the origin may still make this call wait before its attempt.
             let cap = policy.rate_limit.as_ref().map_or(0, |r| r.max_wait_ms);
-            let max_wait = (f64::from(cap) - paced_ms).min(remaining - MIN_ATTEMPT_MS);
-            let pacing = (booking.as_ref().map(|b| b.ticket), max_wait);
-            AttemptGuard::begin(&ctx, start, attempt, pacing, &|| env.random(), on_event)
+            let ask = Ask::Attempt {
+                retry: attempt > 1,
+                booked: booking.as_ref().map(|b| b.ticket),
+                max_wait: (f64::from(cap) - paced_ms).min(remaining - MIN_ATTEMPT_MS),
+            };
+            AttemptGuard::begin(&ctx, start, attempt, ask, &|| env.random(), on_event)
+                .map_err(|(refusal, id)| (refusal, Some(id)))
         } else {
-            Err(Blocked::Deadline)
+            Err((Refusal::Deadline, None))
         };
-        if let Err(Blocked::Pace {
-            wait_ms,
-            sleep_ms,
-            why,
-            booked,
-        }) = began
+        if let Err((
+            Refusal::Pace {
+                wait_ms,
+                sleep_ms,
+                why,
+                booked,
+            },
+            id,
+        )) = began
         {
             // The attempt starts once its origin lets it, and the origin counts as in use
             // meanwhile. A call booked behind others sleeps on untold until its turn.
-            let told = match booked {
-                Some((id, ticket)) if booking.is_none() => {
+            let told = match booked.zip(id) {
+                Some((ticket, id)) if booking.is_none() => {
                     booking = Some(Booking::new(&ctx, id, ticket));
                     true
                 }
-                booked => booked.is_none(),
+                _ => booked.is_none(),
             };
             if waiting.is_none() {
                 waiting = Some(WaitHold::take(&ctx));
@@ -367,20 +372,21 @@ pub async fn run<T: Transport, E: Env>(
             // The retry is not sent: its tokens go back before the call ends.
             drop(reserved.take());
         }
-        let guard = match (began, previous.take()) {
+        let guard = match (began.map_err(|(refusal, _)| refusal), previous.take()) {
             (Ok(guard), _) => {
                 progress.spent = reserved.take().map(Reservation::commit);
                 guard
             }
-            (Err(Blocked::Deadline), None) => return CallResult::DeadlineExceeded,
-            (Err(Blocked::Breaker(retry_after_ms)), None) => {
+            // (`Quiet` is a hedge's or the fast path's answer, never an attempt's.)
+            (Err(Refusal::Deadline | Refusal::Quiet), None) => return CallResult::DeadlineExceeded,
+            (Err(Refusal::Breaker(retry_after_ms)), None) => {
                 return CallResult::ShortCircuited { retry_after_ms };
             }
             // (A wait the call may take is taken above.)
             (
                 Err(
-                    Blocked::RateLimit(retry_after_ms, reason)
-                    | Blocked::Pace {
+                    Refusal::RateLimit(retry_after_ms, reason)
+                    | Refusal::Pace {
                         wait_ms: retry_after_ms,
                         why: reason,
                         ..
@@ -393,13 +399,13 @@ pub async fn run<T: Transport, E: Env>(
                     reason,
                 };
             }
-            (Err(Blocked::Throttled(_)), None) => return CallResult::Throttled,
+            (Err(Refusal::Throttled(_)), None) => return CallResult::Throttled,
             (Err(blocked), Some(output)) => {
                 let reason = match blocked {
-                    Blocked::Breaker(_) => GiveUpReason::BreakerOpen,
-                    Blocked::RateLimit(..) | Blocked::Pace { .. } => GiveUpReason::RateLimit,
-                    Blocked::Throttled(_) => GiveUpReason::Throttled,
-                    Blocked::Deadline => GiveUpReason::Deadline,
+                    Refusal::Breaker(_) => GiveUpReason::BreakerOpen,
+                    Refusal::RateLimit(..) | Refusal::Pace { .. } => GiveUpReason::RateLimit,
+                    Refusal::Throttled(_) => GiveUpReason::Throttled,
+                    Refusal::Deadline | Refusal::Quiet => GiveUpReason::Deadline,
                 };
                 return give_up(reason, output, attempt - 1, on_event);
             }
@@ -468,7 +474,7 @@ pub async fn run<T: Transport, E: Env>(
             (Next::Success { refund: Some(n) }, Some(b)) => {
                 ctx.registry
                     .borrow_mut()
-                    .with(ctx.origin, |_, s| s.budget.on_success(n, b.capacity));
+                    .with(ctx.origin, |_, s| s.refund(n, b.capacity));
                 Applied::Success
             }
             (Next::Success { .. }, _) => Applied::Success,
@@ -587,27 +593,6 @@ struct Progress {
     spent: Option<u32>,
 }
 
-/// Why an attempt cannot start.
-enum Blocked {
-    /// The total deadline has passed.
-    Deadline,
-    /// The breaker refused; it may let a call through in this many ms.
-    Breaker(f64),
-    /// The origin asks to wait `wait_ms` first (a wait the call may take); the call sleeps
-    /// `sleep_ms` of it, then asks again. With `booked`, a send is booked for the call on that
-    /// entry: it is due in `wait_ms`, and the call asks again at the next reset, `sleep_ms`.
-    Pace {
-        wait_ms: f64,
-        sleep_ms: f64,
-        why: Why,
-        booked: Option<(EntryId, Ticket)>,
-    },
-    /// The origin's wait is too long for the call: rejected without sending.
-    RateLimit(f64, Why),
-    /// Adaptive throttling refused it (at this probability).
-    Throttled(f64),
-}
-
 /// The wait an attempt's `Retry-After` asks for, in ms, read now (an HTTP date against the
 /// wall clock). The shell reads the header only from error statuses.
 fn retry_after_of<E: Env>(outcome: &AttemptOutcome, env: &E) -> Option<f64> {
@@ -641,18 +626,18 @@ fn report(transition: Option<Transition>, origin: &str, on_event: &mut dyn FnMut
 }
 
 /// Why a call got no bulkhead slot.
-enum Refusal {
+enum NoSlot {
     Full,
     Aborted,
     Deadline,
 }
 
-impl<O> From<Refusal> for CallResult<O> {
-    fn from(refusal: Refusal) -> Self {
+impl<O> From<NoSlot> for CallResult<O> {
+    fn from(refusal: NoSlot) -> Self {
         match refusal {
-            Refusal::Full => CallResult::BulkheadFull,
-            Refusal::Aborted => CallResult::Aborted,
-            Refusal::Deadline => CallResult::DeadlineExceeded,
+            NoSlot::Full => CallResult::BulkheadFull,
+            NoSlot::Aborted => CallResult::Aborted,
+            NoSlot::Deadline => CallResult::DeadlineExceeded,
         }
     }
 }
@@ -662,7 +647,7 @@ async fn admit<E: Env>(
     ctx: &Ctx<'_>,
     env: &E,
     on_event: &mut dyn FnMut(&Event<'_>),
-) -> Result<Option<BulkheadPermit>, Refusal> {
+) -> Result<Option<BulkheadPermit>, NoSlot> {
     let Some(policy) = &ctx.policy.bulkhead else {
         return Ok(None);
     };
@@ -674,15 +659,15 @@ async fn admit<E: Env>(
         Admission::Admitted(permit) => return Ok(Some(permit)),
         Admission::Full => {
             on_event(&Event::BulkheadRejected { origin: ctx.origin });
-            return Err(Refusal::Full);
+            return Err(NoSlot::Full);
         }
         Admission::Queued(wait) => wait,
     };
     let stop = race(env.abort_wait(), env.sleep(ctx.deadline - env.now_ms()));
     match race(wait, stop).await {
         Either::Left(permit) => Ok(Some(permit)),
-        Either::Right(Either::Left(())) => Err(Refusal::Aborted),
-        Either::Right(Either::Right(())) => Err(Refusal::Deadline),
+        Either::Right(Either::Left(())) => Err(NoSlot::Aborted),
+        Either::Right(Either::Right(())) => Err(NoSlot::Deadline),
     }
 }
 

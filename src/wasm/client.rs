@@ -100,7 +100,7 @@ impl ClientInner {
     /// `stats()` and a `bodyTimeout` event.
     fn count_body_timeout(&self, origin: &str, ms: f64, deadline: bool, on_event: &JsValue) {
         if let Ok(mut registry) = self.registry.try_borrow_mut() {
-            registry.with(origin, |_, s| s.stats.timeouts += 1);
+            registry.with(origin, |_, s| s.body_timed_out());
         }
         if let Some(listener) = on_event.dyn_ref::<Function>() {
             let event = Event::BodyTimeout {

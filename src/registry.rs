@@ -218,7 +218,7 @@ impl Registry {
 
     /// A snapshot of every origin, in origin order. `now_ms` decides open vs half-open;
     /// each origin's tokens are counted against the capacity last used on it
-    /// ([`RetryBudget::tokens_now`]).
+    /// ([`crate::budget::RetryBudget::tokens_now`]).
     pub fn stats(&self, now_ms: f64) -> Vec<OriginSnapshot> {
         self.origins
             .iter()

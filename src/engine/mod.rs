@@ -1,14 +1,16 @@
 //! The engine: one call's loop of attempts, waits and decisions.
 //!
-//! The loop (here) does the waiting, the I/O and the bookkeeping; what follows an attempt is
-//! decided from facts alone in [`decide()`] (`decide.rs`), with [`crate::classify`],
-//! [`crate::backoff`] and [`crate::budget`]; the holds a call keeps on its origin's entry
-//! live in `guards.rs`; an attempt's end (recorded, judged, asked about) in `attempt.rs`;
-//! a hedged race in `hedged.rs`. Time, randomness, timers and the caller's abort signal come from
+//! The loop ([`run`], `call.rs`, written down as its phases) does the waiting, the I/O and the
+//! bookkeeping; what follows an attempt is decided from facts alone in [`decide()`]
+//! (`decide.rs`), with [`crate::classify`], [`crate::backoff`] and [`crate::budget`]; may an
+//! attempt go is the origin's one admission list ([`crate::origin`]); the holds a call keeps on
+//! its origin's entry live in `guards.rs`; an attempt's end (recorded, judged, asked about) in
+//! `attempt.rs`; a hedged race in `hedged.rs`. Time, randomness, timers and the caller's abort signal come from
 //! an [`Env`]; requests go out through a [`Transport`]. Both are the shell's in production
 //! and fakes in tests.
 //!
-//! Order of a call: bulkhead (may queue), then per attempt: breaker, send (limited by the
+//! Order of a call: bulkhead (may queue), then per attempt: the origin's admission (pacing,
+//! throttle, breaker), send (limited by the
 //! per-attempt timeout and what is left of the total deadline), record, decide; a retry
 //! needs a safe request, attempts left, an acceptable `Retry-After`, a wait that ends at
 //! least [`MIN_ATTEMPT_MS`] before the deadline, a breaker that will not still be open when
@@ -27,24 +29,22 @@
 pub use crate::classify::AttemptOutcome;
 
 mod attempt;
+mod call;
 mod decide;
 mod guards;
 mod hedged;
 
+pub use call::run;
 pub use decide::{Facts, Next, decide};
 
 use crate::breaker::Transition;
 use crate::bulkhead::{Admission, BulkheadPermit};
-use crate::classify::Verdict;
-use crate::events::{Event, GiveUpReason, RetryReason};
+use crate::events::{Event, GiveUpReason};
 use crate::origin::{Ask, Refusal};
 use crate::pacing::Why;
 use crate::policy::Policy;
 use crate::registry::Registry;
 use crate::retry_after;
-use crate::vocab::Method;
-use attempt::{Answered, Flight, ask, settle};
-use guards::{AttemptGuard, Booking, Reservation, WaitHold};
 use std::cell::RefCell;
 use std::future::{Future, poll_fn};
 use std::pin::pin;
@@ -247,289 +247,6 @@ pub fn refused_at_once(
     Some(retry_after_ms)
 }
 
-/// Runs one call: bulkhead, attempts, retries, bookkeeping and events.
-pub async fn run<T: Transport, E: Env>(
-    registry: &RefCell<Registry>,
-    policy: &Policy,
-    call: Call<'_>,
-    transport: &mut T,
-    env: &E,
-    on_event: &mut dyn FnMut(&Event<'_>),
-) -> CallResult<T::Output> {
-    let called_at = env.now_ms();
-    let ctx = Ctx {
-        registry,
-        policy,
-        origin: call.origin,
-        safe: call.replayable && (call.has_key || Method(call.method).is_idempotent()),
-        called_at,
-        deadline: called_at + f64::from(policy.total_timeout_ms),
-    };
-    let hedge =
-        (policy.hedge.as_ref()).filter(|_| crate::hedge::may_hedge(call.method, call.has_body));
-    // The first attempt starts when the call is made, unless a bulkhead (which may
-    // queue the call) stands in between: one clock read fewer per call.
-    let mut first_start = policy.bulkhead.is_none().then_some(called_at);
-    if env.aborted() {
-        return CallResult::Aborted;
-    }
-    let _slot = match admit(&ctx, env, on_event).await {
-        Ok(slot) => slot,
-        Err(refusal) => return refusal.into(),
-    };
-    let mut progress = Progress {
-        attempt: 0,
-        last_delay_ms: policy
-            .retry
-            .as_ref()
-            .map_or(0.0, |r| f64::from(r.base_delay_ms)),
-        spent: None,
-    };
-    // The last attempt's output, kept while waiting to retry it.
-    let mut previous: Option<T::Output> = None;
-    // The budget tokens of the retry about to be sent; given back when dropped unsent.
-    let mut reserved: Option<Reservation<'_>> = None;
-    // The origin marked in use while the call waits to retry (until the next attempt counts).
-    let mut waiting: Option<WaitHold<'_>> = None;
-    // A wait before the next attempt: a retry's backoff, or what the origin's rate limit
-    // asks for (one place to wait, so the call's future has one waiting state).
-    let mut wait: Option<f64> = None;
-    // The send its origin's pacing booked for the call when that wait ends, if any.
-    let mut booking: Option<Booking<'_>> = None;
-    // How long the call has waited for its origin's rate limit: `maxWaitMs` bounds the sum.
-    let mut paced_ms = 0.0;
-    loop {
-        if let Some(ms) = wait.take()
-            && let Either::Left(()) = race(env.abort_wait(), env.sleep(ms)).await
-        {
-            drop(reserved.take());
-            return CallResult::Aborted;
-        }
-        if env.aborted() {
-            drop(reserved.take());
-            return CallResult::Aborted;
-        }
-        let attempt = progress.attempt + 1;
-        let start = first_start.take().unwrap_or_else(|| env.now_ms());
-        let remaining = ctx.deadline - start;
-        let began = if remaining >= MIN_ATTEMPT_MS {
-            // The longest the origin may still make this call wait before its attempt.
-            let cap = policy.rate_limit.as_ref().map_or(0, |r| r.max_wait_ms);
-            let ask = Ask::Attempt {
-                retry: attempt > 1,
-                booked: booking.as_ref().map(|b| b.ticket),
-                max_wait: (f64::from(cap) - paced_ms).min(remaining - MIN_ATTEMPT_MS),
-            };
-            AttemptGuard::begin(&ctx, start, attempt, ask, &|| env.random(), on_event)
-                .map_err(|(refusal, id)| (refusal, Some(id)))
-        } else {
-            Err((Refusal::Deadline, None))
-        };
-        if let Err((
-            Refusal::Pace {
-                wait_ms,
-                sleep_ms,
-                why,
-                booked,
-            },
-            id,
-        )) = began
-        {
-            // The attempt starts once its origin lets it, and the origin counts as in use
-            // meanwhile. A call booked behind others sleeps on untold until its turn.
-            let told = match booked.zip(id) {
-                Some((ticket, id)) if booking.is_none() => {
-                    booking = Some(Booking::new(&ctx, id, ticket));
-                    true
-                }
-                _ => booked.is_none(),
-            };
-            if waiting.is_none() {
-                waiting = Some(WaitHold::take(&ctx));
-            }
-            if told {
-                on_event(&Event::RateLimitWait {
-                    origin: ctx.origin,
-                    wait_ms,
-                    reason: why,
-                });
-            }
-            paced_ms += sleep_ms;
-            wait = Some(sleep_ms);
-            continue;
-        }
-        if began.is_ok()
-            && let Some(booking) = booking.take()
-        {
-            booking.used();
-        }
-        // A booking not used here (refused, out of time) is given back.
-        drop(booking.take());
-        progress.attempt = attempt;
-        // From here the attempt (or the end of the call) keeps the origin in use.
-        drop(waiting.take());
-        if began.is_err() {
-            // The retry is not sent: its tokens go back before the call ends.
-            drop(reserved.take());
-        }
-        let guard = match (began.map_err(|(refusal, _)| refusal), previous.take()) {
-            (Ok(guard), _) => {
-                progress.spent = reserved.take().map(Reservation::commit);
-                guard
-            }
-            // (`Quiet` is a hedge's or the fast path's answer, never an attempt's.)
-            (Err(Refusal::Deadline | Refusal::Quiet), None) => return CallResult::DeadlineExceeded,
-            (Err(Refusal::Breaker(retry_after_ms)), None) => {
-                return CallResult::ShortCircuited { retry_after_ms };
-            }
-            // (A wait the call may take is taken above.)
-            (
-                Err(
-                    Refusal::RateLimit(retry_after_ms, reason)
-                    | Refusal::Pace {
-                        wait_ms: retry_after_ms,
-                        why: reason,
-                        ..
-                    },
-                ),
-                None,
-            ) => {
-                return CallResult::RateLimited {
-                    retry_after_ms,
-                    reason,
-                };
-            }
-            (Err(Refusal::Throttled(_)), None) => return CallResult::Throttled,
-            (Err(blocked), Some(output)) => {
-                let reason = match blocked {
-                    Refusal::Breaker(_) => GiveUpReason::BreakerOpen,
-                    Refusal::RateLimit(..) | Refusal::Pace { .. } => GiveUpReason::RateLimit,
-                    Refusal::Throttled(_) => GiveUpReason::Throttled,
-                    Refusal::Deadline | Refusal::Quiet => GiveUpReason::Deadline,
-                };
-                return give_up(reason, output, attempt - 1, on_event);
-            }
-        };
-        let limit = AttemptLimit::at(policy, remaining);
-        let first = Flight {
-            attempt,
-            guard,
-            start,
-            limit,
-            slot: None,
-        };
-        // With hedging, more attempts may go beside this one; the one that answers for the
-        // call comes back (the others were recorded and asked about, or aborted), already
-        // asked about. `None`: the caller aborted while the hook was asked.
-        let answered = match hedge {
-            None => {
-                let sent = transport.send(attempt, limit).await;
-                let answered = settle(&ctx, &*transport, env, first, sent, false, on_event);
-                if answered.asks {
-                    let answer = ask(&ctx, &*transport, env, &answered).await;
-                    answered.told(answer, ctx.safe)
-                } else {
-                    Some(answered)
-                }
-            }
-            Some(hedge) => {
-                hedged::send(
-                    &ctx,
-                    &*transport,
-                    env,
-                    hedge,
-                    first,
-                    &mut progress.attempt,
-                    on_event,
-                )
-                .await
-            }
-        };
-        let Some(Answered {
-            outcome,
-            output,
-            end,
-            retry_after_ms,
-            verdict,
-            asked,
-            waiting: held,
-            ..
-        }) = answered
-        else {
-            return CallResult::Aborted;
-        };
-        waiting = held;
-        let attempts = progress.attempt;
-        // The decision is taken now: after the hook's wait, if there was one.
-        let (now, retry_after_ms) = if asked {
-            (env.now_ms(), retry_after_of(&outcome, env))
-        } else {
-            (end, retry_after_ms)
-        };
-        let facts = ctx.facts(verdict, &outcome, retry_after_ms, &progress, now);
-        let next = decide(policy, &facts, &|| env.random());
-        // Apply what was decided: the budget's tokens, then the events.
-        let budget = policy.retry_budget.as_ref();
-        let next = match (next, budget) {
-            (Next::Success { refund: Some(n) }, Some(b)) => {
-                ctx.registry
-                    .borrow_mut()
-                    .with(ctx.origin, |_, s| s.refund(n, b.capacity));
-                Applied::Success
-            }
-            (Next::Success { .. }, _) => Applied::Success,
-            (Next::Stop, _) => Applied::Stop,
-            (Next::GiveUp(reason), _) => Applied::GiveUp(reason),
-            (
-                Next::Retry {
-                    delay_ms,
-                    reason,
-                    retry_after,
-                    cost,
-                },
-                budget,
-            ) => match cost.zip(budget) {
-                None => Applied::Retry(delay_ms, reason, retry_after, None),
-                Some((cost, b)) => match Reservation::withdraw(&ctx, cost, b.capacity) {
-                    Some(tokens) => Applied::Retry(delay_ms, reason, retry_after, Some(tokens)),
-                    None => Applied::GiveUp(GiveUpReason::Budget),
-                },
-            },
-        };
-        match next {
-            Applied::Stop => {
-                return CallResult::Done { output, attempts };
-            }
-            Applied::Success => {
-                on_event(&Event::Success { attempts });
-                return CallResult::Done { output, attempts };
-            }
-            Applied::GiveUp(reason) => return give_up(reason, output, attempts, on_event),
-            Applied::Retry(delay_ms, reason, retry_after, tokens) => {
-                on_event(&Event::Retry {
-                    attempt: attempts + 1,
-                    delay_ms,
-                    reason,
-                    retry_after,
-                });
-                progress.last_delay_ms = delay_ms;
-                // Its tokens are given back if the call is aborted during the wait.
-                reserved = tokens;
-                previous = Some(output);
-                wait = Some(delay_ms);
-            }
-        }
-    }
-}
-
-/// A decision applied: a retry holds the tokens it paid.
-enum Applied<'a> {
-    Stop,
-    Success,
-    GiveUp(GiveUpReason),
-    Retry(f64, RetryReason, bool, Option<Reservation<'a>>),
-}
-
 /// What every step of a call shares.
 struct Ctx<'a> {
     registry: &'a RefCell<Registry>,
@@ -553,44 +270,6 @@ impl Ctx<'_> {
             remaining_ms: self.deadline - end,
         }
     }
-
-    /// The facts a decision needs, read from the origin's entry (not marked used).
-    fn facts<'o>(
-        &self,
-        verdict: Verdict,
-        outcome: &'o AttemptOutcome,
-        retry_after_ms: Option<f64>,
-        progress: &Progress,
-        now: f64,
-    ) -> Facts<'o> {
-        let registry = self.registry.borrow();
-        let state = registry.peek(self.origin);
-        let capacity = self.policy.retry_budget.as_ref().map_or(0, |b| b.capacity);
-        Facts {
-            verdict,
-            outcome,
-            retry_after_ms,
-            attempt: progress.attempt,
-            last_delay_ms: progress.last_delay_ms,
-            spent: progress.spent,
-            now,
-            deadline: self.deadline,
-            open_until: state.and_then(|s| s.breaker.open_until()),
-            // A new entry's budget is full.
-            tokens: state.map_or(capacity, |s| s.budget.tokens(capacity)),
-        }
-    }
-}
-
-/// Where the retry loop stands.
-struct Progress {
-    /// The current attempt's number, from 1.
-    attempt: u32,
-    /// The last backoff wait (for decorrelated jitter; `baseDelayMs` before the first).
-    last_delay_ms: f64,
-    /// Budget tokens the retry that led to this attempt cost (`None` for the first attempt
-    /// or without a budget).
-    spent: Option<u32>,
 }
 
 /// The wait an attempt's `Retry-After` asks for, in ms, read now (an HTTP date against the

@@ -169,9 +169,10 @@ fn policy_for(field: &[u8], name: &[u8]) -> Option<(Option<u64>, Option<u64>)> {
     members(field, |p| {
         if found.is_none()
             && unescaped(p.name).eq(unescaped(name))
-            && let (Some(q), Some(w)) = (p.q.usable(), p.w.usable())
+            && !matches!(p.q, Val::Bad)
+            && !matches!(p.w, Val::Bad)
         {
-            found = Some((q, w));
+            found = Some((p.q.int(), p.w.int()));
         }
     })?;
     found
@@ -193,15 +194,6 @@ impl Val {
         match self {
             Val::Int(n) => Some(n),
             _ => None,
-        }
-    }
-
-    /// `Some(None)` when absent, `None` when malformed.
-    fn usable(self) -> Option<Option<u64>> {
-        match self {
-            Val::Absent => Some(None),
-            Val::Int(n) => Some(Some(n)),
-            Val::Bad => None,
         }
     }
 }

@@ -8,7 +8,10 @@
 use std::future::Future;
 
 use super::guards::{AttemptGuard, WaitHold};
-use super::{AttemptLimit, Ctx, Either, Env, HookAnswer, Transport, race, report, retry_after_of};
+use super::{
+    AttemptLimit, BreakerAnswer, Ctx, Either, Env, HookAnswer, Transport, race, report,
+    retry_after_of,
+};
 use crate::bulkhead::HedgePermit;
 use crate::classify::{AttemptOutcome, Judgement, Verdict, classify, judge};
 use crate::events::{Event, GiveUpReason, RetryReason};
@@ -195,9 +198,9 @@ fn judgement<T: Transport, E: Env>(
         return Judgement::Unjudged;
     }
     match transport.is_failure(ended, output) {
-        Some(true) => Judgement::Failure,
-        Some(false) => Judgement::Success,
-        None => judge(outcome),
+        BreakerAnswer::Failure => Judgement::Failure,
+        BreakerAnswer::Success => Judgement::Success,
+        BreakerAnswer::Default => judge(outcome),
     }
 }
 

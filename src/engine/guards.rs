@@ -235,7 +235,7 @@ impl<'a> AttemptGuard<'a> {
     ) -> (Option<Transition>, Option<WaitHold<'a>>) {
         self.finished = true;
         match self.release(ended, now) {
-            Some(transition) => {
+            Released::Recorded(transition) => {
                 let hold = ended.hold.then_some(WaitHold {
                     registry: self.registry,
                     origin: self.origin,
@@ -243,24 +243,36 @@ impl<'a> AttemptGuard<'a> {
                 });
                 (transition, hold)
             }
-            None => (None, None),
+            Released::Gone => (None, None),
         }
     }
 
-    /// Gives the attempt's hold back and records its end; `None` if the origin's entry is
-    /// gone (evicted meanwhile). The notes for peers go out after the origin's update.
-    fn release(&mut self, ended: Finished<'_>, now: f64) -> Option<Option<Transition>> {
-        let mut registry = registry_for_release(self.registry)?;
+    /// Gives the attempt's hold back and records its end. The notes for peers go out after
+    /// the origin's update.
+    fn release(&mut self, ended: Finished<'_>, now: f64) -> Released {
+        let Some(mut registry) = registry_for_release(self.registry) else {
+            return Released::Gone;
+        };
         let rank = registry.rank();
-        let state = registry.get_mut(self.origin, self.id)?;
+        let Some(state) = registry.get_mut(self.origin, self.id) else {
+            return Released::Gone;
+        };
         let ended = Finished {
             probe: self.probe,
             ..ended
         };
         let (transition, notes) = state.finish(self.permit.take(), ended, now, self.policy, rank);
         registry.tell(self.origin, notes);
-        Some(transition)
+        Released::Recorded(transition)
     }
+}
+
+/// What giving an attempt's hold back did.
+enum Released {
+    /// The origin's entry is gone (evicted meanwhile): nothing was recorded.
+    Gone,
+    /// The end was recorded; the breaker may have changed state.
+    Recorded(Option<Transition>),
 }
 
 impl Drop for AttemptGuard<'_> {

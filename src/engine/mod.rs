@@ -114,10 +114,10 @@ pub trait Transport {
         limit: AttemptLimit,
     ) -> impl Future<Output = (AttemptOutcome, Self::Output)>;
 
-    /// The caller's answer to "does this outcome count against the breaker?": `Some`
-    /// overrides the built-in rule, `None` keeps it. Synchronous: the breaker decides at once.
-    fn is_failure(&self, _ended: &Ended<'_>, _output: &Self::Output) -> Option<bool> {
-        None
+    /// The caller's answer to "does this outcome count against the breaker?" (by default the
+    /// built-in rule). Synchronous: the breaker decides at once.
+    fn is_failure(&self, _ended: &Ended<'_>, _output: &Self::Output) -> BreakerAnswer {
+        BreakerAnswer::Default
     }
 
     /// Whether the caller decides about retries ([`Transport::should_retry`]).
@@ -136,6 +136,17 @@ pub trait Transport {
     ) -> impl Future<Output = HookAnswer<Self::Output>> + use<'t, Self> {
         std::future::ready(HookAnswer::Default)
     }
+}
+
+/// The caller's answer to "does this outcome count against the breaker?" (`breaker.isFailure`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BreakerAnswer {
+    /// It counts as a failure.
+    Failure,
+    /// It counts as a success.
+    Success,
+    /// The built-in rule decides.
+    Default,
 }
 
 /// An attempt that has ended, as the caller's decisions see it.

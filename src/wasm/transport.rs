@@ -17,7 +17,9 @@ use super::bindings::{
 use super::env::timer_ms;
 use super::options::Hooks;
 use super::settle::Settled;
-use crate::engine::{AttemptLimit, AttemptOutcome, Either, Ended, HookAnswer, Transport, race};
+use crate::engine::{
+    AttemptLimit, AttemptOutcome, BreakerAnswer, Either, Ended, HookAnswer, Transport, race,
+};
 use crate::events::OutcomeKind;
 use crate::policy::Policy;
 use crate::rate_limit::{self, Headers, Quota};
@@ -231,12 +233,14 @@ impl FetchTransport {
 impl Transport for FetchTransport {
     type Output = Result<JsValue, JsValue>;
 
-    fn is_failure(&self, ended: &Ended<'_>, output: &Self::Output) -> Option<bool> {
-        let hook = self.asking.hooks.is_failure.dyn_ref::<js_sys::Function>()?;
+    fn is_failure(&self, ended: &Ended<'_>, output: &Self::Output) -> BreakerAnswer {
+        let Some(hook) = self.asking.hooks.is_failure.dyn_ref::<js_sys::Function>() else {
+            return BreakerAnswer::Default;
+        };
         match ask_is_failure(hook, &self.hook_context(ended, output)) {
-            1 => Some(true),
-            0 => Some(false),
-            _ => None,
+            1 => BreakerAnswer::Failure,
+            0 => BreakerAnswer::Success,
+            _ => BreakerAnswer::Default,
         }
     }
 

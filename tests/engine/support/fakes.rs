@@ -3,7 +3,9 @@
 
 use super::UNIX_BASE;
 use resilient_fetch::breaker::BreakerState;
-use resilient_fetch::engine::{AttemptLimit, AttemptOutcome, Ended, Env, HookAnswer, Transport};
+use resilient_fetch::engine::{
+    AttemptLimit, AttemptOutcome, BreakerAnswer, Ended, Env, HookAnswer, Transport,
+};
 use resilient_fetch::events::{Event, GiveUpReason, OutcomeKind, RetryReason};
 use resilient_fetch::rate_limit::Quota;
 use std::cell::{Cell, RefCell};
@@ -256,8 +258,12 @@ impl<'e> Transport for Script<'e> {
         }
     }
 
-    fn is_failure(&self, ended: &Ended<'_>, _output: &u32) -> Option<bool> {
-        self.is_failure.and_then(|f| f(ended.outcome))
+    fn is_failure(&self, ended: &Ended<'_>, _output: &u32) -> BreakerAnswer {
+        match self.is_failure.and_then(|f| f(ended.outcome)) {
+            Some(true) => BreakerAnswer::Failure,
+            Some(false) => BreakerAnswer::Success,
+            None => BreakerAnswer::Default,
+        }
     }
 
     fn asks_should_retry(&self) -> bool {

@@ -4,7 +4,8 @@
 use super::pool::Pool;
 use super::*;
 use resilient_fetch::engine::{
-    self, AttemptLimit, AttemptOutcome, Call, CallResult, Ended, Env, HookAnswer, Transport,
+    self, AttemptLimit, AttemptOutcome, BreakerAnswer, Call, CallResult, Ended, Env, HookAnswer,
+    Transport,
 };
 use resilient_fetch::events::Event;
 use resilient_fetch::policy::Policy;
@@ -67,11 +68,11 @@ impl Drop for Dropped {
 impl<'c> Transport for Timed<'c> {
     type Output = u32;
 
-    fn is_failure(&self, ended: &Ended<'_>, _output: &u32) -> Option<bool> {
+    fn is_failure(&self, ended: &Ended<'_>, _output: &u32) -> BreakerAnswer {
         self.asked
             .borrow_mut()
             .push((ended.attempt, ended.elapsed_ms));
-        None
+        BreakerAnswer::Default
     }
 
     fn asks_should_retry(&self) -> bool {

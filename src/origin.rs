@@ -179,6 +179,7 @@ impl OriginState {
     /// attempt asks it: the first, a retry, a hedge, and the open-breaker fast path. Checks
     /// come first, then the leave is taken: the attempt counted, its request of the quota
     /// taken, its permit and (a hedge) its budget tokens.
+    #[inline(never)]
     pub fn admit(
         &mut self,
         ask: Ask,

@@ -12,8 +12,8 @@ use super::bindings::{fetch_to_wrap, install_fetch, make_timeout_error, uninstal
 use super::call;
 use super::events::{emit, stats_to_js};
 use super::options::{Hooks, decode, policy_error};
-use super::outbox::Outbox;
-use super::share::{self, Sharing};
+use super::outbox::{self, Outbox};
+use super::share::{self, Peer, Sharing};
 use super::types::{FetchInit, FetchInput, PolicyArg};
 use crate::events::Event;
 use crate::policy::{Policy, PolicyInput};
@@ -109,6 +109,30 @@ impl ClientInner {
             };
             emit(listener, origin, None, &event);
         }
+    }
+}
+
+impl Peer for ClientInner {
+    fn registry(&self) -> &RefCell<Registry> {
+        &self.registry
+    }
+    fn policy(&self) -> &Policy {
+        &self.validated
+    }
+    fn on_event(&self) -> Option<&Function> {
+        self.on_event.as_ref()
+    }
+}
+
+impl outbox::Host for ClientInner {
+    fn replay(self: Rc<Self>, request: JsValue) -> Promise {
+        call::replay(self, request)
+    }
+    fn outbox(&self) -> Option<&Outbox> {
+        self.outbox.as_ref()
+    }
+    fn on_event(&self) -> Option<&Function> {
+        self.on_event.as_ref()
     }
 }
 

@@ -5,13 +5,11 @@
 //! goes through the same client (breaker, budget, bulkhead), with the entry's key.
 
 use std::cell::Cell;
-use std::rc::Weak;
+use std::rc::{Rc, Weak};
 
 use js_sys::{Array, Function, Object, Promise, Reflect};
 use wasm_bindgen::prelude::*;
 
-use super::call;
-use super::client::ClientInner;
 use super::env::random_unit;
 use super::events::{emit, to_js};
 use crate::events::Event;
@@ -36,6 +34,17 @@ unsafe extern "C" {
         listener: &JsValue,
         event: &JsValue,
     ) -> Promise;
+}
+
+/// What an outbox reaches of its client (held weakly): the client implements it, so that
+/// this module need not name the client or its calls.
+pub trait Host {
+    /// A replay of a kept request through the client, never kept again.
+    fn replay(self: Rc<Self>, request: JsValue) -> Promise;
+    /// The client's outbox.
+    fn outbox(&self) -> Option<&Outbox>;
+    /// The client's `onEvent`.
+    fn on_event(&self) -> Option<&Function>;
 }
 
 /// What js/site.js asks the core (each holds its client weakly).
@@ -79,7 +88,7 @@ impl Outbox {
         policy: OutboxPolicy,
         store: JsValue,
         on_replay: JsValue,
-        weak: Weak<ClientInner>,
+        weak: Weak<dyn Host>,
     ) -> Outbox {
         let max_age_ms = policy.max_age_ms;
         let judge =
@@ -96,13 +105,13 @@ impl Outbox {
         let client = weak.clone();
         let tell = Closure::<dyn Fn(u32, String, String, i32) -> f64>::new(
             move |kind: u32, origin: String, id: String, n: i32| match client.upgrade() {
-                Some(client) => tell(&client, kind, &origin, &id, n),
+                Some(client) => tell(&*client, kind, &origin, &id, n),
                 None => -1.0,
             },
         );
         let send = Closure::<dyn Fn(JsValue) -> Promise>::new(move |request: JsValue| {
             match weak.upgrade() {
-                Some(client) => call::replay(client, request),
+                Some(client) => client.replay(request),
                 None => Promise::reject(&JsValue::UNDEFINED),
             }
         });
@@ -199,7 +208,7 @@ pub fn order_now() -> f64 {
 }
 
 /// What js/site.js tells of a replay (see [`Core`]).
-fn tell(client: &ClientInner, kind: u32, origin: &str, id: &str, n: i32) -> f64 {
+fn tell(client: &dyn Host, kind: u32, origin: &str, id: &str, n: i32) -> f64 {
     let event = match kind {
         0 => Event::Replayed {
             id,
@@ -219,7 +228,7 @@ fn tell(client: &ClientInner, kind: u32, origin: &str, id: &str, n: i32) -> f64 
             status: u16::try_from(n).ok(),
         },
         _ => {
-            let Some(outbox) = client.outbox.as_ref() else {
+            let Some(outbox) = client.outbox() else {
                 return -1.0;
             };
             let round = outbox.round.get();
@@ -235,7 +244,7 @@ fn tell(client: &ClientInner, kind: u32, origin: &str, id: &str, n: i32) -> f64 
             return outbox::next_flush_ms(round, random_unit());
         }
     };
-    if let Some(listener) = &client.on_event {
+    if let Some(listener) = client.on_event() {
         emit(listener, origin, None, &event);
     }
     0.0

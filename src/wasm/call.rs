@@ -13,10 +13,10 @@ use super::bindings::{
     make_bulkhead_full_error, make_circuit_open_error, make_rate_limit_error, make_throttled_error,
     make_timeout_error, performance_now, read_arguments, send_local, set_key,
 };
-use super::client::ClientInner;
 use super::env::{JsEnv, random_bytes};
 use super::events::emit;
 use super::options::{Hooks, decode, policy_error};
+use super::state::ClientInner;
 use super::transport::{Asking, FetchTransport, Source};
 use crate::engine::{self, Call, CallResult};
 use crate::events::OutcomeKind;

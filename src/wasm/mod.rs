@@ -7,6 +7,7 @@
 //! | the caller's arguments, each attempt's send, coalescing, install(), CORS, onEvent calls | `js/arguments.js` |
 //! | the caller's signal, the response's bounded body | `js/body.js` |
 //! | `resilientFetch`, `ResilientClient`, the default client | `client.rs` |
+//! | what a client owns (made by `client.rs`, used by its calls) | `state.rs` |
 //! | one call: request, key, signal, core loop, result | `call.rs` |
 //! | one attempt over `fetch` with its `AbortController` and timer | `transport.rs` |
 //! | awaiting an attempt's settlement without closures per await | `settle.rs` |
@@ -34,6 +35,7 @@ mod options;
 mod outbox;
 mod settle;
 mod share;
+mod state;
 mod transport;
 mod types;
 

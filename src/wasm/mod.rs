@@ -8,7 +8,10 @@
 //! | the caller's signal, the response's bounded body | `js/body.js` |
 //! | `resilientFetch`, `ResilientClient`, the default client | `client.rs` |
 //! | what a client owns (made by `client.rs`, used by its calls) | `state.rs` |
-//! | one call: request, key, signal, core loop, result | `call.rs` |
+//! | one call: request, signal, core loop | `call.rs` |
+//! | the policy a call runs under | `resolve.rs` |
+//! | a call's idempotency key | `key.rs` |
+//! | a call's result as `fetch` gives it (response or error), its end as the outbox sees it | `ended.rs` |
 //! | one attempt over `fetch` with its `AbortController` and timer | `transport.rs` |
 //! | awaiting an attempt's settlement without closures per await | `settle.rs` |
 //! | the caller's `AbortSignal` | `abort.rs` |
@@ -29,10 +32,13 @@ mod abort;
 mod bindings;
 mod call;
 mod client;
+mod ended;
 mod env;
 mod events;
+mod key;
 mod options;
 mod outbox;
+mod resolve;
 mod settle;
 mod share;
 mod state;

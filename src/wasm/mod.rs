@@ -20,7 +20,7 @@
 //! | the outbox (`outbox`): keeping a call, the replay, `client.outbox` | `outbox.rs`, `js/site.js` |
 //! | policy objects into the core's input | `options.rs` |
 //! | events to `onEvent`, and `stats()`, as JS objects (serde-wasm-bindgen) | `events.rs` |
-//! | TypeScript declarations | `types.rs` |
+//! | TypeScript declarations: the options; the outbox; the events and stats | `types.rs`, `types/outbox.rs`, `types/events.rs` |
 
 /// The allocator: talc's wasm build, smaller than std's dlmalloc in the shipped wasm
 /// (it grows the linear memory as dlmalloc does; nothing is ever given back, as with it).

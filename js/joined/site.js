@@ -1,0 +1,629 @@
+// Joined by scripts/join-js.mjs from js/share.js, js/outbox.js, js/outbox-store.js, js/outbox-replay.js: edit those, then run it.
+import { originKey, callListener, discardBody } from "./arguments.js";
+import { makeQueuedError } from "../errors.js";
+
+// Shared origin health (policy `share`; the rules are in src/share.rs).
+// Keep the single `export { ... }` line last (scripts/join-js.mjs joins the concern files).
+
+// ---------------------------------------------------------------- shared origin health
+// A client's notes about its origins go to the clients of the same share name in other tabs,
+// iframes and workers of the site (worker_threads of one Node process; Deno's workers) over a
+// BroadcastChannel, and theirs come back. A message is [version, kind, origin, time, rank]:
+// an origin (never a path, query, header, body or key), a note's kind, a wall-clock time,
+// a rank. Anything else is dropped here; the wasm checks the rest.
+const VERSION = 1;
+
+/**
+ * Opens the channel of share `name`; `hear(kind, origin, monotonicMs, rank)` gets each
+ * well-formed note of a peer. Undefined where there is no BroadcastChannel (Cloudflare
+ * Workers): sharing then does nothing.
+ */
+function shareOpen(name, hear) {
+  if (typeof BroadcastChannel !== "function") return undefined;
+  let channel;
+  try {
+    channel = new BroadcastChannel(`resilient-fetch/${name}`);
+  } catch {
+    return undefined;
+  }
+  channel.onmessage = ({ data }) => {
+    if (!Array.isArray(data) || data.length !== 5 || data[0] !== VERSION) return;
+    const [, kind, origin, at, rank] = data;
+    if (!Number.isInteger(kind) || kind < 0 || typeof at !== "number" || !Number.isInteger(rank) ||
+        rank < 0 || rank > 0xffffffff || typeof origin !== "string" || !isOrigin(origin)) return;
+    hear(kind, origin, at - Date.now() + performance.now(), rank);
+  };
+  // Node: an open channel must not keep the process alive.
+  channel.unref?.();
+  return channel;
+}
+
+/** "" (a hello names no origin), or exactly an origin as the registry keys it. */
+function isOrigin(origin) {
+  if (origin === "") return true;
+  try {
+    return origin.length <= 2048 && originKey(origin) === origin;
+  } catch {
+    return false;
+  }
+}
+
+/** Sends a note; `at` is monotonic ms, sent as wall-clock ms. Never throws. */
+function shareSend(channel, kind, origin, at, rank) {
+  try {
+    channel.postMessage([VERSION, kind, origin, at + Date.now() - performance.now(), rank]);
+  } catch { /* closed: sharing is a hint */ }
+}
+
+function shareClose(channel) {
+  channel.onmessage = null;
+  channel.close();
+}
+
+
+// The outbox (policy `outbox`; the rules are in src/outbox.rs): keeping a call.
+// Keep the single `export { ... }` line last (scripts/join-js.mjs joins the concern files).
+
+// ---------------------------------------------------------------- the outbox
+// Its rules are the core's (src/outbox.rs), asked through `core` (made in src/wasm/outbox.rs,
+// which documents its codes): here a request is copied into an entry before its call settles,
+// and entries are replayed first in, first out per origin, by one replayer per name (in this
+// realm always, across the site's tabs and workers with Web Locks where there are), on
+// `online` and on a timer that never keeps Node or Deno alive. Every change to a name's
+// entries after they are kept (replay, retry, discard) runs in that same turn, so none
+// undoes another. The built-in stores are IndexedDB in browsers and their workers, memory
+// elsewhere.
+
+/** Headers never written to a store: credentials are attached afresh at replay (`onReplay`). */
+const NOT_STORED = ["authorization", "cookie", "proxy-authorization"];
+/** How long a store may take to answer, in ms: a store that never answers must not hold the lock. */
+const STORE_MS = 30_000;
+
+/**
+ * The outbox `name` of a client: `store` (undefined: the built-in one), the caller's
+ * `onReplay`, and `core`: `judge(firstAttemptAt, status)`, `tell(kind, origin, id, n)` and
+ * `send(request)`. A replay comes soon (what an earlier page or process left), on `online`,
+ * and on the core's timer. `box.api` is what `client.outbox` is.
+ */
+function outboxOpen(name, store, onReplay, core) {
+  const box = { name, store: store ?? builtIn(name), onReplay, core, timer: undefined, closed: false,
+    offline: () => {} };
+  box.wake = () => {
+    if (box.closed) return;
+    clearTimeout(box.timer);
+    box.timer = undefined;
+    // A replay that failed (its store, most likely) is tried again later.
+    outboxFlush(box, false).catch(() => {
+      if (!box.closed) later(box, ask(box, "tell", 4, "", "", 0));
+    });
+  };
+  if (typeof globalThis.addEventListener === "function") {
+    globalThis.addEventListener("online", box.wake);
+    box.offline = () => globalThis.removeEventListener("online", box.wake);
+  }
+  later(box, 0);
+  box.api = Object.freeze({
+    list: () => outboxList(box, false),
+    deadLetters: () => outboxList(box, true),
+    flush: () => outboxFlush(box, true),
+    retry: (id) => outboxRetry(box, id),
+    discard: (id) => outboxDiscard(box, id),
+  });
+  return box;
+}
+
+/** Stops the outbox's timer and listener: its client is gone (and `core` with it). */
+function outboxClose(box) {
+  box.closed = true;
+  box.offline();
+  clearTimeout(box.timer);
+}
+
+/** The freed client's outbox stops where it is: what is stored stays for the next client. */
+const CLOSED = new TypeError("resilientFetch: this outbox's client was freed; make a new one");
+
+/** `core[fn](...args)`, unless the client is gone. */
+function ask(box, fn, ...args) {
+  if (box.closed) throw CLOSED;
+  return box.core[fn](...args);
+}
+
+/** A replay in `ms` (none if negative, or one is due already); never keeps Node or Deno alive. */
+function later(box, ms) {
+  if (box.timer !== undefined || box.closed || !(ms >= 0)) return;
+  try {
+    box.timer = setTimeout(box.wake, ms);
+  } catch {
+    // Cloudflare Workers allow no timer in a module's global scope, where a client may be
+    // made: the replay then comes with the first kept call or flush().
+    return;
+  }
+  unref(box.timer);
+}
+
+/** A timer that never keeps Node or Deno alive. */
+function unref(timer) {
+  if (typeof timer === "object") timer.unref?.();
+  else globalThis.Deno?.unrefTimer?.(timer);
+  return timer;
+}
+
+/**
+ * Keeps a call's request, then settles the call: with a QueuedError once it is stored
+ * (`event` to `listener` first), else as it would have settled (`value`, an error when
+ * `failed`), the error saying why it was not kept (`notQueued`). `keep` is
+ * [maxEntries, source, init, key, origin, maxBodyBytes, stream, reason, order, attempts,
+ * until, totalTimeoutMs] (`order`: the call's place, taken when it started; `until`: when
+ * keeping it must be done; both in `performance.now()` ms). Keeps of one outbox name go one
+ * at a time in a realm, so `maxEntries` holds. A keep not done by `until` settles the call
+ * as not kept, and a put() of it that lands later is taken back.
+ */
+function outboxKeep(box, keep, value, failed, listener, event) {
+  const [, , , key, origin, , , reason, , , until, totalTimeoutMs] = keep;
+  // Whichever comes first holds: the entry is stored (`kept`), or the time is up (`up`).
+  const time = { kept: false, up: false,
+    why: `its store did not keep it by the call's deadline (totalTimeoutMs: ${totalTimeoutMs})` };
+  let timer;
+  const due = new Promise((resolve) => {
+    // The call's own deadline: like its attempts' timers, it keeps the process alive.
+    timer = setTimeout(() => {
+      if (time.kept) return;
+      time.up = true;
+      resolve(time.why);
+    }, until - performance.now());
+  });
+  const kept = inTurn(KEEPS, box.name, () => (time.up ? time.why : store(box, keep, time)));
+  return Promise.race([kept, due]).finally(() => clearTimeout(timer)).then((why) => {
+    if (why === undefined) {
+      if (listener) callListener(listener, event);
+      if (!box.closed) later(box, ask(box, "tell", 4, "", "", 0));
+      throw makeQueuedError(key, key, reason, failed ? value : undefined, failed ? undefined : value, origin);
+    }
+    if (!failed) return value;
+    try {
+      value.notQueued = why;
+    } catch { /* not an object, or frozen */ }
+    throw value;
+  });
+}
+
+// Per outbox name, the last of this realm's keeps, and of its replays, retries and discards.
+const KEEPS = new Map(), TURNS = new Map();
+
+/**
+ * Runs `work()` once what `chains` holds for `name` has settled, however it settled, and
+ * holds its own place there until it settles: one at a time per name in this realm.
+ */
+function inTurn(chains, name, work) {
+  const mine = (chains.get(name) ?? Promise.resolve()).then(work, work);
+  const settled = mine.catch(() => {}).then(() => {
+    if (chains.get(name) === settled) chains.delete(name);
+  });
+  chains.set(name, settled);
+  return mine;
+}
+
+/** Whether two bodies (ArrayBuffer or null) hold the same bytes. */
+function sameBody(a, b) {
+  if (a === null || b === null || a === undefined || b === undefined) return (a ?? null) === (b ?? null);
+  if (a.byteLength !== b.byteLength) return false;
+  const x = new Uint8Array(a), y = new Uint8Array(b);
+  return x.every((byte, i) => byte === y[i]);
+}
+
+// performance.now() to the wall clock: Date.now() - performance.now(), read again when it has
+// moved by more than 20 ms (a device that slept: browsers stop performance.now() then; a
+// clock set), not on the millisecond a Date.now() read moves it by.
+let OFFSET = NaN;
+
+/** The wall-clock time of a call's place `order` (performance.now() ms) as its firstAttemptAt. */
+function firstAttemptAt(order) {
+  const offset = Date.now() - performance.now();
+  if (!(Math.abs(offset - OFFSET) <= 20)) OFFSET = offset;
+  return order + OFFSET;
+}
+
+/** The core's word on `entry` before it is sent: 3 expired, 4 to send. */
+function judgeAge(box, entry) {
+  return ask(box, "judge", Number(entry.firstAttemptAt) || 0, -2);
+}
+
+/** Whether `entry` is older than its outbox keeps entries (false once the client is freed). */
+function expired(box, entry) {
+  try {
+    return judgeAge(box, entry) === 3;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Stores the entry `keep` describes: undefined, or why it cannot be kept. Once `time.up` (the
+ * call settled as not kept), nothing more is stored, and a put() that lands is taken back.
+ */
+async function store(box, keep, time) {
+  const [maxEntries, source, init, key, origin, maxBodyBytes, stream, reason, order, attempts] = keep;
+  try {
+    const entry = await copy(source, init, key, origin, maxBodyBytes, stream, reason, firstAttemptAt(order), attempts);
+    if (typeof entry === "string") return entry;
+    const same = await find(box, key);
+    // The same key is the same request (as the draft has it), or nothing is kept: one entry per key.
+    if (same && (same.origin !== origin || same.url !== entry.url || same.method !== entry.method ||
+        !sameBody(same.body, entry.body))) {
+      return `another kept request (${same.method} ${same.url}) has the same idempotency key and another payload`;
+    }
+    // A dead letter stays until retry(id) or discard(id): a new call with its key does not revive it.
+    if (same?.deadLetter != null) {
+      return `its idempotency key's request is a dead letter (${same.id}): retry(id) or discard(id) it`;
+    }
+    // The same request kept again (a caller's own retry) keeps its place and its count, unless
+    // that place has expired (the new call is then the first of a new life).
+    if (same && !expired(box, same)) {
+      entry.firstAttemptAt = same.firstAttemptAt;
+      entry.attempts = (Number(same.attempts) || 0) + attempts;
+    }
+    if (!same && (await count(box)) >= maxEntries) return `the outbox is full (outbox.maxEntries: ${maxEntries})`;
+    if (time.up) return time.why;
+    // No replay sends it before its call is told it is kept (the same request kept before
+    // stays as it is: its call was told so).
+    if (!same) taken(box.name).add(key);
+    const put = new Promise((resolve) => resolve(box.store.put(entry)));
+    try {
+      await bounded(put, "put()");
+    } catch (e) {
+      // A put that failed, or has not answered, may land still: once it settles it is taken
+      // back, so that nothing the caller was told is not kept is replayed.
+      if (!same) put.catch(() => {}).then(() => inTurn(KEEPS, box.name, () => takeBack(box, key)));
+      throw e;
+    }
+    // It landed after the call settled as not kept: taken back.
+    if (time.up) {
+      if (!same) await takeBack(box, key);
+      return time.why;
+    }
+    time.kept = true;
+    // Kept now, whatever an earlier call with its key was told.
+    taken(box.name).delete(key);
+    return undefined;
+  } catch (e) {
+    return `its store failed: ${e?.message ?? e}`;
+  }
+}
+
+/** The entry that keeps a request, or a string saying why it cannot be kept. */
+async function copy(source, init, key, origin, maxBodyBytes, stream, reason, firstAttemptAt, attempts) {
+  if (stream) return "its body is a stream, which cannot be stored";
+  let request;
+  try {
+    request = new Request(source instanceof Request ? source.clone() : source, init);
+  } catch (e) {
+    return `its request cannot be copied (${e?.message ?? e})`;
+  }
+  const body = request.body === null ? null : await request.arrayBuffer();
+  if (body !== null && body.byteLength > maxBodyBytes) {
+    return `its body (${body.byteLength} bytes) is larger than outbox.maxBodyBytes (${maxBodyBytes})`;
+  }
+  return {
+    id: key,
+    origin,
+    url: request.url,
+    method: request.method,
+    headers: [...request.headers].filter(([name]) => !NOT_STORED.includes(name)),
+    body,
+    credentials: request.credentials,
+    redirect: request.redirect,
+    idempotencyKey: key,
+    firstAttemptAt,
+    attempts,
+    reason,
+  };
+}
+
+/**
+ * Runs `work()` as the only one changing outbox `name`'s entries (a replay, a retry, a
+ * discard): after the one at work in this realm, and under the name's Web Lock where there
+ * is one. With `wait` false, resolves with -1 at once when another is at work.
+ */
+
+
+// The outbox's store: bounded calls to it, its entries, the built-in stores.
+// Keep the single `export { ... }` line last (scripts/join-js.mjs joins the concern files).
+
+/** `work` (a promise), bounded by STORE_MS: past it, a rejection saying `what` did not answer. */
+function bounded(work, what) {
+  let timer;
+  const late = new Promise((_, reject) => {
+    timer = unref(setTimeout(() => reject(new Error(`${what} did not answer in ${STORE_MS} ms`)), STORE_MS));
+  });
+  return Promise.race([work, late]).finally(() => clearTimeout(timer));
+}
+
+/**
+ * `store[method](arg)` as a promise (a store, or `onReplay`, may be synchronous, or throw),
+ * bounded by STORE_MS.
+ */
+function call(store, method, arg) {
+  return bounded(new Promise((resolve) => resolve(store[method](arg))), `${method}()`);
+}
+
+/** Whether `e` is an entry (a store may hold other things: they are left alone). */
+const isEntry = (e) => typeof e === "object" && e !== null && typeof e.id === "string" &&
+  typeof e.origin === "string" && typeof e.url === "string";
+
+// Per outbox name, the ids of this realm's entries that are not kept: a put() under way, or
+// one whose call was told it is not kept but which may have landed (it answered after the
+// call's deadline, or failed). No replay sends them; the latter are taken back.
+const TAKEN = new Map();
+
+/** The ids outbox `name` takes back. */
+function taken(name) {
+  if (!TAKEN.has(name)) TAKEN.set(name, new Set());
+  return TAKEN.get(name);
+}
+
+/**
+ * Deletes entry `id` if it is still to be taken back (in the name's keeping turn: a call kept
+ * with its key since then keeps it). One that fails stays marked, and a replay tries again.
+ */
+async function takeBack(box, id) {
+  if (!taken(box.name).has(id)) return;
+  try {
+    await call(box.store, "delete", id);
+    taken(box.name).delete(id);
+  } catch {
+    if (!box.closed) later(box, ask(box, "tell", 4, "", "", 0));
+  }
+}
+
+/**
+ * The stored entries, and how many the store could not read. list() may give a promise per
+ * entry (one read each): one that rejects, or does not answer, costs that entry only.
+ * Entries being taken back are not among them (they are taken back again).
+ */
+async function stored(box) {
+  const all = await call(box.store, "list");
+  if (!Array.isArray(all)) throw new TypeError("the store's list() must resolve with an array");
+  const read = await Promise.allSettled(
+    all.map((e) => (typeof e?.then === "function" ? bounded(e, "an entry of list()") : e)));
+  const marked = taken(box.name), found = [];
+  for (const { status, value } of read) {
+    if (status !== "fulfilled" || !isEntry(value)) continue;
+    if (!marked.has(value.id)) found.push(value);
+    else inTurn(KEEPS, box.name, () => takeBack(box, value.id));
+  }
+  return [found, read.filter((r) => r.status === "rejected").length];
+}
+
+/** The stored entries. */
+async function entries(box) {
+  return (await stored(box))[0];
+}
+
+/** The entry `id`, if stored: the store's optional `get(id)`, else found in `list()`. */
+async function find(box, id) {
+  if (typeof box.store.get !== "function") return (await entries(box)).find((e) => e.id === id);
+  const entry = await call(box.store, "get", id);
+  return isEntry(entry) && entry.id === id ? entry : undefined;
+}
+
+/** How many entries are stored: the store's optional `count()`, else `list()`'s length. */
+async function count(box) {
+  if (typeof box.store.count !== "function") return (await entries(box)).length;
+  const n = await call(box.store, "count");
+  if (!Number.isInteger(n) || n < 0) throw new TypeError("the store's count() must resolve with a whole number");
+  return n;
+}
+
+
+const memory = new Map();
+
+/** The built-in store of outbox `name`: IndexedDB where there is one, else this realm's memory. */
+function builtIn(name) {
+  if (typeof indexedDB === "undefined") {
+    if (!memory.has(name)) memory.set(name, new Map());
+    const entries = memory.get(name);
+    return {
+      async put(entry) { entries.set(entry.id, structuredClone(entry)); },
+      async delete(id) { entries.delete(id); },
+      async list() { return [...entries.values()].map((e) => structuredClone(e)); },
+      async get(id) { return entries.has(id) ? structuredClone(entries.get(id)) : undefined; },
+      async count() { return entries.size; },
+    };
+  }
+  let opened;
+  const open = () => (opened ??= new Promise((resolve, reject) => {
+    const request = indexedDB.open(`resilient-fetch-outbox/${name}`, 1);
+    request.onupgradeneeded = () => request.result.createObjectStore("entries", { keyPath: "id" });
+    request.onsuccess = () => {
+      const db = request.result;
+      // A newer version of the database (another tab's) waits for this one to close; a
+      // database the browser closed (site data cleared) is opened again on next use.
+      db.onversionchange = () => {
+        db.close();
+        opened = undefined;
+      };
+      db.onclose = () => { opened = undefined; };
+      resolve(db);
+    };
+    request.onerror = () => reject(request.error);
+  }).catch((e) => {
+    opened = undefined;
+    throw e;
+  }));
+  const run = (mode, work) => open().then((db) => new Promise((resolve, reject) => {
+    const tx = db.transaction("entries", mode);
+    const request = work(tx.objectStore("entries"));
+    tx.oncomplete = () => resolve(request.result);
+    tx.onerror = tx.onabort = () => reject(tx.error);
+  }));
+  return {
+    put: (entry) => run("readwrite", (s) => s.put(entry)).then(() => {}),
+    delete: (id) => run("readwrite", (s) => s.delete(id)).then(() => {}),
+    list: () => run("readonly", (s) => s.getAll()),
+    get: (id) => run("readonly", (s) => s.get(id)),
+    count: () => run("readonly", (s) => s.count()),
+  };
+}
+
+
+// The outbox's replays, one replayer per name, and what client.outbox may do.
+// Keep the single `export { ... }` line last (scripts/join-js.mjs joins the concern files).
+
+function exclusive(box, wait, work) {
+  const { name } = box;
+  if (TURNS.has(name) && !wait) return Promise.resolve(-1);
+  const locks = globalThis.navigator?.locks;
+  return inTurn(TURNS, name, () => (typeof locks?.request === "function"
+    ? locks.request(`resilient-fetch-outbox/${name}`, wait ? {} : { ifAvailable: true }, (lock) => (lock ? work() : -1))
+    : work()));
+}
+
+/**
+ * Replays the waiting entries: resolves with `{ delivered, deadLettered, waiting }`. With
+ * `wait` false, resolves with undefined at once when another replayer is at work (and tries
+ * again on the timer).
+ */
+function outboxFlush(box, wait) {
+  if (box.closed) return Promise.reject(CLOSED);
+  return exclusive(box, wait, () => replayAll(box)).then((tally) => {
+    if (tally !== -1) return tally;
+    later(box, ask(box, "tell", 4, "", "", 0));
+    return undefined;
+  });
+}
+
+/**
+ * One replay: every origin's queue at once, each oldest first, stopping at an entry that must
+ * wait. An entry the store could not read waits (the others go on); a list() that fails fails
+ * the replay.
+ */
+async function replayAll(box) {
+  const tally = { delivered: 0, deadLettered: 0, waiting: 0 };
+  let ended = false;
+  try {
+    const [all, unreadable] = await stored(box).catch((e) => {
+      throw new Error(`the outbox store's list() failed, nothing was replayed: ${e?.message ?? e}`, { cause: e });
+    });
+    tally.waiting += unreadable;
+    await Promise.all(queues(all).map((queue) => replayQueue(box, queue, tally)));
+    ended = true;
+  } finally {
+    // The next replay: soon after a failure, later while entries wait, none when all are done.
+    if (!box.closed) later(box, ask(box, "tell", ended ? 3 : 4, "", "", tally.waiting));
+  }
+  return tally;
+}
+
+/** One origin's queue. */
+async function replayQueue(box, queue, tally) {
+  const { store } = box;
+  for (let i = 0; i < queue.length; i++) {
+    const entry = queue[i];
+    const { id, origin } = entry;
+    // 3: expired, 4: to send; then 0: delivered, 1: wait, 2: refused, 5: cannot be sent.
+    let verdict = judgeAge(box, entry);
+    let status = -1;
+    if (verdict === 4) {
+      entry.attempts = (Number(entry.attempts) || 0) + 1;
+      ask(box, "tell", 0, origin, id, entry.attempts);
+      status = await send(box, entry);
+      verdict = status === -3 ? 5 : ask(box, "judge", 0, status);
+    }
+    try {
+      if (verdict === 0) {
+        await call(store, "delete", id);
+        tally.delivered++;
+        ask(box, "tell", 1, origin, id, status);
+        continue;
+      }
+      if (verdict !== 1) {
+        const [reason, n] = verdict === 2 ? ["status", status] : verdict === 3 ? ["expired", -1] : ["invalid", -2];
+        entry.deadLetter = { reason, at: Date.now(), ...(verdict === 2 ? { status } : {}) };
+        await call(store, "put", entry);
+        tally.deadLettered++;
+        ask(box, "tell", 2, origin, id, n);
+        continue;
+      }
+      await call(store, "put", entry);
+    } catch (e) {
+      if (e === CLOSED) throw e;
+      /* the store failed: the entry (still) waits */
+    }
+    tally.waiting += queue.length - i;
+    return;
+  }
+}
+
+/**
+ * The waiting entries, one queue per origin (origins in the order of their oldest entry),
+ * each oldest first: by the first attempt's time, then id.
+ */
+function queues(all) {
+  const byOrigin = new Map();
+  const at = (e) => Number(e.firstAttemptAt) || 0;
+  const live = all.filter((e) => e.deadLetter == null)
+    .sort((a, b) => at(a) - at(b) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  for (const e of live) {
+    if (!byOrigin.has(e.origin)) byOrigin.set(e.origin, []);
+    byOrigin.get(e.origin).push(e);
+  }
+  return [...byOrigin.values()];
+}
+
+/**
+ * Sends an entry again (through `onReplay`, if given): its answer's status, -1 for no
+ * answer (or `onReplay` failed: it waits), -3 if the stored request cannot be sent at all.
+ */
+async function send(box, entry) {
+  let request;
+  try {
+    const { url, method, headers, body, credentials, redirect } = entry;
+    request = new Request(url, { method, headers, body, credentials, redirect });
+  } catch {
+    return -3;
+  }
+  try {
+    if (typeof box.onReplay === "function") {
+      // Bounded as a store call is: a hook that never answers must not hold the name's turn.
+      request = await call(box, "onReplay", request);
+      if (!(request instanceof Request)) return -3;
+    }
+    const response = await ask(box, "send", request);
+    discardBody(response);
+    return response.status;
+  } catch (e) {
+    if (e === CLOSED) throw e;
+    return -1;
+  }
+}
+
+/** The waiting entries (`dead` false) or the dead letters, as stored. */
+async function outboxList(box, dead) {
+  return (await entries(box)).filter((e) => (e.deadLetter != null) === dead);
+}
+
+/** Removes entry `id` (in the name's turn): false if there is none. */
+function outboxDiscard(box, id) {
+  return exclusive(box, true, async () => {
+    if (!(await find(box, id))) return false;
+    await call(box.store, "delete", id);
+    return true;
+  });
+}
+
+/** Makes entry `id` wait again (its age from now), in the name's turn, then replays: false if there is none. */
+async function outboxRetry(box, id) {
+  const found = await exclusive(box, true, async () => {
+    const entry = await find(box, id);
+    if (!entry) return false;
+    delete entry.deadLetter;
+    entry.firstAttemptAt = Date.now();
+    await call(box.store, "put", entry);
+    return true;
+  });
+  if (found) await outboxFlush(box, true);
+  return found;
+}
+
+
+export { shareOpen, shareSend, shareClose, STORE_MS, outboxOpen, outboxClose, CLOSED, ask, later, unref, outboxKeep, KEEPS, TURNS, inTurn, judgeAge, bounded, call, taken, takeBack, stored, entries, find, count, builtIn, outboxFlush, outboxList, outboxDiscard, outboxRetry };

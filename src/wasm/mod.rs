@@ -4,7 +4,7 @@
 //! | part | file |
 //! | --- | --- |
 //! | JS globals (`Request`, `performance`), the error classes and the JS helpers | `bindings.rs`, `js/errors.js` |
-//! | the caller's arguments, each attempt's send, coalescing, install(), CORS, onEvent calls | `js/arguments.js` |
+//! | the caller's arguments; each attempt's send; calls that send through themselves; install(); where keys may go (CORS); the caller's functions; the policy argument; coalescing | `js/request.js`, `js/send.js`, `js/chain.js`, `js/install.js`, `js/cors.js`, `js/hooks.js`, `js/policy-arg.js`, `js/coalesce.js`, joined into `js/joined/arguments.js` (`scripts/join-js.mjs`) |
 //! | the caller's signal, the response's bounded body | `js/body.js` |
 //! | `resilientFetch`, `ResilientClient`, the default client | `client.rs` |
 //! | what a client owns (made by `client.rs`, used by its calls) | `state.rs` |
@@ -16,8 +16,8 @@
 //! | awaiting an attempt's settlement without closures per await | `settle.rs` |
 //! | the caller's `AbortSignal` | `abort.rs` |
 //! | clock, randomness, sleep for the core | `env.rs` |
-//! | origin health shared with peers (`share`) over a `BroadcastChannel` | `share.rs`, `js/site.js` |
-//! | the outbox (`outbox`): keeping a call, the replay, `client.outbox` | `outbox.rs`, `js/site.js` |
+//! | origin health shared with peers (`share`) over a `BroadcastChannel` | `share.rs`, `js/share.js` |
+//! | the outbox (`outbox`): keeping a call, the replay, `client.outbox` | `outbox.rs`, `js/outbox.js`, `js/outbox-store.js`, `js/outbox-replay.js` (with `js/share.js`, joined into `js/joined/site.js`) |
 //! | policy objects into the core's input | `options.rs` |
 //! | events to `onEvent`, and `stats()`, as JS objects (serde-wasm-bindgen) | `events.rs` |
 //! | TypeScript declarations: the options; the outbox; the events and stats | `types.rs`, `types/outbox.rs`, `types/events.rs` |

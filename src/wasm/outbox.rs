@@ -1,6 +1,6 @@
 //! The outbox (policy `outbox`) on the JS platform. The decisions are the core's
 //! (`crate::outbox`): which calls are kept, each replay's verdict, an entry's expiry, the
-//! waits between replays; js/site.js does the I/O (the store, the replay order, the lock,
+//! waits between replays; js/outbox.js does the I/O (the store, the replay order, the lock,
 //! the `online` event, the timer) and asks them through three functions made here (`core`). A replay
 //! goes through the same client (breaker, budget, bulkhead), with the entry's key.
 
@@ -16,7 +16,7 @@ use crate::events::Event;
 use crate::outbox::{self, DeadReason, Reason, Verdict};
 use crate::policy::OutboxPolicy;
 
-#[wasm_bindgen(module = "/js/site.js")]
+#[wasm_bindgen(module = "/js/joined/site.js")]
 unsafe extern "C" {
     /// The outbox `name` over `store` (undefined: the built-in one), asking `core`.
     #[wasm_bindgen(js_name = outboxOpen)]
@@ -47,10 +47,10 @@ pub trait Host {
     fn on_event(&self) -> Option<&Function>;
 }
 
-/// What js/site.js asks the core (each holds its client weakly).
+/// What js/outbox.js asks the core (each holds its client weakly).
 struct Core {
     /// `judge(firstAttemptAt, status)`: status -2 (before sending): 3 expired, 4 send;
-    /// -1 (no answer): 1 wait; else 0 delivered, 1 wait, 2 refused. (js/site.js adds 5: the
+    /// -1 (no answer): 1 wait; else 0 delivered, 1 wait, 2 refused. (js/outbox.js adds 5: the
     /// stored request cannot be sent.)
     _judge: Closure<dyn Fn(f64, i32) -> u32>,
     /// `tell(kind, origin, id, n)`: 0 replayed (n: attempts), 1 delivered (n: status),
@@ -67,9 +67,9 @@ struct Core {
 pub struct Outbox {
     /// Its settings.
     pub policy: OutboxPolicy,
-    /// js/site.js's side of it.
+    /// js/outbox.js's side of it.
     io: JsValue,
-    /// `client.outbox`: list, deadLetters, flush, retry, discard (js/site.js).
+    /// `client.outbox`: list, deadLetters, flush, retry, discard (js/outbox.js).
     pub api: JsValue,
     /// Replay rounds since one left nothing waiting (the timer's backoff).
     round: Cell<u32>,
@@ -207,7 +207,7 @@ pub fn order_now() -> f64 {
     })
 }
 
-/// What js/site.js tells of a replay (see [`Core`]).
+/// What js/outbox.js tells of a replay (see [`Core`]).
 fn tell(client: &dyn Host, kind: u32, origin: &str, id: &str, n: i32) -> f64 {
     let event = match kind {
         0 => Event::Replayed {

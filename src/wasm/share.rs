@@ -1,5 +1,5 @@
 //! Shared origin health (policy `share`) on the JS platform: a client's channel to its
-//! peers (js/site.js, a `BroadcastChannel`), the notes its registry tells them, and
+//! peers (js/share.js, a `BroadcastChannel`), the notes its registry tells them, and
 //! theirs applied to it (the rules are the core's, `crate::share`).
 
 use std::cell::RefCell;
@@ -26,7 +26,7 @@ pub trait Peer {
     fn on_event(&self) -> Option<&Function>;
 }
 
-#[wasm_bindgen(module = "/js/site.js")]
+#[wasm_bindgen(module = "/js/joined/site.js")]
 unsafe extern "C" {
     /// The channel of share `name`, calling `hear(kind, origin, monotonicMs, rank)` with
     /// each well-formed note; undefined where there is no `BroadcastChannel`.

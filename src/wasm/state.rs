@@ -19,7 +19,7 @@ type Expire = Closure<dyn Fn(bool, f64, String, JsValue) -> JsValue>;
 
 /// What a client owns: its policy, its per-origin state, its listener.
 pub struct ClientInner {
-    /// Tells this client's calls apart from others' in a chain of calls (js/arguments.js).
+    /// Tells this client's calls apart from others' in a chain of calls (js/chain.js).
     pub id: u32,
     /// The client's `fetch` option: what it sends with (None: the platform's `fetch`).
     pub fetch: Option<Function>,

@@ -82,10 +82,10 @@ snippet_dir() {
 web_snippets="$(snippet_dir web)"
 cjs_snippets="$(snippet_dir cjs)"
 echo "export { TimeoutError, CircuitOpenError, BulkheadFullError, RateLimitError, ThrottledError, QueuedError } from \"./web/$web_snippets/errors.js\";" > "$PKG/errors.js"
-exports_line='^export \{ ([A-Za-z, ]+) \};$'
+exports_line='^export \{ ([A-Za-z_, ]+) \};$'
 # A snippet may import another snippet by name: `import { a, b } from "./x.js";` (or "../x.js"
 # from js/joined/).
-import_line='^import \{ ([A-Za-z, ]+) \} from "(\.\.?/[a-z]+\.js)";$'
+import_line='^import \{ ([A-Za-z_, ]+) \} from "(\.\.?/[a-z]+\.js)";$'
 for snippet in "$PKG/cjs/$cjs_snippets"/*.js "$PKG/cjs/$cjs_snippets"/joined/*.js; do
   grep -Eq "$exports_line" "$snippet" || die "$(basename "$snippet") must end with one export { ... } line"
   sed -E -i "s/$exports_line/module.exports = { \1 };/; s#$import_line#const { \1 } = require(\"\2\");#" "$snippet"

@@ -84,11 +84,11 @@ impl Drop for Outbox {
 
 impl Outbox {
     /// The outbox of the client `weak` names, over `store` (undefined: the built-in one).
-    pub fn open(
+    pub fn open<C: Host + 'static>(
         policy: OutboxPolicy,
         store: JsValue,
         on_replay: JsValue,
-        weak: Weak<dyn Host>,
+        weak: Weak<C>,
     ) -> Outbox {
         let max_age_ms = policy.max_age_ms;
         let judge =
@@ -208,7 +208,7 @@ pub fn order_now() -> f64 {
 }
 
 /// What js/outbox.js tells of a replay (see [`Core`]).
-fn tell(client: &dyn Host, kind: u32, origin: &str, id: &str, n: i32) -> f64 {
+fn tell(client: &impl Host, kind: u32, origin: &str, id: &str, n: i32) -> f64 {
     let event = match kind {
         0 => Event::Replayed {
             id,

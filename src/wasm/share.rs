@@ -55,7 +55,11 @@ impl Drop for Sharing {
 /// Opens share `name` for the client `weak` names, whose registry is `registry`, and
 /// says hello (its peers answer with what they know). None where the platform has no
 /// channel.
-pub fn open(name: &str, weak: Weak<dyn Peer>, registry: &mut Registry) -> Option<Sharing> {
+pub fn open<C: Peer + 'static>(
+    name: &str,
+    weak: Weak<C>,
+    registry: &mut Registry,
+) -> Option<Sharing> {
     let hear = Closure::<dyn Fn(u32, String, f64, u32)>::new(
         move |kind: u32, origin: String, at: f64, rank: u32| {
             if let (Some(client), Some(note)) = (weak.upgrade(), Note::decode(kind, at, rank)) {
@@ -86,7 +90,7 @@ pub fn open(name: &str, weak: Weak<dyn Peer>, registry: &mut Registry) -> Option
 /// A peer's note, applied to the client's registry; a breaker transition it causes goes
 /// to the client's `onEvent`. A note that comes while the registry is in use is dropped
 /// (sharing is a hint; the next one will do).
-fn hear(client: &dyn Peer, origin: &str, note: Note) {
+fn hear(client: &impl Peer, origin: &str, note: Note) {
     let Ok(mut registry) = client.registry().try_borrow_mut() else {
         return;
     };

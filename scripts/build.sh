@@ -8,6 +8,10 @@ set -euo pipefail
 
 [[ "${RF_SKIP_TOOLCHAIN:-}" == 1 ]] || "$ROOT/scripts/toolchain.sh" build
 
+# js/'s concern files joined into the snippet modules the shell binds (js/joined/), before
+# wasm-bindgen reads them.
+node "$ROOT/scripts/join-js.mjs"
+
 WASM_DIR="$(release_wasm "$ROOT/Cargo.toml" "$CARGO_TARGET_DIR")"
 WASM="$WASM_DIR/resilient_fetch.wasm"
 
@@ -66,9 +70,9 @@ WEB_WASM="$PKG/web/resilient_fetch_bg.wasm"
 node "$ROOT/scripts/minify-names.mjs" "$WEB_WASM" "$PKG/web/resilient_fetch.js" "$PKG/cjs/resilient_fetch.js"
 wasm-opt "$WEB_WASM" --strip-producers --strip-target-features -o "$WEB_WASM"
 
-# js/*.js reach the glue as wasm-bindgen snippets. Users must get the very
-# same error classes (for instanceof), so the package re-exports the errors
-# snippet; the CommonJS copies are turned into CommonJS modules (each snippet
+# js/errors.js, js/body.js and js/joined/*.js reach the glue as wasm-bindgen snippets.
+# Users must get the very same error classes (for instanceof), so the package re-exports
+# the errors snippet; the CommonJS copies are turned into CommonJS modules (each snippet
 # ends with one `export { ... };` line).
 snippet_dir() {
   local found=("$PKG/$1"/snippets/*/js)
@@ -78,10 +82,11 @@ snippet_dir() {
 web_snippets="$(snippet_dir web)"
 cjs_snippets="$(snippet_dir cjs)"
 echo "export { TimeoutError, CircuitOpenError, BulkheadFullError, RateLimitError, ThrottledError, QueuedError } from \"./web/$web_snippets/errors.js\";" > "$PKG/errors.js"
-exports_line='^export \{ ([A-Za-z, ]+) \};$'
-# A snippet may import another snippet by name: `import { a, b } from "./x.js";`.
-import_line='^import \{ ([A-Za-z, ]+) \} from "(\./[a-z]+\.js)";$'
-for snippet in "$PKG/cjs/$cjs_snippets"/*.js; do
+exports_line='^export \{ ([A-Za-z_, ]+) \};$'
+# A snippet may import another snippet by name: `import { a, b } from "./x.js";` (or "../x.js"
+# from js/joined/).
+import_line='^import \{ ([A-Za-z_, ]+) \} from "(\.\.?/[a-z]+\.js)";$'
+for snippet in "$PKG/cjs/$cjs_snippets"/*.js "$PKG/cjs/$cjs_snippets"/joined/*.js; do
   grep -Eq "$exports_line" "$snippet" || die "$(basename "$snippet") must end with one export { ... } line"
   sed -E -i "s/$exports_line/module.exports = { \1 };/; s#$import_line#const { \1 } = require(\"\2\");#" "$snippet"
   ! grep -Eq '^(import|export) ' "$snippet" || die "$(basename "$snippet") keeps an import or export the CommonJS copy cannot run"

@@ -309,12 +309,12 @@ fn typescript_ranges_match_the_schema() {
 #[test]
 fn js_takes_out_the_schemas_function_and_held_fields() {
     use resilient_fetch::policy::schema::{FIELDS, Kind};
-    let js = include_str!("../js/arguments.js");
+    let js = include_str!("../js/policy-arg.js");
     for (list, kind) in [("FUNCTIONS", Kind::Function), ("HELD", Kind::Held)] {
         let line = js
             .lines()
             .find(|l| l.starts_with(&format!("const {list} = ")))
-            .unwrap_or_else(|| panic!("js/arguments.js has no {list} list"));
+            .unwrap_or_else(|| panic!("js/policy-arg.js has no {list} list"));
         let named: Vec<&str> = line.split('"').skip(1).step_by(2).collect();
         let schema: Vec<&str> = FIELDS
             .iter()

@@ -37,8 +37,8 @@ unsafe extern "C" {
 }
 
 // The caller's arguments, each read once (input and init, the signal, the policy),
-// each attempt's send, install() (js/arguments.js).
-#[wasm_bindgen(module = "/js/arguments.js")]
+// each attempt's send, install() (js/joined/arguments.js).
+#[wasm_bindgen(module = "/js/joined/arguments.js")]
 unsafe extern "C" {
     /// `[init copy without signal, caller's signal, origin ("" for data: and blob:),
     /// method, body is a stream, the call's chain, and off the fast path: the request built

@@ -4,40 +4,24 @@
 
 use std::rc::Rc;
 
-use js_sys::{Function, Object, Promise};
+use js_sys::{Object, Promise};
 use wasm_bindgen::prelude::*;
 
-use super::abort::{AbortGuard, AbortState};
+use super::abort::AbortGuard;
 use super::bindings::{
-    abort_reason, cross_origin, flight_key, guard_response, header_of, is_aborted, join_flight,
-    make_bulkhead_full_error, make_circuit_open_error, make_rate_limit_error, make_throttled_error,
-    make_timeout_error, performance_now, read_arguments, send_local, set_key,
+    abort_reason, flight_key, header_of, is_aborted, join_flight, performance_now, read_arguments,
+    send_local,
 };
-use super::client::ClientInner;
-use super::env::{JsEnv, random_bytes};
+use super::ended::{Ended, circuit_open_error, end_of};
+use super::env::JsEnv;
 use super::events::emit;
-use super::options::{Hooks, decode, policy_error};
+use super::key::attach_key;
+use super::resolve::{Resolved, resolve_policy};
+use super::state::ClientInner;
 use super::transport::{Asking, FetchTransport, Source};
-use crate::engine::{self, Call, CallResult};
-use crate::events::OutcomeKind;
-use crate::idempotency::{self, Key, KeyChoice};
-use crate::outbox::{self, End};
-use crate::policy::Policy;
+use crate::engine::{self, Call};
+use crate::outbox;
 use crate::vocab::Method;
-
-fn type_error(message: &str) -> JsValue {
-    js_sys::TypeError::new(message).into()
-}
-
-/// The policy a call runs under: its client's, or the call's laid over it.
-struct Resolved {
-    policy: Rc<Policy>,
-    on_event: Option<Function>,
-    /// The `fetch` to send with (undefined: the platform's).
-    fetch: JsValue,
-    /// The caller's own decisions (those of features turned off are dropped).
-    hooks: Hooks,
-}
 
 /// A call ready to run: everything read from the caller's arguments at once,
 /// as `fetch` reads them before it returns.
@@ -56,7 +40,7 @@ pub struct Ready {
     /// With `coalesce`, the flight this call joins or starts.
     flight: Option<Flight>,
     /// Whether it may be coalesced: then each caller's signal reaches its own copy of the body
-    /// (js/arguments.js `joinFlight`), not the response the call resolves with.
+    /// (js/coalesce.js `joinFlight`), not the response the call resolves with.
     coalesced: bool,
     /// Whether the client's outbox may keep it (not a replay of a kept one).
     keep: bool,
@@ -114,42 +98,6 @@ enum Prepared {
     Run(Ready),
     /// A URL that is no server's, already handed to `fetch`.
     Local(Promise),
-}
-
-/// The client's policy, or the call's laid over it (checked, scope included).
-fn resolve_policy(client: &ClientInner, policy: &JsValue) -> Result<Resolved, JsValue> {
-    let (policy, on_event, fetch, hooks) = if policy.is_undefined() || policy.is_null() {
-        (
-            client.validated.clone(),
-            client.on_event.clone(),
-            client.fetch.clone(),
-            client.hooks.clone(),
-        )
-    } else {
-        let options = decode(policy)?;
-        let merged = client.policy.merge(&options.input);
-        let validated = Policy::from_input(&merged).map_err(|e| policy_error(&e))?;
-        options
-            .input
-            .check_scope(true)
-            .map_err(|e| policy_error(&e))?;
-        let on_event = options.on_event.or_else(|| client.on_event.clone());
-        let fetch = options.fetch.or_else(|| client.fetch.clone());
-        let hooks = options.hooks.over(&client.hooks);
-        (Rc::new(validated), on_event, fetch, hooks)
-    };
-    let function = |f: &JsValue, on: bool| f.dyn_ref::<Function>().filter(|_| on).cloned();
-    Ok(Resolved {
-        fetch: fetch.map_or(JsValue::UNDEFINED, Into::into),
-        hooks: Hooks {
-            should_retry: function(&hooks.should_retry, policy.retry.is_some())
-                .map_or(JsValue::UNDEFINED, Into::into),
-            is_failure: function(&hooks.is_failure, policy.breaker.is_some())
-                .map_or(JsValue::UNDEFINED, Into::into),
-        },
-        policy,
-        on_event,
-    })
 }
 
 /// Reads and checks the caller's arguments (synchronously, like `fetch`): the
@@ -292,46 +240,6 @@ fn refused_at_once(
     Some(circuit_open_error(client, origin, ms))
 }
 
-/// The idempotency key the call carries, if any (the caller's header `existing`, a given
-/// string, or a fresh UUID), set on the request (or the fast path's init) where it is ours
-/// to add.
-fn attach_key(
-    policy: &Policy,
-    origin: &str,
-    method: &str,
-    existing: Option<String>,
-    request: Option<&JsValue>,
-    fast_init: &Object,
-) -> Result<Option<String>, JsValue> {
-    let unsafe_method = Method(method).wants_key();
-    // Asked only where it matters: an automatic key for an unsafe request.
-    let cross = existing.is_none() && unsafe_method && cross_origin(origin);
-    let Some(KeyChoice { key, add_header }) =
-        idempotency::choose(&policy.idempotency_key, method, existing.as_deref(), cross)
-    else {
-        return Ok(None);
-    };
-    let key = match key {
-        Key::Given(key) => key,
-        Key::Generate => {
-            // From the platform CSPRNG, 16 fresh bytes per key (never at module load).
-            let bytes = random_bytes::<16>().map_err(|_| {
-                type_error(
-                    "resilientFetch: no CSPRNG (crypto.getRandomValues) for the idempotency key",
-                )
-            })?;
-            idempotency::uuid_v4(bytes)
-        }
-    };
-    // Under mode "no-cors" the header cannot be set: then there is no key, and the call
-    // is not retried as if it had one (the fast path is never no-cors). A header the
-    // caller set is there already.
-    let none = JsValue::UNDEFINED;
-    let request = request.unwrap_or(&none);
-    let present = !add_header || set_key(request, fast_init, &policy.idempotency_header, &key)?;
-    Ok(present.then_some(key))
-}
-
 impl Ready {
     /// Runs the call through the core's retry loop, then maps the result back.
     async fn run(self) -> Result<JsValue, JsValue> {
@@ -422,136 +330,5 @@ impl Ready {
             }
             _ => mapped,
         }
-    }
-}
-
-/// The `CircuitOpenError` of a call `origin`'s breaker refused: open, or half-open with its
-/// probes out (told apart with no clock read).
-fn circuit_open_error(client: &ClientInner, origin: &str, retry_after_ms: f64) -> JsValue {
-    let half_open = client.registry.try_borrow().is_ok_and(|r| {
-        r.peek(origin)
-            .is_some_and(|s| !s.breaker.is_closed() && s.breaker.open_until().is_none())
-    });
-    make_circuit_open_error(origin, retry_after_ms, half_open)
-}
-
-/// How a call ended, as the outbox sees it, and the attempts it made.
-fn end_of(result: &CallResult<Result<JsValue, JsValue>>, transport: &FetchTransport) -> (End, u32) {
-    match result {
-        CallResult::Done {
-            output: Ok(response),
-            attempts,
-        } => {
-            let status = js_sys::Reflect::get(response, &"status".into())
-                .ok()
-                .and_then(|s| s.as_f64())
-                .unwrap_or(0.0);
-            (End::Answered(status as u16), *attempts)
-        }
-        CallResult::Done { attempts, .. } => (
-            End::Failed(
-                transport
-                    .last_outcome()
-                    .unwrap_or(OutcomeKind::InvalidRequest),
-            ),
-            *attempts,
-        ),
-        CallResult::ShortCircuited { .. } => (End::ShortCircuited, 0),
-        CallResult::BulkheadFull => (End::BulkheadFull, 0),
-        CallResult::Aborted => (End::Aborted, 0),
-        CallResult::DeadlineExceeded => (End::Deadline, 0),
-        CallResult::RateLimited { .. } => (End::RateLimited, 0),
-        CallResult::Throttled => (End::Throttled, 0),
-    }
-}
-
-/// What mapping a call's result back to JS needs.
-struct Ended<'a> {
-    client: &'a ClientInner,
-    resolved: &'a Resolved,
-    origin: &'a str,
-    /// The same origin as a JS string.
-    origin_js: &'a JsValue,
-    /// When the call started (`performance.now()`): its deadline bounds the body too.
-    started: f64,
-    /// The caller's signal, or undefined; null for a coalesced call (js/body.js `guardResponse`).
-    signal: JsValue,
-}
-
-impl Ended<'_> {
-    /// The call's result as `fetch` gives it: the response (its body bounded and still
-    /// reached by the caller's signal), or the error to reject with.
-    fn map(
-        &self,
-        result: CallResult<Result<JsValue, JsValue>>,
-        transport: &FetchTransport,
-        abort: &AbortState,
-    ) -> Result<JsValue, JsValue> {
-        let policy = &self.resolved.policy;
-        let result = match result {
-            CallResult::Done {
-                output: Ok(response),
-                ..
-            } => {
-                return Ok(match transport.controller_of(&response) {
-                    Some(controller) => self.guard_body(&response, &controller),
-                    None => response,
-                });
-            }
-            other => other,
-        };
-        // The call ends without a response: the bodies of the ones it got are cancelled.
-        transport.discard_previous();
-        match result {
-            CallResult::Done { output, .. } => output,
-            CallResult::ShortCircuited { retry_after_ms } => {
-                Err(circuit_open_error(self.client, self.origin, retry_after_ms))
-            }
-            CallResult::BulkheadFull => Err(make_bulkhead_full_error(self.origin)),
-            // Read only now: an AbortError is made when the signal has no reason, and making
-            // one for every call that ends otherwise cost more than the call.
-            CallResult::Aborted => Err(abort.reason()),
-            CallResult::DeadlineExceeded => {
-                Err(make_timeout_error(1, f64::from(policy.total_timeout_ms)))
-            }
-            CallResult::RateLimited {
-                retry_after_ms,
-                reason,
-            } => Err(make_rate_limit_error(
-                self.origin,
-                retry_after_ms,
-                reason.as_str(),
-            )),
-            CallResult::Throttled => Err(make_throttled_error(self.origin)),
-        }
-    }
-
-    /// The response handed back: its body bounded by the call's deadline and
-    /// `bodyTimeoutMs`, and stopped by the caller's signal (js/body.js).
-    fn guard_body(&self, response: &JsValue, controller: &web_sys::AbortController) -> JsValue {
-        let policy = &self.resolved.policy;
-        let (deadline, idle_ms) = match policy.body_timeout_ms {
-            Some(ms) => (
-                self.started + f64::from(policy.total_timeout_ms),
-                f64::from(ms),
-            ),
-            None => (f64::INFINITY, 0.0),
-        };
-        let listener = self
-            .resolved
-            .on_event
-            .as_ref()
-            .map_or(JsValue::UNDEFINED, JsValue::from);
-        guard_response(
-            response,
-            controller,
-            &self.signal,
-            deadline,
-            f64::from(policy.total_timeout_ms),
-            idle_ms,
-            self.client.expire.as_ref().unchecked_ref(),
-            self.origin_js,
-            &listener,
-        )
     }
 }

@@ -11,42 +11,14 @@ use super::bindings::origin_key;
 use super::bindings::{fetch_to_wrap, install_fetch, make_timeout_error, uninstall_fetch};
 use super::call;
 use super::events::{emit, stats_to_js};
-use super::options::{Hooks, decode, policy_error};
-use super::outbox::Outbox;
-use super::share::{self, Sharing};
+use super::options::{decode, policy_error};
+use super::outbox::{self, Outbox};
+use super::share::{self, Peer};
+use super::state::ClientInner;
 use super::types::{FetchInit, FetchInput, PolicyArg};
 use crate::events::Event;
-use crate::policy::{Policy, PolicyInput};
+use crate::policy::Policy;
 use crate::registry::Registry;
-
-/// Counts a body cut off after its call resolved (`bodyTimeout`): `(isDeadline, ms,
-/// origin, onEvent) -> TimeoutError`, called from js/body.js.
-type Expire = Closure<dyn Fn(bool, f64, String, JsValue) -> JsValue>;
-
-/// What a client owns: its policy, its per-origin state, its listener.
-pub struct ClientInner {
-    /// Tells this client's calls apart from others' in a chain of calls (js/arguments.js).
-    pub id: u32,
-    /// The client's `fetch` option: what it sends with (None: the platform's `fetch`).
-    pub fetch: Option<Function>,
-    /// The client's `retry.shouldRetry` and `breaker.isFailure`.
-    pub hooks: Hooks,
-    /// Counts a body cut off after its call (see [`Expire`]).
-    pub expire: Expire,
-    /// The client's policy as given; each call's policy is merged over it.
-    pub policy: PolicyInput,
-    /// The client's policy validated, used as is by calls that bring none
-    /// (no decoding or validation per call on the common path).
-    pub validated: Rc<Policy>,
-    /// The client's `onEvent`, used when a call gives none.
-    pub on_event: Option<Function>,
-    /// Breakers, budgets, bulkheads and stats, per origin.
-    pub registry: RefCell<Registry>,
-    /// Its channel to its peers, when it shares (`share`).
-    _sharing: Option<Sharing>,
-    /// Its outbox, when it keeps writes (`outbox`).
-    pub outbox: Option<Outbox>,
-}
 
 thread_local! {
     static NEXT_ID: Cell<u32> = const { Cell::new(0) };
@@ -109,6 +81,30 @@ impl ClientInner {
             };
             emit(listener, origin, None, &event);
         }
+    }
+}
+
+impl Peer for ClientInner {
+    fn registry(&self) -> &RefCell<Registry> {
+        &self.registry
+    }
+    fn policy(&self) -> &Policy {
+        &self.validated
+    }
+    fn on_event(&self) -> Option<&Function> {
+        self.on_event.as_ref()
+    }
+}
+
+impl outbox::Host for ClientInner {
+    fn replay(self: Rc<Self>, request: JsValue) -> Promise {
+        call::replay(self, request)
+    }
+    fn outbox(&self) -> Option<&Outbox> {
+        self.outbox.as_ref()
+    }
+    fn on_event(&self) -> Option<&Function> {
+        self.on_event.as_ref()
     }
 }
 

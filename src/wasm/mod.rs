@@ -4,19 +4,23 @@
 //! | part | file |
 //! | --- | --- |
 //! | JS globals (`Request`, `performance`), the error classes and the JS helpers | `bindings.rs`, `js/errors.js` |
-//! | the caller's arguments, each attempt's send, coalescing, install(), CORS, onEvent calls | `js/arguments.js` |
+//! | the caller's arguments; each attempt's send; calls that send through themselves; install(); where keys may go (CORS); the caller's functions; the policy argument; coalescing | `js/request.js`, `js/send.js`, `js/chain.js`, `js/install.js`, `js/cors.js`, `js/hooks.js`, `js/policy-arg.js`, `js/coalesce.js`, joined into `js/joined/arguments.js` (`scripts/join-js.mjs`) |
 //! | the caller's signal, the response's bounded body | `js/body.js` |
 //! | `resilientFetch`, `ResilientClient`, the default client | `client.rs` |
-//! | one call: request, key, signal, core loop, result | `call.rs` |
+//! | what a client owns (made by `client.rs`, used by its calls) | `state.rs` |
+//! | one call: request, signal, core loop | `call.rs` |
+//! | the policy a call runs under | `resolve.rs` |
+//! | a call's idempotency key | `key.rs` |
+//! | a call's result as `fetch` gives it (response or error), its end as the outbox sees it | `ended.rs` |
 //! | one attempt over `fetch` with its `AbortController` and timer | `transport.rs` |
 //! | awaiting an attempt's settlement without closures per await | `settle.rs` |
 //! | the caller's `AbortSignal` | `abort.rs` |
 //! | clock, randomness, sleep for the core | `env.rs` |
-//! | origin health shared with peers (`share`) over a `BroadcastChannel` | `share.rs`, `js/site.js` |
-//! | the outbox (`outbox`): keeping a call, the replay, `client.outbox` | `outbox.rs`, `js/site.js` |
+//! | origin health shared with peers (`share`) over a `BroadcastChannel` | `share.rs`, `js/share.js` |
+//! | the outbox (`outbox`): keeping a call, the replay, `client.outbox` | `outbox.rs`, `js/outbox.js`, `js/outbox-store.js`, `js/outbox-replay.js` (with `js/share.js`, joined into `js/joined/site.js`) |
 //! | policy objects into the core's input | `options.rs` |
 //! | events to `onEvent`, and `stats()`, as JS objects (serde-wasm-bindgen) | `events.rs` |
-//! | TypeScript declarations | `types.rs` |
+//! | TypeScript declarations: the options; the outbox; the events and stats | `types.rs`, `types/outbox.rs`, `types/events.rs` |
 
 /// The allocator: talc's wasm build, smaller than std's dlmalloc in the shipped wasm
 /// (it grows the linear memory as dlmalloc does; nothing is ever given back, as with it).
@@ -28,12 +32,16 @@ mod abort;
 mod bindings;
 mod call;
 mod client;
+mod ended;
 mod env;
 mod events;
+mod key;
 mod options;
 mod outbox;
+mod resolve;
 mod settle;
 mod share;
+mod state;
 mod transport;
 mod types;
 

@@ -1,5 +1,5 @@
 //! JS policy objects into the core's [`PolicyInput`]. JS reads the caller's object once
-//! and hands over a plain copy of its data (js/arguments.js: getters and proxy traps run
+//! and hands over a plain copy of its data (js/policy-arg.js: getters and proxy traps run
 //! there, functions are taken out); here that copy becomes the core's [`Value`], which
 //! the core validates, scope included. `onEvent` and `fetch` (functions) are taken here.
 

@@ -1,24 +1,22 @@
 //! The outbox (policy `outbox`) on the JS platform. The decisions are the core's
 //! (`crate::outbox`): which calls are kept, each replay's verdict, an entry's expiry, the
-//! waits between replays; js/site.js does the I/O (the store, the replay order, the lock,
+//! waits between replays; js/outbox.js does the I/O (the store, the replay order, the lock,
 //! the `online` event, the timer) and asks them through three functions made here (`core`). A replay
 //! goes through the same client (breaker, budget, bulkhead), with the entry's key.
 
 use std::cell::Cell;
-use std::rc::Weak;
+use std::rc::{Rc, Weak};
 
 use js_sys::{Array, Function, Object, Promise, Reflect};
 use wasm_bindgen::prelude::*;
 
-use super::call;
-use super::client::ClientInner;
 use super::env::random_unit;
 use super::events::{emit, to_js};
 use crate::events::Event;
 use crate::outbox::{self, DeadReason, Reason, Verdict};
 use crate::policy::OutboxPolicy;
 
-#[wasm_bindgen(module = "/js/site.js")]
+#[wasm_bindgen(module = "/js/joined/site.js")]
 unsafe extern "C" {
     /// The outbox `name` over `store` (undefined: the built-in one), asking `core`.
     #[wasm_bindgen(js_name = outboxOpen)]
@@ -38,10 +36,21 @@ unsafe extern "C" {
     ) -> Promise;
 }
 
-/// What js/site.js asks the core (each holds its client weakly).
+/// What an outbox reaches of its client (held weakly): the client implements it, so that
+/// this module need not name the client or its calls.
+pub trait Host {
+    /// A replay of a kept request through the client, never kept again.
+    fn replay(self: Rc<Self>, request: JsValue) -> Promise;
+    /// The client's outbox.
+    fn outbox(&self) -> Option<&Outbox>;
+    /// The client's `onEvent`.
+    fn on_event(&self) -> Option<&Function>;
+}
+
+/// What js/outbox.js asks the core (each holds its client weakly).
 struct Core {
     /// `judge(firstAttemptAt, status)`: status -2 (before sending): 3 expired, 4 send;
-    /// -1 (no answer): 1 wait; else 0 delivered, 1 wait, 2 refused. (js/site.js adds 5: the
+    /// -1 (no answer): 1 wait; else 0 delivered, 1 wait, 2 refused. (js/outbox.js adds 5: the
     /// stored request cannot be sent.)
     _judge: Closure<dyn Fn(f64, i32) -> u32>,
     /// `tell(kind, origin, id, n)`: 0 replayed (n: attempts), 1 delivered (n: status),
@@ -58,9 +67,9 @@ struct Core {
 pub struct Outbox {
     /// Its settings.
     pub policy: OutboxPolicy,
-    /// js/site.js's side of it.
+    /// js/outbox.js's side of it.
     io: JsValue,
-    /// `client.outbox`: list, deadLetters, flush, retry, discard (js/site.js).
+    /// `client.outbox`: list, deadLetters, flush, retry, discard (js/outbox.js).
     pub api: JsValue,
     /// Replay rounds since one left nothing waiting (the timer's backoff).
     round: Cell<u32>,
@@ -75,11 +84,11 @@ impl Drop for Outbox {
 
 impl Outbox {
     /// The outbox of the client `weak` names, over `store` (undefined: the built-in one).
-    pub fn open(
+    pub fn open<C: Host + 'static>(
         policy: OutboxPolicy,
         store: JsValue,
         on_replay: JsValue,
-        weak: Weak<ClientInner>,
+        weak: Weak<C>,
     ) -> Outbox {
         let max_age_ms = policy.max_age_ms;
         let judge =
@@ -96,13 +105,13 @@ impl Outbox {
         let client = weak.clone();
         let tell = Closure::<dyn Fn(u32, String, String, i32) -> f64>::new(
             move |kind: u32, origin: String, id: String, n: i32| match client.upgrade() {
-                Some(client) => tell(&client, kind, &origin, &id, n),
+                Some(client) => tell(&*client, kind, &origin, &id, n),
                 None => -1.0,
             },
         );
         let send = Closure::<dyn Fn(JsValue) -> Promise>::new(move |request: JsValue| {
             match weak.upgrade() {
-                Some(client) => call::replay(client, request),
+                Some(client) => client.replay(request),
                 None => Promise::reject(&JsValue::UNDEFINED),
             }
         });
@@ -198,8 +207,8 @@ pub fn order_now() -> f64 {
     })
 }
 
-/// What js/site.js tells of a replay (see [`Core`]).
-fn tell(client: &ClientInner, kind: u32, origin: &str, id: &str, n: i32) -> f64 {
+/// What js/outbox.js tells of a replay (see [`Core`]).
+fn tell(client: &impl Host, kind: u32, origin: &str, id: &str, n: i32) -> f64 {
     let event = match kind {
         0 => Event::Replayed {
             id,
@@ -219,7 +228,7 @@ fn tell(client: &ClientInner, kind: u32, origin: &str, id: &str, n: i32) -> f64 
             status: u16::try_from(n).ok(),
         },
         _ => {
-            let Some(outbox) = client.outbox.as_ref() else {
+            let Some(outbox) = client.outbox() else {
                 return -1.0;
             };
             let round = outbox.round.get();
@@ -235,7 +244,7 @@ fn tell(client: &ClientInner, kind: u32, origin: &str, id: &str, n: i32) -> f64 
             return outbox::next_flush_ms(round, random_unit());
         }
     };
-    if let Some(listener) = &client.on_event {
+    if let Some(listener) = client.on_event() {
         emit(listener, origin, None, &event);
     }
     0.0

@@ -2,7 +2,7 @@
 //! and a reject closure for every promise (each a JS function, a finalizer registration and
 //! a heap cell); an attempt is awaited on every call. Here the attempt's settlement comes
 //! back through one long-lived callback, given to JS once, with the slot it belongs to:
-//! js/arguments.js calls it with (slot, generation, fulfilled, value).
+//! js/send.js calls it with (slot, generation, fulfilled, value).
 
 use std::cell::RefCell;
 use std::future::Future;

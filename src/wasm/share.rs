@@ -1,20 +1,32 @@
 //! Shared origin health (policy `share`) on the JS platform: a client's channel to its
-//! peers (js/site.js, a `BroadcastChannel`), the notes its registry tells them, and
+//! peers (js/share.js, a `BroadcastChannel`), the notes its registry tells them, and
 //! theirs applied to it (the rules are the core's, `crate::share`).
 
+use std::cell::RefCell;
 use std::rc::Weak;
 
 use js_sys::Function;
 use wasm_bindgen::prelude::*;
 
-use super::client::ClientInner;
 use super::env::{now, random_unit};
 use super::events::emit;
 use crate::events::Event;
+use crate::policy::Policy;
 use crate::registry::{Registry, Share};
 use crate::share::Note;
 
-#[wasm_bindgen(module = "/js/site.js")]
+/// What a channel reaches of its client (held weakly): the client implements it, so that
+/// this module need not name the client.
+pub trait Peer {
+    /// The client's per-origin state, which peers' notes update.
+    fn registry(&self) -> &RefCell<Registry>;
+    /// The client's policy, validated.
+    fn policy(&self) -> &Policy;
+    /// The client's `onEvent`.
+    fn on_event(&self) -> Option<&Function>;
+}
+
+#[wasm_bindgen(module = "/js/joined/site.js")]
 unsafe extern "C" {
     /// The channel of share `name`, calling `hear(kind, origin, monotonicMs, rank)` with
     /// each well-formed note; undefined where there is no `BroadcastChannel`.
@@ -43,11 +55,15 @@ impl Drop for Sharing {
 /// Opens share `name` for the client `weak` names, whose registry is `registry`, and
 /// says hello (its peers answer with what they know). None where the platform has no
 /// channel.
-pub fn open(name: &str, weak: Weak<ClientInner>, registry: &mut Registry) -> Option<Sharing> {
+pub fn open<C: Peer + 'static>(
+    name: &str,
+    weak: Weak<C>,
+    registry: &mut Registry,
+) -> Option<Sharing> {
     let hear = Closure::<dyn Fn(u32, String, f64, u32)>::new(
         move |kind: u32, origin: String, at: f64, rank: u32| {
             if let (Some(client), Some(note)) = (weak.upgrade(), Note::decode(kind, at, rank)) {
-                hear(&client, &origin, note);
+                hear(&*client, &origin, note);
             }
         },
     );
@@ -74,13 +90,13 @@ pub fn open(name: &str, weak: Weak<ClientInner>, registry: &mut Registry) -> Opt
 /// A peer's note, applied to the client's registry; a breaker transition it causes goes
 /// to the client's `onEvent`. A note that comes while the registry is in use is dropped
 /// (sharing is a hint; the next one will do).
-fn hear(client: &ClientInner, origin: &str, note: Note) {
-    let Ok(mut registry) = client.registry.try_borrow_mut() else {
+fn hear(client: &impl Peer, origin: &str, note: Note) {
+    let Ok(mut registry) = client.registry().try_borrow_mut() else {
         return;
     };
-    let transition = registry.hear(origin, note, now(), &client.validated);
+    let transition = registry.hear(origin, note, now(), client.policy());
     drop(registry);
-    if let (Some(t), Some(listener)) = (transition, &client.on_event) {
+    if let (Some(t), Some(listener)) = (transition, client.on_event()) {
         let event = Event::BreakerTransition {
             origin,
             from: t.from,

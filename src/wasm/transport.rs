@@ -46,7 +46,7 @@ fn limits(response: &JsValue, error: bool, rates: bool) -> (Option<String>, Opti
 
 /// Where each attempt's `Request` comes from.
 pub enum Source {
-    /// The fast path (see `fastTarget` in js/arguments.js): an absolute URL string and an
+    /// The fast path (see `fastTarget` in js/request.js): an absolute URL string and an
     /// init whose body is a string or none, handed to `fetch` as they are;
     /// `fetch` builds the request.
     Direct {
@@ -59,7 +59,7 @@ pub enum Source {
     /// The general path: the request built once from the caller's arguments (or the
     /// caller's own `Request`), cloned per attempt so that every retry sends exactly what
     /// the first attempt sent (its body teed); without a body it is sent as it is (`fetch`
-    /// does not consume it). The cloning is `sendAttempt`'s (js/arguments.js).
+    /// does not consume it). The cloning is `sendAttempt`'s (js/send.js).
     Template(JsValue),
 }
 
@@ -69,7 +69,7 @@ pub struct FetchTransport {
     source: Source,
     /// The `fetch` to send with (undefined: the platform's, looked up at each attempt).
     fetch: JsValue,
-    /// The chain of clients the call runs in (js/arguments.js), given to each attempt.
+    /// The chain of clients the call runs in (js/chain.js), given to each attempt.
     chain: JsValue,
     /// False when the body is a stream: then it is sent once, as is.
     replayable: bool,
@@ -311,7 +311,7 @@ impl FetchTransport {
             Ok(c) => c,
             Err(e) => return (AttemptOutcome::InvalidRequest, Err(e)),
         };
-        // The attempt's limit is a JS timer armed with the send (js/arguments.js): when it
+        // The attempt's limit is a JS timer armed with the send (js/send.js): when it
         // runs out the controller is aborted and the attempt rejects with the TimeoutError,
         // made only then (an Error costs a stack capture, and almost every attempt ends
         // before its limit).

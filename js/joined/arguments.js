@@ -1,15 +1,11 @@
-// The caller's arguments, read once, in JS, when the call is made (as fetch
-// reads them), so that the wasm shell gets what it needs in one call without
-// moving property names across the boundary: input and init, the caller's
-// signal, the policy; each attempt's send (through the client's `fetch` option or
-// the platform's fetch), calls that would send through themselves, coalescing of identical
-// reads, install(), and where automatic keys may go under CORS. (Few modules: every snippet
-// is one more module a page without a bundler loads, and wasm-bindgen-test-runner's server,
-// with one thread per CPU, stalled a browser loading five of them on a 2-CPU machine.)
-// Keep the single `export { ... }` line last: the build turns it into
-// `module.exports` for the CommonJS copy, and the import line below into a require.
-import { makeTimeoutError } from "./errors.js";
-import { linkCopy } from "./body.js";
+// Joined by scripts/join-js.mjs from js/request.js, js/chain.js, js/install.js, js/cors.js, js/send.js, js/hooks.js, js/policy-arg.js, js/coalesce.js: edit those, then run it.
+import { makeTimeoutError } from "../errors.js";
+import { linkCopy } from "../body.js";
+
+// The caller's arguments, read once, in JS, when the call is made (as fetch reads them), so that
+// the wasm shell gets what it needs in one call: input and init, the caller's signal, the
+// origin (the fast path reads plain URL strings without the URL parser).
+// Keep the single `export { ... }` line last (scripts/join-js.mjs joins the concern files).
 
 // The RequestInit members fetch reads, own or inherited, plain or getters.
 const INIT_MEMBERS = ["body", "cache", "credentials", "duplex", "headers", "integrity", "keepalive", "method",
@@ -103,135 +99,6 @@ function requestError(input, init) {
     return error;
   }
 }
-
-// ---- calls that send through themselves. An attempt's init is ours; a call
-// that arrives with it (or a copy of it) was made by the fetch one of our attempts
-// called (a wrapper of resilientFetch put on globalThis.fetch, say). Each such init
-// carries the chain of clients its call runs in: a client met twice in a chain would
-// send through itself for ever, so that call fails at once with a TypeError that
-// every outer attempt passes on (not retried, not held against the origin).
-// A wrapper that drops the init but calls back at once is caught too: SENDING holds
-// the clients whose fetch is being called right now.
-// The chain is a property of the attempt's init: a WeakMap of short-lived keys would
-// make every garbage collection walk it, and a property added to its AbortSignal costs
-// Node about a microsecond.
-const CHAIN = Symbol("resilient-fetch chain");
-const MAX_CHAIN = 8;
-const LOCAL_ERRORS = new WeakSet();
-const SENDING = [];
-
-/** The chain of a new call of `client`: its id alone, or the chain it was sent from plus it. */
-function chainOf(init, client) {
-  const parent = init[CHAIN];
-  const chain = parent === undefined ? [] : typeof parent === "number" ? [parent] : parent;
-  if (SENDING.includes(client) || chain.includes(client) || chain.length >= MAX_CHAIN) {
-    const error = new TypeError("resilientFetch: the fetch it sends with calls back into the same client " +
-      "(is globalThis.fetch a wrapper of resilientFetch? use install(), or give the client a `fetch` option)");
-    LOCAL_ERRORS.add(error);
-    throw error;
-  }
-  return chain.length === 0 ? client : [...chain, client];
-}
-
-/** Whether a send failed for a reason of the caller's setup (a call that sends through itself). */
-function isLocalError(error) {
-  return typeof error === "object" && error !== null && LOCAL_ERRORS.has(error);
-}
-
-// ---- install(): a resilient wrapper on globalThis.fetch, sending through the
-// fetch that was there before. Clients without a `fetch` option look the global
-// up at each attempt; finding the wrapper, they use what it wraps instead.
-let INSTALLED = null; // { wrapper, original, client }
-// What each install() wrapper wraps, by the wrapper itself (not a property a spy or a proxy
-// of it would carry too), in one map every copy of this package in the realm shares (two
-// versions in one app). resilient-fetch/otel reads it too (pkg-template/otel.js), to send each
-// attempt with what the client would have used.
-const WRAPPED = shared("resilient-fetch wrappers", () => new WeakMap());
-// On the init an attempt sends, for any copy's wrapper: this call is an attempt (CHAIN is
-// this copy's own: its client ids mean nothing to another copy).
-const ATTEMPT = Symbol.for("resilient-fetch attempt");
-
-/** The realm-wide value under the registered symbol `name`, made by `make()` the first time. */
-function shared(name, make) {
-  const key = Symbol.for(name);
-  if (!Object.prototype.hasOwnProperty.call(globalThis, key)) {
-    Object.defineProperty(globalThis, key, { value: make() });
-  }
-  return globalThis[key];
-}
-
-/** The platform's fetch now: the global, or what an install() (of any copy) wrapped. */
-function platformFetch() {
-  const f = globalThis.fetch;
-  return WRAPPED.get(f) ?? f;
-}
-
-/** What install() wraps: the platform's fetch now (the original behind an earlier install). */
-function fetchToWrap() {
-  const original = platformFetch();
-  if (typeof original !== "function") throw new TypeError("install(): there is no globalThis.fetch to wrap");
-  return original;
-}
-
-/**
- * Puts a wrapper sending through `client` on globalThis.fetch (replacing an earlier install);
- * `client` sends through `original` (fetchToWrap()), so what wraps the wrapper later (an
- * instrumentation library) is never called by it, and the other clients' attempts that reach
- * the wrapper through it go straight to `original`. The wrapper keeps working after uninstall.
- */
-function installFetch(client, original) {
-  // An attempt of another client of this library that reached the global anyway (something
-  // wrapped the wrapper after install(), instrumentation, and passed the attempt's init on)
-  // has its own timeouts, retries and breaker: it goes on through what was wrapped, not
-  // through this client's as well.
-  const wrapper = function fetch(input, init) {
-    let attempt = false;
-    try {
-      attempt = init?.[ATTEMPT] === true;
-    } catch { /* client.fetch reports a bad init */ }
-    // As fetch, never a synchronous throw (a freed client's TypeError rejects).
-    try {
-      return attempt ? original(input, init) : client.fetch(input, init);
-    } catch (e) {
-      return Promise.reject(e);
-    }
-  };
-  WRAPPED.set(wrapper, original);
-  try {
-    globalThis.fetch = wrapper;
-  } catch { /* said below */ }
-  if (globalThis.fetch !== wrapper) {
-    throw new TypeError("install(): globalThis.fetch cannot be replaced here (read-only); give clients a `fetch` option instead");
-  }
-  INSTALLED = { wrapper, original, client };
-}
-
-/** Puts the original fetch back if the wrapper is still there; returns whether it did. */
-function uninstallFetch() {
-  if (INSTALLED === null || globalThis.fetch !== INSTALLED.wrapper) return false;
-  globalThis.fetch = INSTALLED.original;
-  INSTALLED = null;
-  return true;
-}
-
-// ---- where keys may go. In a browser page or worker a header that is not
-// CORS-safelisted makes a cross-origin request need a preflight the server may
-// refuse: automatic keys go to the page's own origin only. Server runtimes
-// (Node, Deno, Workers) have no CORS.
-let PAGE_ORIGIN;
-
-/** Whether a request to `origin` is cross-origin under CORS (false outside browsers). */
-function crossOrigin(origin) {
-  if (PAGE_ORIGIN === undefined) {
-    const location = globalThis.location;
-    const browser = typeof globalThis.Deno === "undefined" && typeof location === "object" && location !== null &&
-      (typeof globalThis.document === "object" || typeof globalThis.importScripts === "function" ||
-        typeof globalThis.WorkerGlobalScope === "function");
-    PAGE_ORIGIN = browser ? String(location.origin) : null;
-  }
-  return PAGE_ORIGIN !== null && origin !== PAGE_ORIGIN;
-}
-
 /** Whether `value` is a platform object of interface `name`, of this realm or another (an iframe's). */
 function isA(value, name) {
   return value !== null && typeof value === "object" && Object.prototype.toString.call(value) === `[object ${name}]`;
@@ -343,6 +210,150 @@ function plainOrigin(input) {
   }
   return `${scheme}://${host}${port}`;
 }
+
+
+// Calls that send through themselves (a client met twice in a chain of calls).
+// Keep the single `export { ... }` line last (scripts/join-js.mjs joins the concern files).
+
+// ---- calls that send through themselves. An attempt's init is ours; a call
+// that arrives with it (or a copy of it) was made by the fetch one of our attempts
+// called (a wrapper of resilientFetch put on globalThis.fetch, say). Each such init
+// carries the chain of clients its call runs in: a client met twice in a chain would
+// send through itself for ever, so that call fails at once with a TypeError that
+// every outer attempt passes on (not retried, not held against the origin).
+// A wrapper that drops the init but calls back at once is caught too: SENDING holds
+// the clients whose fetch is being called right now.
+// The chain is a property of the attempt's init: a WeakMap of short-lived keys would
+// make every garbage collection walk it, and a property added to its AbortSignal costs
+// Node about a microsecond.
+const CHAIN = Symbol("resilient-fetch chain");
+const MAX_CHAIN = 8;
+const LOCAL_ERRORS = new WeakSet();
+const SENDING = [];
+
+/** The chain of a new call of `client`: its id alone, or the chain it was sent from plus it. */
+function chainOf(init, client) {
+  const parent = init[CHAIN];
+  const chain = parent === undefined ? [] : typeof parent === "number" ? [parent] : parent;
+  if (SENDING.includes(client) || chain.includes(client) || chain.length >= MAX_CHAIN) {
+    const error = new TypeError("resilientFetch: the fetch it sends with calls back into the same client " +
+      "(is globalThis.fetch a wrapper of resilientFetch? use install(), or give the client a `fetch` option)");
+    LOCAL_ERRORS.add(error);
+    throw error;
+  }
+  return chain.length === 0 ? client : [...chain, client];
+}
+
+/** Whether a send failed for a reason of the caller's setup (a call that sends through itself). */
+function isLocalError(error) {
+  return typeof error === "object" && error !== null && LOCAL_ERRORS.has(error);
+}
+
+
+// install(): a resilient wrapper on globalThis.fetch.
+// Keep the single `export { ... }` line last (scripts/join-js.mjs joins the concern files).
+
+// ---- install(): a resilient wrapper on globalThis.fetch, sending through the
+// fetch that was there before. Clients without a `fetch` option look the global
+// up at each attempt; finding the wrapper, they use what it wraps instead.
+let INSTALLED = null; // { wrapper, original, client }
+// What each install() wrapper wraps, by the wrapper itself (not a property a spy or a proxy
+// of it would carry too), in one map every copy of this package in the realm shares (two
+// versions in one app). resilient-fetch/otel reads it too (pkg-template/otel.js), to send each
+// attempt with what the client would have used.
+const WRAPPED = shared("resilient-fetch wrappers", () => new WeakMap());
+// On the init an attempt sends, for any copy's wrapper: this call is an attempt (CHAIN is
+// this copy's own: its client ids mean nothing to another copy).
+const ATTEMPT = Symbol.for("resilient-fetch attempt");
+
+/** The realm-wide value under the registered symbol `name`, made by `make()` the first time. */
+function shared(name, make) {
+  const key = Symbol.for(name);
+  if (!Object.prototype.hasOwnProperty.call(globalThis, key)) {
+    Object.defineProperty(globalThis, key, { value: make() });
+  }
+  return globalThis[key];
+}
+
+/** The platform's fetch now: the global, or what an install() (of any copy) wrapped. */
+function platformFetch() {
+  const f = globalThis.fetch;
+  return WRAPPED.get(f) ?? f;
+}
+
+/** What install() wraps: the platform's fetch now (the original behind an earlier install). */
+function fetchToWrap() {
+  const original = platformFetch();
+  if (typeof original !== "function") throw new TypeError("install(): there is no globalThis.fetch to wrap");
+  return original;
+}
+
+/**
+ * Puts a wrapper sending through `client` on globalThis.fetch (replacing an earlier install);
+ * `client` sends through `original` (fetchToWrap()), so what wraps the wrapper later (an
+ * instrumentation library) is never called by it, and the other clients' attempts that reach
+ * the wrapper through it go straight to `original`. The wrapper keeps working after uninstall.
+ */
+function installFetch(client, original) {
+  // An attempt of another client of this library that reached the global anyway (something
+  // wrapped the wrapper after install(), instrumentation, and passed the attempt's init on)
+  // has its own timeouts, retries and breaker: it goes on through what was wrapped, not
+  // through this client's as well.
+  const wrapper = function fetch(input, init) {
+    let attempt = false;
+    try {
+      attempt = init?.[ATTEMPT] === true;
+    } catch { /* client.fetch reports a bad init */ }
+    // As fetch, never a synchronous throw (a freed client's TypeError rejects).
+    try {
+      return attempt ? original(input, init) : client.fetch(input, init);
+    } catch (e) {
+      return Promise.reject(e);
+    }
+  };
+  WRAPPED.set(wrapper, original);
+  try {
+    globalThis.fetch = wrapper;
+  } catch { /* said below */ }
+  if (globalThis.fetch !== wrapper) {
+    throw new TypeError("install(): globalThis.fetch cannot be replaced here (read-only); give clients a `fetch` option instead");
+  }
+  INSTALLED = { wrapper, original, client };
+}
+
+/** Puts the original fetch back if the wrapper is still there; returns whether it did. */
+function uninstallFetch() {
+  if (INSTALLED === null || globalThis.fetch !== INSTALLED.wrapper) return false;
+  globalThis.fetch = INSTALLED.original;
+  INSTALLED = null;
+  return true;
+}
+
+
+// Where automatic keys may go under CORS.
+// Keep the single `export { ... }` line last (scripts/join-js.mjs joins the concern files).
+
+// ---- where keys may go. In a browser page or worker a header that is not
+// CORS-safelisted makes a cross-origin request need a preflight the server may
+// refuse: automatic keys go to the page's own origin only. Server runtimes
+// (Node, Deno, Workers) have no CORS.
+let PAGE_ORIGIN;
+
+/** Whether a request to `origin` is cross-origin under CORS (false outside browsers). */
+function crossOrigin(origin) {
+  if (PAGE_ORIGIN === undefined) {
+    const location = globalThis.location;
+    const browser = typeof globalThis.Deno === "undefined" && typeof location === "object" && location !== null &&
+      (typeof globalThis.document === "object" || typeof globalThis.importScripts === "function" ||
+        typeof globalThis.WorkerGlobalScope === "function");
+    PAGE_ORIGIN = browser ? String(location.origin) : null;
+  }
+  return PAGE_ORIGIN !== null && origin !== PAGE_ORIGIN;
+}
+
+
+// Sending an attempt: its limit, its settlement, and what its response says (status, rate limits).
+// Keep the single `export { ... }` line last (scripts/join-js.mjs joins the concern files).
 
 // The attempts' own timeouts, told apart from every other rejection.
 const TIMEOUTS = new WeakSet();
@@ -558,6 +569,9 @@ function limitsOf(response, error, rates) {
 }
 
 
+// The caller's functions (onEvent, shouldRetry, isFailure), called so that nothing they do reaches the wasm.
+// Keep the single `export { ... }` line last (scripts/join-js.mjs joins the concern files).
+
 // ---- the caller's functions, called so that nothing they do reaches the wasm.
 
 /** Calls an onEvent listener: what it throws, or the promise it returns rejects with, is dropped. */
@@ -620,6 +634,10 @@ function discardBody(response) {
     if (body && !body.locked) body.cancel().catch(() => {});
   } catch { /* not a Response (a mock's), or already gone */ }
 }
+
+
+// The policy argument, read once into a plain copy the wasm reads.
+// Keep the single `export { ... }` line last (scripts/join-js.mjs joins the concern files).
 
 // ---- the policy argument: read once, in JS (getters and proxy traps run here,
 // where what they throw is caught and rejects the call, as fetch does with its
@@ -695,6 +713,10 @@ function copyValue(value, path, depth, ancestors, functions) {
       throw new TypeError(`${path} must be ${KINDS} (got a ${typeof value})`);
   }
 }
+
+
+// Coalescing (policy `coalesce`): identical reads in flight share one call.
+// Keep the single `export { ... }` line last (scripts/join-js.mjs joins the concern files).
 
 // ---------------------------------------------------------------- coalescing (policy `coalesce`)
 // A GET or HEAD identical to one in flight on the same client joins it instead of being sent
@@ -797,4 +819,5 @@ function joinFlight(client, key, signal, start) {
   });
 }
 
-export { flightKey, joinFlight, readArguments, readPolicy, callListener, hookContext, askIsFailure, askShouldRetry, discardBody, isTimeout, setSettler, sendAttempt, sendLocal, setKey, headerOf, requestError, originKey, statusOf, limitsOf, isLocalError, crossOrigin, fetchToWrap, installFetch, uninstallFetch };
+
+export { INIT_MEMBERS, readArguments, headerOf, originKey, setKey, requestError, keepReferrer, CHAIN, SENDING, chainOf, isLocalError, ATTEMPT, platformFetch, fetchToWrap, installFetch, uninstallFetch, crossOrigin, isTimeout, SETTLER, setSettler, sendAttempt, sendLocal, statusOf, limitsOf, callListener, hookContext, askIsFailure, askShouldRetry, discardBody, readPolicy, flightKey, joinFlight };

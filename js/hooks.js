@@ -1,0 +1,68 @@
+// The caller's functions (onEvent, shouldRetry, isFailure), called so that nothing they do reaches the wasm.
+// Keep the single `export { ... }` line last (scripts/join-js.mjs joins the concern files).
+import { SETTLER } from "./send.js";
+
+// ---- the caller's functions, called so that nothing they do reaches the wasm.
+
+/** Calls an onEvent listener: what it throws, or the promise it returns rejects with, is dropped. */
+function callListener(listener, event) {
+  try {
+    const result = listener(event);
+    if (result !== null && typeof result === "object" && typeof result.then === "function") {
+      result.then(undefined, () => {});
+    }
+  } catch { /* a listener must not disturb the call */ }
+}
+
+/**
+ * What retry.shouldRetry and breaker.isFailure see of an attempt that ended. The response
+ * is a clone made when first read, so the body the caller gets stays whole.
+ */
+function hookContext(attempt, method, input, output, isResponse, elapsedMs, remainingMs, key) {
+  const ctx = { attempt, method, url: typeof input === "string" ? input : input.url, elapsedMs, remainingMs };
+  if (key !== undefined) ctx.idempotencyKey = key;
+  if (isResponse) {
+    let copy;
+    Object.defineProperty(ctx, "response", { enumerable: true, get: () => (copy ??= output.clone()) });
+    // Once the hook has answered, a clone it left unread is cancelled, so its branch of the
+    // body does not buffer the whole body (a stream, a download) for nobody.
+    ctx[RELEASE] = () => { if (copy !== undefined) discardBody(copy); };
+  } else {
+    ctx.error = output;
+  }
+  return ctx;
+}
+const RELEASE = Symbol("resilient-fetch release");
+
+/** breaker.isFailure(ctx): true, false, or undefined (the built-in rule; also when it throws). */
+function askIsFailure(hook, ctx) {
+  try {
+    const answer = hook(ctx);
+    return answer === true ? 1 : answer === false ? 0 : -1;
+  } catch {
+    return -1;
+  } finally {
+    ctx[RELEASE]?.();
+  }
+}
+
+/**
+ * retry.shouldRetry(ctx), awaited; settles (slot, generation) with 1 (retry), 0 (stop) or
+ * -1 (the built-in answer), or fails with what the hook threw or its promise rejected with.
+ */
+function askShouldRetry(hook, ctx, slot, generation) {
+  const settler = SETTLER;
+  new Promise((resolve) => resolve(hook(ctx))).then(
+    (answer) => settler(slot, generation, true, answer === true ? 1 : answer === false ? 0 : -1),
+    (error) => settler(slot, generation, false, error)).finally(() => ctx[RELEASE]?.());
+}
+
+/** Cancels a response's body nobody will read; a failure to cancel is harmless. */
+function discardBody(response) {
+  try {
+    const body = response?.body;
+    if (body && !body.locked) body.cancel().catch(() => {});
+  } catch { /* not a Response (a mock's), or already gone */ }
+}
+
+export { callListener, hookContext, askIsFailure, askShouldRetry, discardBody };

@@ -1,0 +1,60 @@
+// Shared origin health (policy `share`; the rules are in src/share.rs).
+// Keep the single `export { ... }` line last (scripts/join-js.mjs joins the concern files).
+import { originKey } from "./request.js";
+
+// ---------------------------------------------------------------- shared origin health
+// A client's notes about its origins go to the clients of the same share name in other tabs,
+// iframes and workers of the site (worker_threads of one Node process; Deno's workers) over a
+// BroadcastChannel, and theirs come back. A message is [version, kind, origin, time, rank]:
+// an origin (never a path, query, header, body or key), a note's kind, a wall-clock time,
+// a rank. Anything else is dropped here; the wasm checks the rest.
+const VERSION = 1;
+
+/**
+ * Opens the channel of share `name`; `hear(kind, origin, monotonicMs, rank)` gets each
+ * well-formed note of a peer. Undefined where there is no BroadcastChannel (Cloudflare
+ * Workers): sharing then does nothing.
+ */
+function shareOpen(name, hear) {
+  if (typeof BroadcastChannel !== "function") return undefined;
+  let channel;
+  try {
+    channel = new BroadcastChannel(`resilient-fetch/${name}`);
+  } catch {
+    return undefined;
+  }
+  channel.onmessage = ({ data }) => {
+    if (!Array.isArray(data) || data.length !== 5 || data[0] !== VERSION) return;
+    const [, kind, origin, at, rank] = data;
+    if (!Number.isInteger(kind) || kind < 0 || typeof at !== "number" || !Number.isInteger(rank) ||
+        rank < 0 || rank > 0xffffffff || typeof origin !== "string" || !isOrigin(origin)) return;
+    hear(kind, origin, at - Date.now() + performance.now(), rank);
+  };
+  // Node: an open channel must not keep the process alive.
+  channel.unref?.();
+  return channel;
+}
+
+/** "" (a hello names no origin), or exactly an origin as the registry keys it. */
+function isOrigin(origin) {
+  if (origin === "") return true;
+  try {
+    return origin.length <= 2048 && originKey(origin) === origin;
+  } catch {
+    return false;
+  }
+}
+
+/** Sends a note; `at` is monotonic ms, sent as wall-clock ms. Never throws. */
+function shareSend(channel, kind, origin, at, rank) {
+  try {
+    channel.postMessage([VERSION, kind, origin, at + Date.now() - performance.now(), rank]);
+  } catch { /* closed: sharing is a hint */ }
+}
+
+function shareClose(channel) {
+  channel.onmessage = null;
+  channel.close();
+}
+
+export { shareOpen, shareSend, shareClose };

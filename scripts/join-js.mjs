@@ -1,0 +1,76 @@
+// Joins the concern files of js/ into the snippet modules the shell binds (js/joined/*.js).
+// Every snippet is one more module a page without a bundler loads, and
+// wasm-bindgen-test-runner's server (one thread per CPU) stalls a browser that loads a fifth:
+// the source is split by concern, the runtimes load a few modules. wasm-bindgen reads the
+// joined files when the crate compiles, so they are committed; scripts/build.sh runs this
+// first, and `node scripts/join-js.mjs --check` (tests/js_joined.rs) fails when one is stale.
+//
+// A concern file imports what it uses from the others (`import { a, b } from "./x.js";`, one
+// line each) and ends with one `export { ... };` line. Joined: the imports between files of
+// one module go, the others point at the joined modules, and one export line ends it.
+import fs from "node:fs";
+import path from "node:path";
+
+const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), "..");
+const JS = path.join(ROOT, "js");
+// Each joined module and its concern files, in the order they are joined.
+const MODULES = {
+  "arguments.js": ["request.js", "chain.js", "install.js", "cors.js", "send.js", "hooks.js", "policy-arg.js", "coalesce.js"],
+  "site.js": ["share.js", "outbox.js", "outbox-store.js", "outbox-replay.js"],
+};
+const IMPORT = /^import \{ ([A-Za-z_$][\w$]*(?:, [A-Za-z_$][\w$]*)*) \} from "\.\/([a-z-]+\.js)";$/;
+const EXPORT = /^export \{ ([A-Za-z_$][\w$]*(?:, [A-Za-z_$][\w$]*)*) \};$/;
+
+const joinedOf = new Map();
+for (const [joined, parts] of Object.entries(MODULES)) for (const part of parts) joinedOf.set(part, joined);
+
+function join(joined, parts) {
+  const imports = new Map(); // the path the joined module imports from -> names
+  const exports = [];
+  const bodies = [];
+  for (const part of parts) {
+    const lines = fs.readFileSync(path.join(JS, part), "utf8").replace(/\n+$/, "").split("\n");
+    const last = lines.pop().match(EXPORT);
+    if (!last) throw new Error(`js/${part} must end with one export { ... } line`);
+    exports.push(...last[1].split(", "));
+    const body = [];
+    for (const line of lines) {
+      const m = line.match(IMPORT);
+      if (!m) {
+        if (/^(import|export) /.test(line)) throw new Error(`js/${part}: an import or export the join cannot read: ${line}`);
+        body.push(line);
+        continue;
+      }
+      const from = m[2];
+      if (joinedOf.get(from) === joined) continue; // the same module now
+      // Another joined module beside this one, or a snippet of its own in js/.
+      const target = joinedOf.has(from) ? `./${joinedOf.get(from)}` : `../${from}`;
+      const names = imports.get(target) ?? [];
+      for (const name of m[1].split(", ")) if (!names.includes(name)) names.push(name);
+      imports.set(target, names);
+    }
+    bodies.push(body.join("\n").replace(/^\n+/, ""));
+  }
+  const head = [
+    `// Joined by scripts/join-js.mjs from ${parts.map((p) => `js/${p}`).join(", ")}: edit those, then run it.`,
+    ...[...imports].map(([from, names]) => `import { ${names.join(", ")} } from "${from}";`),
+  ];
+  return `${head.join("\n")}\n\n${bodies.join("\n\n")}\n\nexport { ${exports.join(", ")} };\n`;
+}
+
+const check = process.argv.includes("--check");
+let stale = 0;
+fs.mkdirSync(path.join(JS, "joined"), { recursive: true });
+for (const [joined, parts] of Object.entries(MODULES)) {
+  const file = path.join(JS, "joined", joined);
+  const text = join(joined, parts);
+  const now = fs.existsSync(file) ? fs.readFileSync(file, "utf8") : null;
+  if (now === text) continue;
+  if (check) {
+    console.error(`js/joined/${joined} is not the join of its concern files: run node scripts/join-js.mjs`);
+    stale++;
+  } else {
+    fs.writeFileSync(file, text);
+  }
+}
+process.exit(stale ? 1 : 0);

@@ -413,7 +413,7 @@ class Call {
 
 /**
  * What install() wrapped, by wrapper: the realm-wide map every copy of the package shares
- * (`WRAPPED` in js/arguments.js), or undefined before any install().
+ * (`WRAPPED` in js/install.js), or undefined before any install().
  */
 function wrappers() {
   return globalThis[Symbol.for("resilient-fetch wrappers")];

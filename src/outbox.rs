@@ -14,7 +14,7 @@
 //! - The replay order is first in, first out per origin (by the first attempt's time, then
 //!   id), and an entry that must wait holds back the later ones of its origin: that is data
 //!   structure, not decision, and sorting is free in JS (std's sort is 4 KB of wasm), so
-//!   js/site.js orders the entries.
+//!   js/outbox-replay.js orders the entries.
 //! - [`expired`]: an entry older than `maxAgeMs` is a dead letter, never sent again (the
 //!   server may have forgotten its key).
 //! - [`next_flush_ms`]: when waiting entries are tried again: equal jitter over a window

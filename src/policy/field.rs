@@ -57,7 +57,7 @@ pub enum Kind {
         /// When absent.
         default: bool,
     },
-    /// A function: taken out of the policy in JS (js/arguments.js), never data.
+    /// A function: taken out of the policy in JS (js/policy-arg.js), never data.
     Function,
     /// An object the client holds as it is (`outbox.store`): taken out in JS too.
     Held,

@@ -1,5 +1,5 @@
 // The origin a call is keyed by (its breaker, budget, pacing) is the URL standard's, whichever
-// way it was found: js/arguments.js reads plain absolute http(s) URLs without the URL parser and
+// way it was found: js/request.js reads plain absolute http(s) URLs without the URL parser and
 // leaves everything else to it. Fuzzed here against `new URL(...).origin`, through the package
 // used by name: the origin is the one the call's `attemptStart` event names.
 import test from "node:test";

@@ -50,7 +50,8 @@ pub enum Kind {
     Key,
     /// `idempotencyHeader`: a header name scripts may set.
     Header,
-    /// A name of 1 to 64 characters (`share`: or `false`, none, the default).
+    /// A name of 1 to 64 characters (`share`: or `false`, none, the default, or an object
+    /// of the fields under this path).
     Name,
     /// `hedge.delayMs`: a whole number of ms in `min..=max`, or `"auto"` (the default).
     DelayOrAuto {
@@ -66,7 +67,8 @@ pub enum Kind {
     },
     /// A function: taken out of the policy in JS (js/arguments.js), never data.
     Function,
-    /// An object the client holds as it is (`outbox.store`): taken out in JS too.
+    /// An object the client holds as it is (`outbox.store`, `share.durableObject`): taken
+    /// out in JS too.
     Held,
 }
 
@@ -284,6 +286,8 @@ pub const FIELDS: &[Field] = &[
         scope: Scope::Client,
         range_text: None,
     },
+    field("share.name", Kind::Name),
+    field("share.durableObject", Kind::Held),
     Field {
         path: "outbox",
         kind: Kind::Feature {
@@ -376,7 +380,7 @@ mod tests {
                 assert!(at.is_some_and(|at| at < i), "{} before its object", f.path);
                 assert!(matches!(
                     get(parent).map(|p| p.kind),
-                    Some(Kind::Feature { .. })
+                    Some(Kind::Feature { .. } | Kind::Name)
                 ));
             }
         }

@@ -43,7 +43,7 @@ pub struct ClientInner {
     /// Breakers, budgets, bulkheads and stats, per origin.
     pub registry: RefCell<Registry>,
     /// Its channel to its peers, when it shares (`share`).
-    _sharing: Option<Sharing>,
+    pub sharing: Option<Sharing>,
     /// Its outbox, when it keeps writes (`outbox`).
     pub outbox: Option<Outbox>,
 }
@@ -67,8 +67,9 @@ impl ClientInner {
         });
         Ok(Rc::new_cyclic(|weak: &std::rc::Weak<ClientInner>| {
             let mut registry = Registry::new(validated.max_origins);
-            let sharing = (validated.share.as_deref())
-                .and_then(|name| share::open(name, weak.clone(), &mut registry));
+            let sharing = (validated.share.as_deref()).and_then(|name| {
+                share::open(name, &options.share_object, weak.clone(), &mut registry)
+            });
             let (store, on_replay) = options.outbox;
             let outbox = (validated.outbox.clone())
                 .map(|policy| Outbox::open(policy, store, on_replay, weak.clone()));
@@ -87,7 +88,7 @@ impl ClientInner {
                 hooks: options.hooks,
                 expire,
                 registry: RefCell::new(registry),
-                _sharing: sharing,
+                sharing,
                 outbox,
                 validated: Rc::new(validated),
                 policy: options.input,

@@ -12,7 +12,7 @@
 //! | awaiting an attempt's settlement without closures per await | `settle.rs` |
 //! | the caller's `AbortSignal` | `abort.rs` |
 //! | clock, randomness, sleep for the core | `env.rs` |
-//! | origin health shared with peers (`share`) over a `BroadcastChannel` | `share.rs`, `js/site.js` |
+//! | origin health shared with peers (`share`) over a `BroadcastChannel`, or a Durable Object in Workers | `share.rs`, `js/site.js`, `pkg-template/edge.js` |
 //! | the outbox (`outbox`): keeping a call, the replay, `client.outbox` | `outbox.rs`, `js/site.js` |
 //! | policy objects into the core's input | `options.rs` |
 //! | events to `onEvent`, and `stats()`, as JS objects (serde-wasm-bindgen) | `events.rs` |

@@ -1,6 +1,7 @@
 //! Shared origin health (policy `share`) on the JS platform: a client's channel to its
-//! peers (js/site.js, a `BroadcastChannel`), the notes its registry tells them, and
-//! theirs applied to it (the rules are the core's, `crate::share`).
+//! peers (js/site.js: a `BroadcastChannel`, or in Cloudflare Workers a Durable Object's
+//! channel, pkg-template/edge.js), the notes its registry tells them, and theirs applied
+//! to it (the rules are the core's, `crate::share`).
 
 use std::rc::Weak;
 
@@ -16,10 +17,15 @@ use crate::share::Note;
 
 #[wasm_bindgen(module = "/js/site.js")]
 unsafe extern "C" {
-    /// The channel of share `name`, calling `hear(kind, origin, monotonicMs, rank)` with
-    /// each well-formed note; undefined where there is no `BroadcastChannel`.
+    /// The channel of share `name` (over `durable_object` when it is given), calling
+    /// `hear(kind, origin, monotonicMs, rank)` with each well-formed note; undefined where
+    /// there is no `BroadcastChannel`.
     #[wasm_bindgen(js_name = shareOpen)]
-    fn share_open(name: &str, hear: &Function) -> JsValue;
+    fn share_open(name: &str, hear: &Function, durable_object: &JsValue) -> JsValue;
+    /// Tells a channel that asks for it (`poke`: a Durable Object's) that a call starts: it
+    /// may refresh its view in the background. Never throws.
+    #[wasm_bindgen(js_name = sharePoke)]
+    fn share_poke(channel: &JsValue);
     /// Sends a note (`at`: monotonic ms); never throws.
     #[wasm_bindgen(js_name = shareSend)]
     fn share_send(channel: &JsValue, kind: u32, origin: &str, at: f64, rank: u32);
@@ -31,7 +37,18 @@ unsafe extern "C" {
 /// A sharing client's channel; closed when the client is dropped (freed, or collected).
 pub struct Sharing {
     channel: JsValue,
+    /// Whether the channel wants to hear of each call (it has a `poke`).
+    pokes: bool,
     _hear: Closure<dyn Fn(u32, String, f64, u32)>,
+}
+
+impl Sharing {
+    /// A call of the client starts.
+    pub fn poke(&self) {
+        if self.pokes {
+            share_poke(&self.channel);
+        }
+    }
 }
 
 impl Drop for Sharing {
@@ -40,10 +57,15 @@ impl Drop for Sharing {
     }
 }
 
-/// Opens share `name` for the client `weak` names, whose registry is `registry`, and
-/// says hello (its peers answer with what they know). None where the platform has no
-/// channel.
-pub fn open(name: &str, weak: Weak<ClientInner>, registry: &mut Registry) -> Option<Sharing> {
+/// Opens share `name` (over `durable_object`, unless undefined) for the client `weak`
+/// names, whose registry is `registry`, and says hello (its peers answer with what they
+/// know). None where the platform has no channel.
+pub fn open(
+    name: &str,
+    durable_object: &JsValue,
+    weak: Weak<ClientInner>,
+    registry: &mut Registry,
+) -> Option<Sharing> {
     let hear = Closure::<dyn Fn(u32, String, f64, u32)>::new(
         move |kind: u32, origin: String, at: f64, rank: u32| {
             if let (Some(client), Some(note)) = (weak.upgrade(), Note::decode(kind, at, rank)) {
@@ -51,7 +73,7 @@ pub fn open(name: &str, weak: Weak<ClientInner>, registry: &mut Registry) -> Opt
             }
         },
     );
-    let channel = share_open(name, hear.as_ref().unchecked_ref());
+    let channel = share_open(name, hear.as_ref().unchecked_ref(), durable_object);
     if channel.is_undefined() {
         return None;
     }
@@ -65,8 +87,11 @@ pub fn open(name: &str, weak: Weak<ClientInner>, registry: &mut Registry) -> Opt
         }),
     });
     registry.tell("", [Some(Note::Hello), None]);
+    let pokes = js_sys::Reflect::get(&channel, &JsValue::from_str("poke"))
+        .is_ok_and(|poke| poke.is_function());
     Some(Sharing {
         channel,
+        pokes,
         _hear: hear,
     })
 }

@@ -654,9 +654,8 @@ function copyObject(object, path, depth, ancestors, functions) {
       functions[at] = value;
     } else if (HELD.includes(at)) {
       const [methods, what] = at === "outbox.store" ? [["put", "delete", "list"], "an object with put, delete and list methods"]
-        : [["idFromName", "get"], "a Durable Object namespace binding of the OriginHealth class, used through the package's Workers entry"];
-      if (value !== undefined && value !== null && (!methods.every((m) => typeof value?.[m] === "function") ||
-          (at !== "outbox.store" && !globalThis[Symbol.for("resilient-fetch.edge")]))) {
+        : [["idFromName", "get"], "a Durable Object namespace (OriginHealth's binding)"];
+      if (value !== undefined && value !== null && !methods.every((m) => typeof value?.[m] === "function")) {
         throw new TypeError(`policy.${at} must be ${what}`);
       }
       functions[at] = value;

@@ -61,12 +61,8 @@ function shareSend(channel, kind, origin, at, rank) {
   } catch { /* closed: sharing is a hint */ }
 }
 
-/** A call starts: a channel that refreshes its view in the background may do so (edge.js). */
-function sharePoke(channel) {
-  try {
-    channel.poke();
-  } catch { /* sharing is a hint */ }
-}
+/** A call starts: a channel that refreshes its view in the background may (edge.js; it never throws). */
+const sharePoke = (channel) => channel.poke?.();
 
 function shareClose(channel) {
   channel.onmessage = null;

@@ -25,11 +25,12 @@ const REFRESH_MS = 250;
 /** How long a client keeps refreshing after the last troubling note (a failure, an opening past its until, a hold). */
 const QUIET_MS = 2_000;
 /**
- * After this client tells a failure, it refreshes every FOLLOW_MS for FOLLOW_FOR_MS (in the
- * background, calls or not): the other isolates' failures of the same moment reach it before
- * its next call, so the fleet trips on its first few failures, not on a few per isolate.
+ * After this client tells a failure, it refreshes at once, then every FOLLOW_MS for
+ * FOLLOW_FOR_MS (in the background, calls or not): the other isolates' failures of the same
+ * moment reach it before its next call, so the fleet trips on its first few failures, not on
+ * a few per isolate.
  */
-const FOLLOW_MS = 20, FOLLOW_FOR_MS = 150;
+const FOLLOW_MS = 10, FOLLOW_FOR_MS = 100;
 /** An exchange that takes longer counts as failed, in ms (the object is slow or hangs). */
 const EXCHANGE_MS = 1_000;
 /** After a failed exchange, the next waits this long, doubling up to MAX_BACKOFF_MS. */
@@ -162,7 +163,9 @@ class EdgeChannel {
         }
         if (this.queue.length === 0) {
           if (Date.now() >= this.followUntil) return;
-          await new Promise((resolve) => setTimeout(resolve, FOLLOW_MS));
+          // At once after an exchange that told something (the peers that told at the same
+          // moment are heard), then every FOLLOW_MS.
+          if (notes.length === 0) await new Promise((resolve) => setTimeout(resolve, FOLLOW_MS));
         }
       }
     } finally {
@@ -197,25 +200,21 @@ export class OriginHealth extends DurableObject {
     const now = Date.now();
     const cursor = Number.isSafeInteger(batch?.cursor) && batch.cursor >= 0 ? batch.cursor : 0;
     const given = Array.isArray(batch?.notes) ? batch.notes.slice(0, MAX_QUEUE) : [];
-    const before = this.seq;
-    let hello = false;
+    this.forget(now);
+    const oldest = this.ring.length > 0 ? this.ring[0][0] : this.seq + 1;
+    // A client that starts, or whose cursor is from before the oldest note kept (or from
+    // another life of this object), is told what is open and held; the others, the notes
+    // they have not heard. Neither gets its own notes back.
+    const behind = cursor === 0 || cursor + 1 < oldest || cursor > this.seq;
+    const notes = behind || given.some((n) => isNote(n) && n[1] === 0) ? this.describe(now) : [];
+    if (!behind) {
+      for (const [seq, , note] of this.ring) if (seq > cursor) notes.push(note);
+    }
     for (const note of given) {
-      if (!isNote(note)) continue;
-      if (note[1] === 0) {
-        hello = true;
-        continue;
-      }
+      if (!isNote(note) || note[1] === 0) continue;
       const kept = [VERSION, note[1], note[2], note[3], note[4]];
       this.ring.push([++this.seq, now, kept]);
       this.remember(kept, now);
-    }
-    this.forget(now);
-    const oldest = this.ring.length > 0 ? this.ring[0][0] : this.seq + 1;
-    // A cursor from before the oldest note kept, or from another life of this object.
-    const behind = cursor === 0 || cursor + 1 < oldest || cursor > before;
-    const notes = hello || behind ? this.describe(now) : [];
-    if (!behind) {
-      for (const [seq, , note] of this.ring) if (seq > cursor && seq <= before) notes.push(note);
     }
     return { cursor: this.seq, notes };
   }

@@ -3,7 +3,7 @@ export { resilientFetch, ResilientClient, install, uninstall, memoryBytes } from
 export type {
   AttemptContext, BreakerState, BreakerPolicy, BulkheadPolicy, ClientStats, OriginStats, Policy, ResilienceEvent,
   RetryBudgetPolicy, RetryPolicy, RateLimitPolicy, ThrottlePolicy, HedgePolicy,
-  Outbox, OutboxPolicy, OutboxStore, OutboxEntry, OutboxReason, OutboxFlush,
+  Outbox, OutboxPolicy, OutboxStore, OutboxEntry, OutboxReason, OutboxFlush, SharePolicy,
 } from "./web/resilient_fetch.js";
 export { TimeoutError, CircuitOpenError, BulkheadFullError, RateLimitError, ThrottledError, QueuedError } from "./errors.js";
 

@@ -248,7 +248,7 @@ pub(super) fn share_name(c: &mut Check, o: &Object) -> Option<String> {
         Value::String(s) if (1..=64).contains(&s.chars().count()) => Some(s.clone()),
         other => {
             let expected = if path == "share" {
-                "a name of 1 to 64 characters, an object { name, durableObject }, or false"
+                "a name of 1 to 64 characters, { name, durableObject }, or false"
             } else {
                 "a name of 1 to 64 characters"
             };

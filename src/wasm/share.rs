@@ -22,8 +22,8 @@ unsafe extern "C" {
     /// there is no `BroadcastChannel`.
     #[wasm_bindgen(js_name = shareOpen)]
     fn share_open(name: &str, hear: &Function, durable_object: &JsValue) -> JsValue;
-    /// Tells a channel that asks for it (`poke`: a Durable Object's) that a call starts: it
-    /// may refresh its view in the background. Never throws.
+    /// Tells a channel that asks for it (one with a `poke`: a Durable Object's) that a call
+    /// starts: it may refresh its view in the background. Never throws.
     #[wasm_bindgen(js_name = sharePoke)]
     fn share_poke(channel: &JsValue);
     /// Sends a note (`at`: monotonic ms); never throws.
@@ -37,17 +37,13 @@ unsafe extern "C" {
 /// A sharing client's channel; closed when the client is dropped (freed, or collected).
 pub struct Sharing {
     channel: JsValue,
-    /// Whether the channel wants to hear of each call (it has a `poke`).
-    pokes: bool,
     _hear: Closure<dyn Fn(u32, String, f64, u32)>,
 }
 
 impl Sharing {
     /// A call of the client starts.
     pub fn poke(&self) {
-        if self.pokes {
-            share_poke(&self.channel);
-        }
+        share_poke(&self.channel);
     }
 }
 
@@ -87,11 +83,8 @@ pub fn open(
         }),
     });
     registry.tell("", [Some(Note::Hello), None]);
-    let pokes = js_sys::Reflect::get(&channel, &JsValue::from_str("poke"))
-        .is_ok_and(|poke| poke.is_function());
     Some(Sharing {
         channel,
-        pokes,
         _hear: hear,
     })
 }

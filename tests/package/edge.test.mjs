@@ -25,6 +25,11 @@ export { OriginHealth, DurableOutbox };
 /** An object that fails every exchange, and one that never answers: the object unreachable. */
 export class FailingHealth extends DurableObject { exchange() { throw new Error("down"); } }
 export class HangingHealth extends DurableObject { exchange() { return new Promise(() => {}); } }
+/** OriginHealth, counting the exchanges it answers (what the fleet costs the object). */
+export class CountingHealth extends OriginHealth {
+  exchange(batch) { this.exchanges = (this.exchanges ?? 0) + 1; return super.exchange(batch); }
+  count() { return this.exchanges ?? 0; }
+}
 
 const moves = [];
 const share = env.RF_HEALTH ? { share: { name: env.SHARE_NAME, durableObject: env.RF_HEALTH } } : {};
@@ -57,6 +62,7 @@ export default {
       return Response.json(outcome);
     }
     if (url.pathname === "/outbox") return Response.json(await outbox.outbox.list());
+    if (url.pathname === "/exchanges") return Response.json(await env.RF_HEALTH.get(env.RF_HEALTH.idFromName(q.get("name"))).count());
     if (url.pathname === "/exchange") {
       // Straight to the object, as anything that can reach it could.
       const stub = env.RF_HEALTH.get(env.RF_HEALTH.idFromName(q.get("name")));
@@ -108,7 +114,7 @@ export async function config(isolates, { disk } = {}) {
     ];
     return `(name = "${name}", worker = (${modules}, bindings = [${bindings.join(", ")}]))`;
   });
-  const classes = ["OriginHealth", "DurableOutbox", "FailingHealth", "HangingHealth"];
+  const classes = ["OriginHealth", "DurableOutbox", "FailingHealth", "HangingHealth", "CountingHealth"];
   const text = `using Workerd = import "/workerd/workerd.capnp";
 const config :Workerd.Config = (
   services = [
@@ -212,7 +218,7 @@ test("five isolates through a 10 s outage over one OriginHealth object: at most 
   const name = uid("fleet");
   const isolates = { alone: {}, solo: {} };
   for (let i = 0; i < N; i++) {
-    isolates[`shared${i}`] = { health: "OriginHealth", vars: { SHARE_NAME: name } };
+    isolates[`shared${i}`] = { health: "CountingHealth", vars: { SHARE_NAME: name } };
     isolates[`plain${i}`] = {};
   }
   const group = (prefix) => Object.keys(isolates).filter((s) => s.replace(/\d+$/, "") === prefix);
@@ -224,6 +230,9 @@ test("five isolates through a 10 s outage over one OriginHealth object: at most 
     // Two outages, one after the other (the machine's load alike for what is compared): the
     // fleet over the object beside one isolate alone, then the fleet without it beside another.
     const withObject = await outage(ports, ["alone", ...group("shared")], urlOf, { ms, everyMs });
+    // Read now: an object nobody exchanges with is evicted after a few seconds, with its memory.
+    const exchanges = await (await fetch(`http://127.0.0.1:${ports.shared0}/exchanges?name=${name}`)).json();
+    const seen = await (await fetch(`http://127.0.0.1:${ports.shared0}/exchange?name=${name}&batch=${encodeURIComponent(JSON.stringify({ cursor: 1, notes: [] }))}`)).text();
     const without = await outage(ports, ["solo", ...group("plain")], urlOf, { ms, everyMs });
     const shared = group("shared");
     const { from, reports } = withObject;
@@ -237,11 +246,13 @@ test("five isolates through a 10 s outage over one OriginHealth object: at most 
     const plainCount = during(await serverLog(ORIGIN_A, ids.plain), without.from);
     const alone2Count = during(await serverLog(ORIGIN_A, ids.solo), without.from);
     const closedAfter = shared.map((s) => (reports[s].moves.filter((m) => m.to === "closed").at(-1)?.at ?? NaN) - verdict.recovery?.t);
-    const detail = JSON.stringify({ ...verdict, plainCount, alone2Count, closedAfter });
+    const perSecond = exchanges / N / ((ms + 2000) / 1000);
+    const detail = JSON.stringify({ ...verdict, plainCount, alone2Count, closedAfter, exchanges });
     t.diagnostic(`during the outage: ${N} isolates over the object ${verdict.sharedCount} requests, one alone ` +
       `${verdict.aloneCount} (${(verdict.sharedCount / verdict.aloneCount).toFixed(2)}x); ${N} without the object ${plainCount}, ` +
       `one alone ${alone2Count} (${(plainCount / alone2Count).toFixed(1)}x); all open ${Math.max(...opened) - Math.min(...opened)} ms ` +
-      `after the first; ${verdict.probes.length} probes, gaps ${verdict.gaps.join(" ")} ms; closed ${closedAfter.join(" ")} ms after the probe`);
+      `after the first; ${verdict.probes.length} probes, gaps ${verdict.gaps.join(" ")} ms; closed ${closedAfter.join(" ")} ms after the probe; ` +
+      `${exchanges} exchanges with the object in ${(ms + 2000) / 1000} s of calls (${perSecond.toFixed(1)} per isolate per second)`);
     if (process.env.RF_EDGE_DEBUG) {
       const log = await serverLog(ORIGIN_A, ids.shared);
       t.diagnostic(JSON.stringify(log.filter((e) => e.t >= from - 100 && e.t < from + 400).map((e) => [e.t - from, e.status])));
@@ -253,13 +264,14 @@ test("five isolates through a 10 s outage over one OriginHealth object: at most 
     assert.ok(verdict.probes.length >= 7, `probes went on through the outage: ${detail}`);
     assert.ok(verdict.gaps.every((g) => g >= 0.9 * cooldownMs && g <= 1.6 * cooldownMs), `one probe per cooldown: ${detail}`);
     assert.equal(verdict.recovery?.status, 200, detail);
+    // At most 4 refreshes a second while calling through trouble, and a few around each told failure.
+    assert.ok(exchanges > 0 && perSecond <= 6, `${perSecond} exchanges per isolate per second: ${detail}`);
     for (const [i, s] of shared.entries()) {
       assert.equal(reports[s].state, "closed", `${s}: ${detail}`);
       assert.ok(closedAfter[i] >= 0 && closedAfter[i] <= 1000, `${s} closed ${closedAfter[i]} ms after the probe: ${detail}`);
     }
     // What the object holds and answers: origins, states, times and ranks, never a path or query.
-    const seen = await (await fetch(`http://127.0.0.1:${ports.shared0}/exchange?name=${name}&batch=${encodeURIComponent(JSON.stringify({ cursor: 1, notes: [] }))}`)).text();
-    assert.ok(!seen.includes("outage") && !seen.includes(ids.shared), seen);
+    assert.ok(seen.includes(ORIGIN_A) && !seen.includes("outage") && !seen.includes(ids.shared), seen);
   } finally {
     await workerd.stop();
   }

@@ -62,6 +62,7 @@ export default {
       return Response.json(outcome);
     }
     if (url.pathname === "/outbox") return Response.json(await outbox.outbox.list());
+    if (url.pathname === "/dead") return Response.json(await outbox.outbox.deadLetters());
     if (url.pathname === "/exchanges") return Response.json(await env.RF_HEALTH.get(env.RF_HEALTH.idFromName(q.get("name"))).count());
     if (url.pathname === "/exchange") {
       // Straight to the object, as anything that can reach it could.
@@ -279,21 +280,24 @@ test("five isolates through a 10 s outage over one OriginHealth object: at most 
 
 const ledger = async (url) => (await fetch(url)).json();
 
-test("a keyed POST kept while the origin is down is delivered once by the object's alarm when it is back: no request to any isolate, after workerd restarted", { timeout: 60_000 }, async () => {
+test("keyed POSTs kept while the origin is down are delivered once, in order, by the object's alarm when it is back (no request to any isolate, after workerd restarted); a refused one is a dead letter", { timeout: 60_000 }, async () => {
   const dir = path.join(SCRATCH, "edge-outbox");
   bundle(dir);
   const disk = path.join(dir, "disk");
   fs.mkdirSync(disk, { recursive: true });
-  const id = uid("edge-ledger"), url = `${ORIGIN_A}/ledger?id=${id}`;
+  const id = uid("edge-ledger"), url = `${ORIGIN_A}/ledger?id=${id}`, refusing = `${url}&refuse=bad`;
   await fetch(`${url}&down=1`, { method: "PUT" });
   const { text, ports } = await config({ keeper: { outbox: "DurableOutbox", vars: { OUTBOX_NAME: uid("orders") } } }, { disk });
   let workerd = await startWorkerd(dir, text, ports);
-  let kept;
+  let kept, all;
   try {
-    kept = await (await fetch(`http://127.0.0.1:${ports.keeper}/keep?url=${encodeURIComponent(url)}&body=order-1`)).json();
-    assert.equal(kept.error, "QueuedError", JSON.stringify(kept));
+    // Three writes, one after the other: the second is one the server will refuse for good.
+    const keep = async (body) => (await fetch(`http://127.0.0.1:${ports.keeper}/keep?url=${encodeURIComponent(refusing)}&body=${body}`)).json();
+    all = [await keep("order-1"), await keep("order-bad"), await keep("order-2")];
+    for (const k of all) assert.equal(k.error, "QueuedError", JSON.stringify(k));
+    kept = all[0];
     const listed = await (await fetch(`http://127.0.0.1:${ports.keeper}/outbox`)).json();
-    assert.deepEqual(listed.map((e) => e.idempotencyKey), [kept.id], "kept in the object's storage, listed by the isolate");
+    assert.deepEqual(listed.map((e) => e.idempotencyKey).sort(), all.map((k) => k.id).sort(), "kept in the object's storage, listed by the isolate");
     assert.ok(!listed[0].headers.some(([name]) => name === "authorization"), JSON.stringify(listed[0].headers));
     assert.equal((await ledger(url)).order.length, 0, "nothing applied while down");
   } finally {
@@ -311,12 +315,19 @@ test("a keyed POST kept while the origin is down is delivered once by the object
     assert.ok(seen?.keys[kept.id], `delivered after the restart: ${JSON.stringify(seen)}\n${workerd.logs()}`);
     await sleep(1500);
     seen = await ledger(url);
-    assert.deepEqual(seen.order, ["order-1"]);
+    assert.deepEqual(seen.order, ["order-1", "order-2"], "in the order they were kept");
+    assert.deepEqual(seen.refused, ["order-bad"]);
     assert.equal(seen.keys[kept.id].answers, 1, "exactly once");
     const posts = (await serverLog(ORIGIN_A, id)).filter((e) => e.method === "POST");
-    assert.ok(posts.every((e) => e.key === kept.id), "with the same key");
+    const keys = new Set(all.map((k) => k.id));
+    assert.ok(keys.size === 3 && posts.every((e) => keys.has(e.key)), "each with its own key, the one it was kept with");
+    assert.equal(seen.keys[all[2].id].answers, 1, "exactly once");
     const delivered = posts.find((e) => e.status === 201);
     assert.ok(!delivered.headers.includes("authorization"), `never stored, so never replayed: ${delivered.headers}`);
+    // Now a request: the refused one is a dead letter, as the isolate's client.outbox shows.
+    const dead = await (await fetch(`http://127.0.0.1:${ports.keeper}/dead`)).json();
+    assert.deepEqual(dead.map((e) => [e.deadLetter.reason, e.deadLetter.status]), [["status", 422]]);
+    assert.deepEqual(await (await fetch(`http://127.0.0.1:${ports.keeper}/outbox`)).json(), [], "nothing waits");
   } finally {
     await workerd.stop();
   }

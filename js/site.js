@@ -91,8 +91,9 @@ const STORE_MS = 30_000;
  * and on the core's timer. `box.api` is what `client.outbox` is.
  */
 function outboxOpen(name, store, onReplay, core) {
-  // A store that replays its entries itself (durableOutbox, in the Workers entry): this
-  // client only keeps its calls there, and its `client.outbox` is the store's.
+  // A store whose entries are replayed on another schedule (the Workers entry's: durableOutbox,
+  // whose object replays, and that object's own store, replayed on its alarm) says so: the
+  // outbox then starts no replay of its own, and uses the store (and `client.outbox`) it gives.
   const elsewhere = store?.[Symbol.for("resilient-fetch.outbox")]?.(name);
   const box = { name, store: elsewhere?.store ?? store ?? builtIn(name), onReplay, core, timer: undefined, closed: false,
     offline: () => {}, remote: elsewhere !== undefined };

@@ -256,15 +256,24 @@ const ENTRY = "entry:";
 /** The alarm's replay rounds: equal jitter over a window doubling from 1 s to 5 min (as the outbox's own timer). */
 const FIRST_MS = 1_000, LAST_MS = 300_000;
 
-/** An outbox store over Durable Object storage (`ctx.storage`): the entries under ENTRY. */
+/** How js/site.js asks a store whether it replays its entries on a schedule of its own. */
+const ELSEWHERE = Symbol.for("resilient-fetch.outbox");
+
+/**
+ * An outbox store over Durable Object storage (`ctx.storage`): the entries under ENTRY. Its
+ * replays are the object's alarm's: the outbox starts no timer of its own (a timer would keep
+ * the object in memory, and billed, between replays).
+ */
 function storageStore(storage) {
-  return {
+  const store = {
     put: (entry) => storage.put(ENTRY + entry.id, entry),
     delete: async (id) => { await storage.delete(ENTRY + id); },
     list: async () => [...(await storage.list({ prefix: ENTRY })).values()],
     get: (id) => storage.get(ENTRY + id),
     count: async () => (await storage.list({ prefix: ENTRY })).size,
+    [ELSEWHERE]: () => ({ store }),
   };
+  return store;
 }
 
 /**
@@ -386,7 +395,7 @@ export function durableOutbox(ns) {
     delete: unnamed,
     list: unnamed,
     /** Called by the outbox of `name` (js/site.js): the store and the api it uses instead of its own. */
-    [Symbol.for("resilient-fetch.outbox")](name) {
+    [ELSEWHERE](name) {
       return {
         store: {
           put: (entry) => at(name).put(name, entry),

@@ -20,8 +20,8 @@ const VERSION = 1;
  * Opens the channel of share `name`; `hear(kind, origin, monotonicMs, rank)` gets each
  * well-formed note of a peer. With `durableObject` (Cloudflare Workers), the channel is the
  * one the package's Workers entry makes over it (pkg-template/edge.js: the same messages,
- * the same methods). Undefined where there is no BroadcastChannel (Cloudflare Workers
- * without it): sharing then does nothing.
+ * the same methods). Undefined where there is no BroadcastChannel (Cloudflare Workers,
+ * without `durableObject`): sharing then does nothing.
  */
 function shareOpen(name, hear, durableObject) {
   const edge = durableObject && globalThis[Symbol.for("resilient-fetch.edge")];

@@ -156,11 +156,11 @@ export async function startWorkerd(dir, configText, ports, { probe = true } = {}
       socket.once("error", () => resolve(false));
     });
     let up = false;
-    for (let i = 0; i < 100 && !up; i++) {
+    for (let i = 0; i < 100 && !up && !/Address already in use/.test(logs); i++) {
       up = (await Promise.all(Object.values(ports).map(listens))).every(Boolean);
       if (!up) await sleep(100);
     }
-    if (!up) {
+    if (!up || /Address already in use/.test(logs)) {
       await stop();
       throw new Error(`workerd did not start\n${logs}`);
     }
@@ -168,16 +168,32 @@ export async function startWorkerd(dir, configText, ports, { probe = true } = {}
   }
   for (const port of Object.values(ports)) {
     let up = false;
-    for (let i = 0; i < 100 && !up; i++) {
+    for (let i = 0; i < 100 && !up && !/Address already in use/.test(logs); i++) {
       up = await fetch(`http://127.0.0.1:${port}/nothing`).then(() => true, () => false);
       if (!up) await sleep(100);
     }
-    if (!up) {
+    if (!up || /Address already in use/.test(logs)) {
       await stop();
       throw new Error(`workerd did not answer on ${port}\n${logs}`);
     }
   }
   return { stop, logs: () => logs };
+}
+
+/**
+ * `isolates` (see config) served by workerd in `dir`: { ports, stop(), logs() }. The ports are
+ * free when picked, but another program may take one before workerd binds it: then again,
+ * with other ports.
+ */
+async function serve(dir, isolates, { disk, probe } = {}) {
+  for (let attempt = 1; ; attempt++) {
+    const { text, ports } = await config(isolates, { disk });
+    try {
+      return { ports, ...(await startWorkerd(dir, text, ports, { probe })) };
+    } catch (e) {
+      if (attempt === 3 || !/Address already in use/.test(e.message)) throw e;
+    }
+  }
 }
 
 /** One call through isolate `port`: { outcome (a status or an error's name), ms (in the isolate) }. */
@@ -223,8 +239,8 @@ test("five isolates through a 10 s outage over one OriginHealth object: at most 
     isolates[`plain${i}`] = {};
   }
   const group = (prefix) => Object.keys(isolates).filter((s) => s.replace(/\d+$/, "") === prefix);
-  const { text, ports } = await config(isolates);
-  const workerd = await startWorkerd(dir, text, ports);
+  const workerd = await serve(dir, isolates);
+  const { ports } = workerd;
   try {
     const ids = Object.fromEntries(["alone", "solo", "shared", "plain"].map((g) => [g, uid(`fleet-${g}`)]));
     const urlOf = (service, from) => `${ORIGIN_A}/outage?id=${ids[service.replace(/(?<=[a-z])\d+$/, "")]}&from=${from}&ms=${ms}`;
@@ -287,8 +303,9 @@ test("keyed POSTs kept while the origin is down are delivered once, in order, by
   fs.mkdirSync(disk, { recursive: true });
   const id = uid("edge-ledger"), url = `${ORIGIN_A}/ledger?id=${id}`, refusing = `${url}&refuse=bad`;
   await fetch(`${url}&down=1`, { method: "PUT" });
-  const { text, ports } = await config({ keeper: { outbox: "DurableOutbox", vars: { OUTBOX_NAME: uid("orders") } } }, { disk });
-  let workerd = await startWorkerd(dir, text, ports);
+  const isolates = { keeper: { outbox: "DurableOutbox", vars: { OUTBOX_NAME: uid("orders") } } };
+  let workerd = await serve(dir, isolates, { disk });
+  let { ports } = workerd;
   let kept, all;
   try {
     // Three writes, one after the other: the second is one the server will refuse for good.
@@ -305,7 +322,8 @@ test("keyed POSTs kept while the origin is down are delivered once, in order, by
   }
   // The origin is back while nothing runs; workerd starts again and no request reaches it.
   await fetch(`${url}&down=0`, { method: "PUT" });
-  workerd = await startWorkerd(dir, text, ports, { probe: false });
+  workerd = await serve(dir, isolates, { disk, probe: false });
+  ({ ports } = workerd);
   try {
     let seen;
     for (let i = 0; i < 100 && !seen?.keys[kept.id]; i++) {
@@ -338,8 +356,8 @@ test("the object failing or hanging: calls go exactly as without sharing, and no
   bundle(dir);
   const vars = { SHARE_NAME: uid("unreachable") };
   const services = { plain: {}, failing: { health: "FailingHealth", vars }, hanging: { health: "HangingHealth", vars } };
-  const { text, ports } = await config(services);
-  const workerd = await startWorkerd(dir, text, ports);
+  const workerd = await serve(dir, services);
+  const { ports } = workerd;
   try {
     const runs = Object.fromEntries(Object.keys(services).map((s) => [s, { outcomes: [], ms: [] }]));
     const ids = Object.fromEntries(Object.keys(services).map((s) => [s, uid(`unreachable-${s}`)]));
@@ -368,8 +386,8 @@ test("junk and notes of another version sent to the object are dropped", { timeo
   const dir = path.join(SCRATCH, "edge-junk");
   bundle(dir);
   const name = uid("junk");
-  const { text, ports } = await config({ probe: { health: "OriginHealth", vars: { SHARE_NAME: name } } });
-  const workerd = await startWorkerd(dir, text, ports);
+  const workerd = await serve(dir, { probe: { health: "OriginHealth", vars: { SHARE_NAME: name } } });
+  const { ports } = workerd;
   const exchange = async (batch) => {
     const res = await fetch(`http://127.0.0.1:${ports.probe}/exchange?name=${name}&batch=${encodeURIComponent(JSON.stringify(batch))}`);
     assert.equal(res.status, 200, `${JSON.stringify(batch)}: ${await res.clone().text()}`);

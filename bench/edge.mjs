@@ -6,7 +6,7 @@
 //
 //   node bench/edge.mjs            # needs pkg/ (scripts/build.sh) and tools/ (workerd, esbuild)
 //
-// Knobs: BENCH_EDGE_CALLS (calls per request, 2 000), BENCH_EDGE_ROUNDS (9). Each round sends
+// Knobs: BENCH_EDGE_CALLS (calls per request, 2 000), BENCH_EDGE_ROUNDS (15). Each round sends
 // one request per variant (in a shuffled order), each making that many calls one after the
 // other; a request with no call measures what the request itself costs, which is taken off.
 // Workers' clocks stand still between I/O, so the time is read in Node, around the request.
@@ -23,7 +23,7 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.join(here, "..");
 const tools = path.join(process.env.RF_TOOLS_DIR ?? path.join(root, "tools"), "node_modules", ".bin");
 const CALLS = Number(process.env.BENCH_EDGE_CALLS ?? 2000);
-const ROUNDS = Number(process.env.BENCH_EDGE_ROUNDS ?? 9);
+const ROUNDS = Number(process.env.BENCH_EDGE_ROUNDS ?? 15);
 
 const WORKER = `
 import { env, DurableObject } from "cloudflare:workers";
@@ -99,7 +99,7 @@ async function timed(variant, n, status) {
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const variants = ["plain", "object", "failing", "hanging"];
-console.log(`per-call time in workerd, ${CALLS} calls per request, median of ${ROUNDS} rounds (stub fetch)`);
+console.log(`per-call time in workerd, ${CALLS} calls per request, ${ROUNDS} rounds (stub fetch); ratios and differences within each round, their median`);
 for (const status of [200, 503]) {
   for (const v of variants) await timed(v, CALLS, status); // warm-up
   const perCall = Object.fromEntries(variants.map((v) => [v, []]));
@@ -109,13 +109,18 @@ for (const status of [200, 503]) {
       perCall[v].push(((await timed(v, CALLS, status)) - empty) * 1000 / CALLS);
     }
   }
-  const plain = median(perCall.plain);
+  // Each round's variants ran side by side: compare them within the round, then take the median.
+  const within = (v, f) => median(perCall[v].map((us, round) => f(us, perCall.plain[round])));
+  const spread = (v) => {
+    const sorted = [...perCall[v]].sort((a, b) => a - b);
+    return `${sorted[Math.floor(sorted.length / 4)].toFixed(1)}–${sorted[Math.floor((3 * sorted.length) / 4)].toFixed(1)}`;
+  };
   console.log(`\nanswers ${status}${status === 200 ? " (healthy: no note is sent)" : " (every call a failure told to the object)"}`);
-  console.log("| client | µs per call | vs no share | added µs |\n| --- | --- | --- | --- |");
+  console.log("| client | µs per call (median, quartiles) | vs no share | added µs |\n| --- | --- | --- | --- |");
   for (const v of variants) {
-    const us = median(perCall[v]);
     const what = { plain: "no share", object: "share over OriginHealth", failing: "share over an object that fails", hanging: "share over an object that never answers" }[v];
-    console.log(`| ${what} | ${us.toFixed(2)} | ${(us / plain).toFixed(2)}× | ${(us - plain).toFixed(2)} |`);
+    console.log(`| ${what} | ${median(perCall[v]).toFixed(2)} (${spread(v)}) | ${within(v, (a, b) => a / b).toFixed(2)}× | ` +
+      `${within(v, (a, b) => a - b).toFixed(2)} |`);
   }
 }
 workerd.kill();

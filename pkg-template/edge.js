@@ -101,7 +101,12 @@ class EdgeChannel {
 
   /** A call starts: refresh the view if it may be stale and the origins are troubled. */
   poke() {
-    if (this.queue.length > 0 || Date.now() < this.troubledUntil) this.flush(true);
+    if (this.queue.length > 0) this.flush(true);
+    else if (this.troubledUntil !== 0) {
+      // Healthy origins (the common case) cost this one comparison.
+      if (Date.now() < this.troubledUntil) this.flush(true);
+      else this.troubledUntil = 0;
+    }
   }
 
   close() {

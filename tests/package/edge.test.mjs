@@ -296,21 +296,24 @@ test("five isolates through a 10 s outage over one OriginHealth object: at most 
 
 const ledger = async (url) => (await fetch(url)).json();
 
-test("keyed POSTs kept while the origin is down are delivered once, in order, by the object's alarm when it is back (no request to any isolate, after workerd restarted); a refused one is a dead letter", { timeout: 60_000 }, async () => {
+test("keyed POSTs two isolates kept while the origin is down are delivered once, in order, by the object's alarm when it is back (no request to any isolate, after workerd restarted); a refused one is a dead letter", { timeout: 60_000 }, async () => {
   const dir = path.join(SCRATCH, "edge-outbox");
   bundle(dir);
   const disk = path.join(dir, "disk");
   fs.mkdirSync(disk, { recursive: true });
   const id = uid("edge-ledger"), url = `${ORIGIN_A}/ledger?id=${id}`, refusing = `${url}&refuse=bad`;
   await fetch(`${url}&down=1`, { method: "PUT" });
-  const isolates = { keeper: { outbox: "DurableOutbox", vars: { OUTBOX_NAME: uid("orders") } } };
+  // Two isolates keep into one outbox name: one object, one replayer.
+  const orders = { outbox: "DurableOutbox", vars: { OUTBOX_NAME: uid("orders") } };
+  const isolates = { keeper: orders, other: orders };
   let workerd = await serve(dir, isolates, { disk });
   let { ports } = workerd;
   let kept, all;
   try {
     // Three writes, one after the other: the second is one the server will refuse for good.
-    const keep = async (body) => (await fetch(`http://127.0.0.1:${ports.keeper}/keep?url=${encodeURIComponent(refusing)}&body=${body}`)).json();
-    all = [await keep("order-1"), await keep("order-bad"), await keep("order-2")];
+    const keep = async (service, body) =>
+      (await fetch(`http://127.0.0.1:${ports[service]}/keep?url=${encodeURIComponent(refusing)}&body=${body}`)).json();
+    all = [await keep("keeper", "order-1"), await keep("other", "order-bad"), await keep("keeper", "order-2")];
     for (const k of all) assert.equal(k.error, "QueuedError", JSON.stringify(k));
     kept = all[0];
     const listed = await (await fetch(`http://127.0.0.1:${ports.keeper}/outbox`)).json();

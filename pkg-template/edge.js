@@ -32,9 +32,9 @@ const QUIET_MS = 2_000;
  */
 const FOLLOW_MS = 10, FOLLOW_FOR_MS = 100;
 /** An exchange that takes longer counts as failed, in ms (the object is slow or hangs). */
-const EXCHANGE_MS = 1_000;
+const EXCHANGE_MS = 2_000;
 /** After a failed exchange, the next waits this long, doubling up to MAX_BACKOFF_MS. */
-const BACKOFF_MS = 1_000, MAX_BACKOFF_MS = 30_000;
+const BACKOFF_MS = 250, MAX_BACKOFF_MS = 30_000;
 /** Notes one client holds for the object at most (the oldest go first), and sends in one exchange. */
 const MAX_QUEUE = 64;
 /** Notes the object keeps (for the clients that have not heard them yet), and for how long, in ms. */
@@ -92,6 +92,9 @@ class EdgeChannel {
   /** A note of this client: sent in the next exchange, at once if none is under way. */
   postMessage(message) {
     if (this.closed) return;
+    // While the object is left alone, an answer's note would be stale when it goes: dropped
+    // (an opening, a closing or a hold says when, and waits).
+    if ((message[1] === 1 || message[1] === 2) && this.notBefore !== 0 && Date.now() < this.notBefore) return;
     this.queue.push(message);
     if (this.queue.length > MAX_QUEUE) this.queue.shift();
     if (message[1] === 1) this.followUntil = Date.now() + FOLLOW_FOR_MS;

@@ -1,4 +1,4 @@
-// ES module entry points (browser.js, node.mjs, deno.mjs, workerd.js).
+// ES module entry points (browser.js, node.mjs, deno.mjs, worker.js; workerd.js adds workerd.d.ts).
 export { resilientFetch, ResilientClient, install, uninstall, memoryBytes } from "./web/resilient_fetch.js";
 export type {
   AttemptContext, BreakerState, BreakerPolicy, BulkheadPolicy, ClientStats, OriginStats, Policy, ResilienceEvent,

@@ -35,6 +35,14 @@ const FOLLOW_MS = 10, FOLLOW_FOR_MS = 100;
 const EXCHANGE_MS = 2_000;
 /** After a failed exchange, the next waits this long, doubling up to MAX_BACKOFF_MS. */
 const BACKOFF_MS = 250, MAX_BACKOFF_MS = 30_000;
+/**
+ * One run of exchanges (started by a call, in its request's waitUntil) ends after this long,
+ * in ms: what is left goes with a later call. A run the platform cut off (a request's
+ * waitUntil has a limit) never settles: after STALE_MS another may start.
+ */
+const RUN_MS = 3_000, STALE_MS = 10_000;
+/** How long a troubling note keeps the view refreshed at most, in ms (an "open for a day" does not). */
+const MAX_TROUBLE_MS = 300_000;
 /** Notes one client holds for the object at most (the oldest go first), and sends in one exchange. */
 const MAX_QUEUE = 64;
 /** Notes the object keeps (for the clients that have not heard them yet), and for how long, in ms. */
@@ -81,6 +89,7 @@ class EdgeChannel {
     this.queue = [];
     this.cursor = 0;
     this.busy = false;
+    this.run = 0; // the run of exchanges under way (a run that is not is abandoned)
     this.closed = false;
     this.last = -Infinity; // when the last exchange started (Date.now())
     this.notBefore = 0; // after failures: no exchange before then
@@ -120,29 +129,35 @@ class EdgeChannel {
   /** Notes that say an origin is troubled keep the view refreshed for a while. */
   heed([, kind, , at]) {
     if (kind === 1 || kind === 3 || kind === 5) {
-      this.troubledUntil = Math.max(this.troubledUntil, Date.now() + QUIET_MS, kind === 1 ? 0 : at + QUIET_MS);
+      const now = Date.now();
+      const until = Math.min(now + MAX_TROUBLE_MS, Math.max(now + QUIET_MS, kind === 1 ? 0 : at + QUIET_MS));
+      this.troubledUntil = Math.max(this.troubledUntil, until);
     }
   }
 
   /** Starts an exchange in the background, unless one is under way or it is too soon. */
   flush(refresh) {
-    if (this.busy || this.closed) return;
+    if (this.closed) return;
     const now = Date.now();
-    if (now < this.notBefore || (refresh && this.queue.length === 0 && now - this.last < REFRESH_MS)) return;
+    if ((this.busy && now - this.last < STALE_MS) || now < this.notBefore ||
+        (refresh && this.queue.length === 0 && now - this.last < REFRESH_MS)) return;
     this.busy = true;
+    this.last = now;
+    const run = ++this.run;
     try {
       // Outside a request (a client made in a module's global scope) there is no waitUntil
       // and no I/O: the notes wait for the first call.
-      waitUntil(this.exchange());
+      waitUntil(this.exchange(run));
     } catch {
       this.busy = false;
     }
   }
 
   /** Exchanges until nothing is left to send: the queued notes go, the others' notes come. */
-  async exchange() {
+  async exchange(run) {
+    const started = Date.now();
     try {
-      while (!this.closed) {
+      while (!this.closed && run === this.run) {
         this.last = Date.now();
         const notes = this.queue.splice(0, MAX_QUEUE);
         let answer;
@@ -151,24 +166,27 @@ class EdgeChannel {
           const stub = this.ns.get(this.ns.idFromName(this.name));
           answer = await within(stub.exchange({ cursor: this.cursor, notes }), EXCHANGE_MS);
         } catch {
+          if (run !== this.run) return;
           // Sharing is a hint: the notes are dropped, and the object left alone for a while.
           this.notBefore = Date.now() + this.backoff;
           this.backoff = Math.min(MAX_BACKOFF_MS, this.backoff * 2);
           return;
         }
+        if (run !== this.run) return;
         this.backoff = BACKOFF_MS;
         this.notBefore = 0;
         if (answer && typeof answer === "object") {
           if (Number.isSafeInteger(answer.cursor) && answer.cursor >= 0) this.cursor = answer.cursor;
           for (const note of Array.isArray(answer.notes) ? answer.notes.slice(0, MAX_RING) : []) {
             if (this.closed) break;
-            this.heed(Array.isArray(note) ? note : []);
+            if (isNote(note)) this.heed(note);
             // site.js checks each message as it checks a BroadcastChannel's.
             try {
               this.onmessage?.({ data: note });
             } catch { /* a note that cannot be applied is dropped */ }
           }
         }
+        if (Date.now() - started >= RUN_MS) return;
         if (this.queue.length === 0) {
           if (Date.now() >= this.followUntil) return;
           // At once after an exchange that told something (the peers that told at the same
@@ -177,7 +195,7 @@ class EdgeChannel {
         }
       }
     } finally {
-      this.busy = false;
+      if (run === this.run) this.busy = false;
     }
   }
 }

@@ -27,8 +27,12 @@ const STORE_MS = 30_000;
  * and on the core's timer. `box.api` is what `client.outbox` is.
  */
 function outboxOpen(name, store, onReplay, core) {
-  const box = { name, store: store ?? builtIn(name), onReplay, core, timer: undefined, closed: false,
-    offline: () => {} };
+  // A store whose entries are replayed on another schedule (the Workers entry's: durableOutbox,
+  // whose object replays, and that object's own store, replayed on its alarm) says so: the
+  // outbox then starts no replay of its own, and uses the store (and `client.outbox`) it gives.
+  const elsewhere = store?.[Symbol.for("resilient-fetch.outbox")]?.(name);
+  const box = { name, store: elsewhere?.store ?? store ?? builtIn(name), onReplay, core, timer: undefined, closed: false,
+    offline: () => {}, remote: elsewhere !== undefined };
   box.wake = () => {
     if (box.closed) return;
     clearTimeout(box.timer);
@@ -38,12 +42,12 @@ function outboxOpen(name, store, onReplay, core) {
       if (!box.closed) later(box, ask(box, "tell", 4, "", "", 0));
     });
   };
-  if (typeof globalThis.addEventListener === "function") {
+  if (typeof globalThis.addEventListener === "function" && !box.remote) {
     globalThis.addEventListener("online", box.wake);
     box.offline = () => globalThis.removeEventListener("online", box.wake);
   }
   later(box, 0);
-  box.api = Object.freeze({
+  box.api = elsewhere?.api ?? Object.freeze({
     list: () => outboxList(box, false),
     deadLetters: () => outboxList(box, true),
     flush: () => outboxFlush(box, true),
@@ -71,7 +75,7 @@ function ask(box, fn, ...args) {
 
 /** A replay in `ms` (none if negative, or one is due already); never keeps Node or Deno alive. */
 function later(box, ms) {
-  if (box.timer !== undefined || box.closed || !(ms >= 0)) return;
+  if (box.timer !== undefined || box.closed || box.remote || !(ms >= 0)) return;
   try {
     box.timer = setTimeout(box.wake, ms);
   } catch {

@@ -12,14 +12,17 @@ const VERSION = 1;
 
 /**
  * Opens the channel of share `name`; `hear(kind, origin, monotonicMs, rank)` gets each
- * well-formed note of a peer. Undefined where there is no BroadcastChannel (Cloudflare
- * Workers): sharing then does nothing.
+ * well-formed note of a peer. With `durableObject` (Cloudflare Workers), the channel is the
+ * one the package's Workers entry makes over it (pkg-template/edge.js: the same messages,
+ * the same methods). Undefined where there is no BroadcastChannel (Cloudflare Workers,
+ * without `durableObject`): sharing then does nothing.
  */
-function shareOpen(name, hear) {
-  if (typeof BroadcastChannel !== "function") return undefined;
+function shareOpen(name, hear, durableObject) {
+  const edge = durableObject && globalThis[Symbol.for("resilient-fetch.edge")];
+  if (!edge && typeof BroadcastChannel !== "function") return undefined;
   let channel;
   try {
-    channel = new BroadcastChannel(`resilient-fetch/${name}`);
+    channel = edge ? edge.channel(name, durableObject) : new BroadcastChannel(`resilient-fetch/${name}`);
   } catch {
     return undefined;
   }
@@ -52,9 +55,12 @@ function shareSend(channel, kind, origin, at, rank) {
   } catch { /* closed: sharing is a hint */ }
 }
 
+/** A call starts: a channel that refreshes its view in the background may (edge.js; it never throws). */
+const sharePoke = (channel) => channel.poke?.();
+
 function shareClose(channel) {
   channel.onmessage = null;
   channel.close();
 }
 
-export { shareOpen, shareSend, shareClose };
+export { shareOpen, shareSend, sharePoke, shareClose };

@@ -1,11 +1,6 @@
-// Cloudflare Workers (workerd, wrangler): the wasm is imported as a compiled
-// module, as Workers require. Instantiation only: no timers or randomness here.
-import wasm from "./web/resilient_fetch_bg.wasm";
-import { initSync } from "./web/resilient_fetch.js";
-
-initSync({ module: wasm });
-
-export { resilientFetch, ResilientClient, install, uninstall, memoryBytes } from "./web/resilient_fetch.js";
-export { TimeoutError, CircuitOpenError, BulkheadFullError, RateLimitError, ThrottledError, QueuedError } from "./errors.js";
-/** Resolves at once: the module is ready when its import resolves. */
-export default async function ready() {}
+// Cloudflare Workers (workerd, wrangler): the worker entry (the wasm imported as a compiled
+// module, as Workers require), and the Durable Objects that share origin health and keep
+// the outbox across isolates (edge.js; it imports cloudflare:workers, which only Workers have).
+export * from "./worker.js";
+export { default } from "./worker.js";
+export { OriginHealth, DurableOutbox, durableOutbox } from "./edge.js";

@@ -263,6 +263,7 @@ fn declared_docs() -> BTreeMap<String, String> {
                 "ThrottlePolicy" => Some("throttle."),
                 "HedgePolicy" => Some("hedge."),
                 "OutboxPolicy" => Some("outbox."),
+                "SharePolicy" => Some("share."),
                 _ => None,
             };
             doc.clear();

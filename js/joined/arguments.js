@@ -664,7 +664,7 @@ function readPolicy(policy) {
 // The policy fields that hold functions, taken out of the copy (in the schema's order).
 const FUNCTIONS = ["retry.shouldRetry", "breaker.isFailure", "outbox.onReplay", "onEvent", "fetch"];
 // The policy fields that hold objects the client keeps as they are (in the schema's order).
-const HELD = ["outbox.store"];
+const HELD = ["share.durableObject", "outbox.store"];
 
 function copyObject(object, path, depth, ancestors, functions) {
   ancestors.push(object);
@@ -678,9 +678,10 @@ function copyObject(object, path, depth, ancestors, functions) {
       }
       functions[at] = value;
     } else if (HELD.includes(at)) {
-      if (value !== undefined && value !== null &&
-          !["put", "delete", "list"].every((m) => typeof value?.[m] === "function")) {
-        throw new TypeError(`policy.${at} must be an object with put, delete and list methods`);
+      const [methods, what] = at === "outbox.store" ? [["put", "delete", "list"], "an object with put, delete and list methods"]
+        : [["idFromName", "get"], "a Durable Object namespace (OriginHealth's binding)"];
+      if (value !== undefined && value !== null && !methods.every((m) => typeof value?.[m] === "function")) {
+        throw new TypeError(`policy.${at} must be ${what}`);
       }
       functions[at] = value;
     } else {

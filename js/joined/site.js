@@ -15,14 +15,17 @@ const VERSION = 1;
 
 /**
  * Opens the channel of share `name`; `hear(kind, origin, monotonicMs, rank)` gets each
- * well-formed note of a peer. Undefined where there is no BroadcastChannel (Cloudflare
- * Workers): sharing then does nothing.
+ * well-formed note of a peer. With `durableObject` (Cloudflare Workers), the channel is the
+ * one the package's Workers entry makes over it (pkg-template/edge.js: the same messages,
+ * the same methods). Undefined where there is no BroadcastChannel (Cloudflare Workers,
+ * without `durableObject`): sharing then does nothing.
  */
-function shareOpen(name, hear) {
-  if (typeof BroadcastChannel !== "function") return undefined;
+function shareOpen(name, hear, durableObject) {
+  const edge = durableObject && globalThis[Symbol.for("resilient-fetch.edge")];
+  if (!edge && typeof BroadcastChannel !== "function") return undefined;
   let channel;
   try {
-    channel = new BroadcastChannel(`resilient-fetch/${name}`);
+    channel = edge ? edge.channel(name, durableObject) : new BroadcastChannel(`resilient-fetch/${name}`);
   } catch {
     return undefined;
   }
@@ -55,6 +58,9 @@ function shareSend(channel, kind, origin, at, rank) {
   } catch { /* closed: sharing is a hint */ }
 }
 
+/** A call starts: a channel that refreshes its view in the background may (edge.js; it never throws). */
+const sharePoke = (channel) => channel.poke?.();
+
 function shareClose(channel) {
   channel.onmessage = null;
   channel.close();
@@ -86,8 +92,12 @@ const STORE_MS = 30_000;
  * and on the core's timer. `box.api` is what `client.outbox` is.
  */
 function outboxOpen(name, store, onReplay, core) {
-  const box = { name, store: store ?? builtIn(name), onReplay, core, timer: undefined, closed: false,
-    offline: () => {} };
+  // A store whose entries are replayed on another schedule (the Workers entry's: durableOutbox,
+  // whose object replays, and that object's own store, replayed on its alarm) says so: the
+  // outbox then starts no replay of its own, and uses the store (and `client.outbox`) it gives.
+  const elsewhere = store?.[Symbol.for("resilient-fetch.outbox")]?.(name);
+  const box = { name, store: elsewhere?.store ?? store ?? builtIn(name), onReplay, core, timer: undefined, closed: false,
+    offline: () => {}, remote: elsewhere !== undefined };
   box.wake = () => {
     if (box.closed) return;
     clearTimeout(box.timer);
@@ -97,12 +107,12 @@ function outboxOpen(name, store, onReplay, core) {
       if (!box.closed) later(box, ask(box, "tell", 4, "", "", 0));
     });
   };
-  if (typeof globalThis.addEventListener === "function") {
+  if (typeof globalThis.addEventListener === "function" && !box.remote) {
     globalThis.addEventListener("online", box.wake);
     box.offline = () => globalThis.removeEventListener("online", box.wake);
   }
   later(box, 0);
-  box.api = Object.freeze({
+  box.api = elsewhere?.api ?? Object.freeze({
     list: () => outboxList(box, false),
     deadLetters: () => outboxList(box, true),
     flush: () => outboxFlush(box, true),
@@ -130,7 +140,7 @@ function ask(box, fn, ...args) {
 
 /** A replay in `ms` (none if negative, or one is due already); never keeps Node or Deno alive. */
 function later(box, ms) {
-  if (box.timer !== undefined || box.closed || !(ms >= 0)) return;
+  if (box.timer !== undefined || box.closed || box.remote || !(ms >= 0)) return;
   try {
     box.timer = setTimeout(box.wake, ms);
   } catch {
@@ -626,4 +636,4 @@ async function outboxRetry(box, id) {
 }
 
 
-export { shareOpen, shareSend, shareClose, STORE_MS, outboxOpen, outboxClose, CLOSED, ask, later, unref, outboxKeep, KEEPS, TURNS, inTurn, judgeAge, bounded, call, taken, takeBack, stored, entries, find, count, builtIn, outboxFlush, outboxList, outboxDiscard, outboxRetry };
+export { shareOpen, shareSend, sharePoke, shareClose, STORE_MS, outboxOpen, outboxClose, CLOSED, ask, later, unref, outboxKeep, KEEPS, TURNS, inTurn, judgeAge, bounded, call, taken, takeBack, stored, entries, find, count, builtIn, outboxFlush, outboxList, outboxDiscard, outboxRetry };

@@ -43,7 +43,8 @@ pub enum Kind {
     Key,
     /// `idempotencyHeader`: a header name scripts may set.
     Header,
-    /// A name of 1 to 64 characters (`share`: or `false`, none, the default).
+    /// A name of 1 to 64 characters (`share`: or `false`, none, the default, or an object
+    /// of the fields under this path).
     Name,
     /// `hedge.delayMs`: a whole number of ms in `min..=max`, or `"auto"` (the default).
     DelayOrAuto {
@@ -59,7 +60,8 @@ pub enum Kind {
     },
     /// A function: taken out of the policy in JS (js/policy-arg.js), never data.
     Function,
-    /// An object the client holds as it is (`outbox.store`): taken out in JS too.
+    /// An object the client holds as it is (`outbox.store`, `share.durableObject`): taken
+    /// out in JS too.
     Held,
 }
 

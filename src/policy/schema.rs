@@ -201,6 +201,8 @@ pub const FIELDS: &[Field] = &[
         scope: Scope::Client,
         range_text: None,
     },
+    field("share.name", Kind::Name),
+    field("share.durableObject", Kind::Held),
     Field {
         path: "outbox",
         kind: Kind::Feature {
@@ -289,7 +291,7 @@ mod tests {
                 assert!(at.is_some_and(|at| at < i), "{} before its object", f.path);
                 assert!(matches!(
                     get(parent).map(|p| p.kind),
-                    Some(Kind::Feature { .. })
+                    Some(Kind::Feature { .. } | Kind::Name)
                 ));
             }
         }

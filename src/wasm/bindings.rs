@@ -168,9 +168,9 @@ unsafe extern "C" {
     /// resolves with this caller's own response.
     #[wasm_bindgen(js_name = joinFlight)]
     pub fn join_flight(client: u32, key: &str, signal: &JsValue, start: &JsValue) -> Promise;
-    /// The policy argument, read once: `[plain copy without functions, onEvent or
-    /// undefined, fetch or undefined]`; throws a `TypeError` naming the field for what no
-    /// policy holds, and whatever a getter throws.
+    /// The policy argument, read once: `[plain copy without functions, the function
+    /// fields, the held objects]` (see `options::decode`); throws a `TypeError` naming the
+    /// field for what no policy holds, and whatever a getter throws.
     #[wasm_bindgen(js_name = readPolicy, catch)]
     pub fn read_policy(policy: &JsValue) -> Result<js_sys::Array, JsValue>;
 }

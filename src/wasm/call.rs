@@ -67,6 +67,9 @@ pub fn start(
     policy: JsValue,
     keep: bool,
 ) -> Promise {
+    if let Some(sharing) = &client.sharing {
+        sharing.poke();
+    }
     match prepare(client, input, init, policy, keep) {
         Ok(Prepared::Run(mut ready)) => match ready.flight.take() {
             None => wasm_bindgen_futures::future_to_promise(ready.run()),

@@ -39,8 +39,9 @@ impl ClientInner {
         });
         Ok(Rc::new_cyclic(|weak: &std::rc::Weak<ClientInner>| {
             let mut registry = Registry::new(validated.max_origins);
-            let sharing = (validated.share.as_deref())
-                .and_then(|name| share::open(name, weak.clone(), &mut registry));
+            let sharing = (validated.share.as_deref()).and_then(|name| {
+                share::open(name, &options.share_object, weak.clone(), &mut registry)
+            });
             let (store, on_replay) = options.outbox;
             let outbox = (validated.outbox.clone())
                 .map(|policy| Outbox::open(policy, store, on_replay, weak.clone()));
@@ -59,7 +60,7 @@ impl ClientInner {
                 hooks: options.hooks,
                 expire,
                 registry: RefCell::new(registry),
-                _sharing: sharing,
+                sharing,
                 outbox,
                 validated: Rc::new(validated),
                 policy: options.input,

@@ -16,7 +16,7 @@
 //! | awaiting an attempt's settlement without closures per await | `settle.rs` |
 //! | the caller's `AbortSignal` | `abort.rs` |
 //! | clock, randomness, sleep for the core | `env.rs` |
-//! | origin health shared with peers (`share`) over a `BroadcastChannel` | `share.rs`, `js/share.js` |
+//! | origin health shared with peers (`share`) over a `BroadcastChannel`, or a Durable Object in Workers | `share.rs`, `js/share.js`, `pkg-template/edge.js` |
 //! | the outbox (`outbox`): keeping a call, the replay, `client.outbox` | `outbox.rs`, `js/outbox.js`, `js/outbox-store.js`, `js/outbox-replay.js` (with `js/share.js`, joined into `js/joined/site.js`) |
 //! | policy objects into the core's input | `options.rs` |
 //! | events to `onEvent`, and `stats()`, as JS objects (serde-wasm-bindgen) | `events.rs` |

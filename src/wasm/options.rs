@@ -24,6 +24,8 @@ pub struct Options {
     pub hooks: Hooks,
     /// `outbox.store` and `outbox.onReplay`, as given (undefined when not).
     pub outbox: (JsValue, JsValue),
+    /// `share.durableObject`, as given (undefined when not).
+    pub share_object: JsValue,
 }
 
 /// The caller's own decisions, as given.
@@ -60,7 +62,7 @@ pub fn decode(policy: &JsValue) -> Result<Options, JsValue> {
         return Ok(Options::default());
     }
     // [plain copy without functions, retry.shouldRetry, breaker.isFailure, outbox.onReplay,
-    //  onEvent, fetch, outbox.store]
+    //  onEvent, fetch, share.durableObject, outbox.store]
     let read = read_policy(policy)?;
     let input = PolicyInput::new(to_value(&read.get(0)));
     let hooks = Hooks {
@@ -72,7 +74,8 @@ pub fn decode(policy: &JsValue) -> Result<Options, JsValue> {
         on_event: read.get(4).dyn_into::<Function>().ok(),
         fetch: read.get(5).dyn_into::<Function>().ok(),
         hooks,
-        outbox: (read.get(6), read.get(3)),
+        outbox: (read.get(7), read.get(3)),
+        share_object: read.get(6),
     })
 }
 

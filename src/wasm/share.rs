@@ -1,6 +1,7 @@
 //! Shared origin health (policy `share`) on the JS platform: a client's channel to its
-//! peers (js/share.js, a `BroadcastChannel`), the notes its registry tells them, and
-//! theirs applied to it (the rules are the core's, `crate::share`).
+//! peers (js/share.js: a `BroadcastChannel`, or in Cloudflare Workers a Durable Object's
+//! channel, pkg-template/edge.js), the notes its registry tells them, and theirs applied
+//! to it (the rules are the core's, `crate::share`).
 
 use std::cell::RefCell;
 use std::rc::Weak;
@@ -28,10 +29,15 @@ pub trait Peer {
 
 #[wasm_bindgen(module = "/js/joined/site.js")]
 unsafe extern "C" {
-    /// The channel of share `name`, calling `hear(kind, origin, monotonicMs, rank)` with
-    /// each well-formed note; undefined where there is no `BroadcastChannel`.
+    /// The channel of share `name` (over `durable_object` when it is given), calling
+    /// `hear(kind, origin, monotonicMs, rank)` with each well-formed note; undefined where
+    /// there is no `BroadcastChannel`.
     #[wasm_bindgen(js_name = shareOpen)]
-    fn share_open(name: &str, hear: &Function) -> JsValue;
+    fn share_open(name: &str, hear: &Function, durable_object: &JsValue) -> JsValue;
+    /// Tells a channel that asks for it (one with a `poke`: a Durable Object's) that a call
+    /// starts: it may refresh its view in the background. Never throws.
+    #[wasm_bindgen(js_name = sharePoke)]
+    fn share_poke(channel: &JsValue);
     /// Sends a note (`at`: monotonic ms); never throws.
     #[wasm_bindgen(js_name = shareSend)]
     fn share_send(channel: &JsValue, kind: u32, origin: &str, at: f64, rank: u32);
@@ -46,17 +52,25 @@ pub struct Sharing {
     _hear: Closure<dyn Fn(u32, String, f64, u32)>,
 }
 
+impl Sharing {
+    /// A call of the client starts.
+    pub fn poke(&self) {
+        share_poke(&self.channel);
+    }
+}
+
 impl Drop for Sharing {
     fn drop(&mut self) {
         share_close(&self.channel);
     }
 }
 
-/// Opens share `name` for the client `weak` names, whose registry is `registry`, and
-/// says hello (its peers answer with what they know). None where the platform has no
-/// channel.
+/// Opens share `name` (over `durable_object`, unless undefined) for the client `weak`
+/// names, whose registry is `registry`, and says hello (its peers answer with what they
+/// know). None where the platform has no channel.
 pub fn open<C: Peer + 'static>(
     name: &str,
+    durable_object: &JsValue,
     weak: Weak<C>,
     registry: &mut Registry,
 ) -> Option<Sharing> {
@@ -67,7 +81,7 @@ pub fn open<C: Peer + 'static>(
             }
         },
     );
-    let channel = share_open(name, hear.as_ref().unchecked_ref());
+    let channel = share_open(name, hear.as_ref().unchecked_ref(), durable_object);
     if channel.is_undefined() {
         return None;
     }

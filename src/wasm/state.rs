@@ -37,7 +37,7 @@ pub struct ClientInner {
     /// Breakers, budgets, bulkheads and stats, per origin.
     pub registry: RefCell<Registry>,
     /// Its channel to its peers, when it shares (`share`).
-    pub(super) _sharing: Option<Sharing>,
+    pub(super) sharing: Option<Sharing>,
     /// Its outbox, when it keeps writes (`outbox`).
     pub outbox: Option<Outbox>,
 }

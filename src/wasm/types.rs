@@ -82,9 +82,11 @@ export interface Policy {
    * worker_threads of one Node process) share, per origin, their breakers' state, one half-open
    * probe per cooldown, and origin-wide waits (Retry-After, rate limits), over a BroadcastChannel.
    * Only origins, states and times cross. Where there is no BroadcastChannel it does nothing.
-   * (a name of 1 to 64 characters, or false) @default false
+   * In Cloudflare Workers, `{ name, durableObject }` shares across every isolate through a
+   * Durable Object (the package's `OriginHealth`), in the background.
+   * (a name of 1 to 64 characters, an object { name, durableObject }, or false) @default false
    */
-  share?: string | false;
+  share?: string | false | SharePolicy;
   /**
    * Client only. A call with an idempotency key that ends without a definite answer (network
    * error, timeout, open breaker, full bulkhead, rate limit, throttling, deadline, or a 408/429/5xx
@@ -210,6 +212,14 @@ export interface HedgePolicy {
   minDelayMs?: number;
   /** The longest "auto" delay in ms, also its delay until the origin's latency is learnt (>= minDelayMs, ..=2147483647). @default 2000 */
   maxDelayMs?: number;
+}
+
+/** `share` across the isolates of a Cloudflare Worker, through a Durable Object. */
+export interface SharePolicy {
+  /** The share name: clients of one name share (a name of 1 to 64 characters). */
+  name?: string;
+  /** The binding of a Durable Object namespace of the package's `OriginHealth` class (`env.RF_HEALTH`). */
+  durableObject?: { idFromName(name: string): unknown; get(id: any): any };
 }
 
 export interface OutboxPolicy {

@@ -97,10 +97,16 @@ export default {
   },
 };
 `);
-  // Bundled as wrangler does: conditions workerd, worker, browser; .wasm kept as a module import.
+  // Bundled as wrangler does: conditions workerd, worker, browser; .wasm kept as a module
+  // import, and the runtime's own modules (cloudflare:workers) left to it.
   execFileSync(path.join(TOOLS_BIN, "esbuild"), ["worker-main.mjs", "--bundle", "--format=esm",
-    "--platform=neutral", "--conditions=workerd,worker,browser", "--external:*.wasm",
+    "--platform=neutral", "--conditions=workerd,worker,browser", "--external:*.wasm", "--external:cloudflare:*",
     `--outfile=${path.join(dir, "worker.js")}`, "--log-level=warning"], { cwd: SCRATCH, stdio: "inherit" });
+  // Other runtimes of the "worker" condition have no cloudflare:workers: their entry does not import it.
+  execFileSync(path.join(TOOLS_BIN, "esbuild"), ["worker-main.mjs", "--bundle", "--format=esm",
+    "--platform=neutral", "--conditions=worker,browser", "--external:*.wasm", `--outfile=${path.join(dir, "other.js")}`,
+    "--log-level=warning"], { cwd: SCRATCH, stdio: "inherit" });
+  assert.ok(!fs.readFileSync(path.join(dir, "other.js"), "utf8").includes("cloudflare:"), "the worker entry imports cloudflare:*");
   const bundle = fs.readFileSync(path.join(dir, "worker.js"), "utf8");
   const wasmImport = /from\s*"(\.\/web\/resilient_fetch_bg\.wasm)"/.exec(bundle);
   assert.ok(wasmImport, "the bundle does not import the wasm as a module");

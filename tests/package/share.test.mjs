@@ -179,6 +179,26 @@ test("share belongs to a client: given to one call, or not a name, it is refused
   assert.throws(() => new ResilientClient({ share: "x".repeat(65) }), RangeError);
   assert.throws(() => new ResilientClient({ share: 7 }), (e) => e instanceof TypeError && e.message.includes("share"));
   assert.doesNotThrow(() => new ResilientClient({ share: false }).free());
+  // The object form (Cloudflare Workers): its fields named, a namespace checked for what it must have.
+  const namespace = { idFromName: () => ({}), get: () => ({}) };
+  assert.throws(() => new ResilientClient({ share: { durableObject: namespace } }),
+    (e) => e instanceof TypeError && /share\.name must be a name of 1 to 64 characters/.test(e.message));
+  assert.throws(() => new ResilientClient({ share: { name: "", durableObject: namespace } }),
+    (e) => e instanceof RangeError && /share\.name.*1 to 64/.test(e.message));
+  assert.throws(() => new ResilientClient({ share: { name: "x", durableObject: {} } }),
+    (e) => e instanceof TypeError && /share\.durableObject must be a Durable Object namespace/.test(e.message));
+  assert.throws(() => new ResilientClient({ share: { name: "x", durableObjects: namespace } }),
+    (e) => e instanceof TypeError && e.message.includes("share.durableObjects"));
+});
+
+test("share: { name, durableObject } outside Workers (no Workers entry loaded) shares by name as share: name does", async () => {
+  const name = uid("share"), namespace = { idFromName: () => ({}), get: () => ({}) };
+  const a = new ResilientClient({ share: { name, durableObject: namespace }, retry: false, breaker: { mode: "consecutive", failureThreshold: 3 } });
+  const b = member(name);
+  const url = `${ORIGIN_A}/outage?id=${uid("o")}&from=0&ms=${1e13}`;
+  for (let i = 0; i < 3; i++) await a.fetch(url);
+  await until(() => b.client.breakerState(url) === "open", 500, "its peer opens with it");
+  a.free(); b.client.free();
 });
 
 test("four worker_threads through a 10 s outage: at most 1.2x one alone's requests, one probe per cooldown, all closed within 200 ms of the probe", { timeout: 60_000 }, async (t) => {

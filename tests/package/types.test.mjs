@@ -195,6 +195,24 @@ test("the declarations compile with Cloudflare's workers types (no DOM lib)", ()
   assert.equal(r.status, 0, r.stdout + r.stderr);
 });
 
+test("in a Worker (the workerd condition): the Durable Objects, share over one and an outbox store over another", () => {
+  const r = compile("workerd-entry", `
+import { ResilientClient, OriginHealth, DurableOutbox, durableOutbox, type SharePolicy } from "resilient-fetch";
+export { OriginHealth, DurableOutbox };
+declare const env: { RF_HEALTH: DurableObjectNamespace; RF_OUTBOX: DurableObjectNamespace };
+const share: SharePolicy = { name: "api", durableObject: env.RF_HEALTH };
+export const api = new ResilientClient({ share, outbox: { name: "orders", store: durableOutbox(env.RF_OUTBOX) } });
+export class Orders extends DurableOutbox {
+  override replayPolicy() { return { retry: { maxAttempts: 2 } }; }
+  override onReplay(request: Request) { return request; }
+}
+`, "main.ts", { lib: ["es2022"], types: [], customConditions: ["workerd"] }, [path.join(WORKERS_TYPES, "index.d.ts")]);
+  assert.equal(r.status, 0, r.stdout + r.stderr);
+  // Elsewhere (no workerd condition) the Durable Objects are not declared: they are not there.
+  const elsewhere = compile("no-workerd-entry", `import { OriginHealth } from "resilient-fetch";\nvoid OriginHealth;\n`);
+  assert.notEqual(elsewhere.status, 0, "OriginHealth declared outside the Workers entry");
+});
+
 test("an event's fields are narrowed by its type: a retry's delayMs is a number, a success has none", () => {
   const ok = compile("events-dom", EVERYWHERE);
   assert.equal(ok.status, 0, ok.stdout + ok.stderr);

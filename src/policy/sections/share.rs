@@ -1,19 +1,33 @@
 //! `share`: the name of the peers a client shares its origins' health with (see
-//! [`crate::share`]); `false` or absent: none.
+//! [`crate::share`]), alone or as `{ name, durableObject }`; `false` or absent: none.
 
 use crate::policy::reader::{Check, Object, Rows};
 use crate::policy::value::Value;
 
 /// `share`: the name of the peers a client shares its origins' health with (see
-/// [`crate::share`]); `false` or absent: none.
+/// [`crate::share`]), given alone or as `{ name, durableObject }` (the Durable Object that
+/// carries the notes is the shell's); `false` or absent: none.
 pub(in crate::policy) fn share_name<R: Rows>(c: &mut Check<R>, o: &Object) -> Option<String> {
-    match o.get("share") {
-        Some(Value::String(s)) if (1..=64).contains(&s.chars().count()) => Some(s.clone()),
-        None | Some(Value::Bool(false)) => None,
-        Some(other) => {
+    static NO_NAME: Value = Value::Null;
+    let (path, given) = match o.get("share") {
+        None | Some(Value::Bool(false)) => return None,
+        Some(Value::Map(map)) => (
+            "share.name",
+            c.object(map, "share").get("name").unwrap_or(&NO_NAME),
+        ),
+        Some(other) => ("share", other),
+    };
+    match given {
+        Value::String(s) if (1..=64).contains(&s.chars().count()) => Some(s.clone()),
+        other => {
+            let expected = if path == "share" {
+                "a name of 1 to 64 characters, { name, durableObject }, or false"
+            } else {
+                "a name of 1 to 64 characters"
+            };
             c.fail(
-                "share".to_owned(),
-                "a name of 1 to 64 characters, or false",
+                path.to_owned(),
+                expected,
                 other,
                 matches!(other, Value::String(_)),
             );
@@ -37,11 +51,24 @@ mod tests {
             Ok(Some("api".into()))
         );
         assert!(parse(json!({"share": "é".repeat(64)})).is_ok());
+        // The object form (its durableObject is held by the shell, never data here).
+        assert_eq!(
+            parse(json!({"share": {"name": "api"}})).map(|p| p.share),
+            Ok(Some("api".into()))
+        );
+        assert!(
+            err(json!({"share": {"name": "api", "other": 1}}))
+                .message
+                .contains("share.other")
+        );
         for (bad, kind) in [
             (json!(""), PolicyErrorKind::Range),
             (json!("x".repeat(65)), PolicyErrorKind::Range),
             (json!(true), PolicyErrorKind::Type),
             (json!(3), PolicyErrorKind::Type),
+            (json!({}), PolicyErrorKind::Type),
+            (json!({"name": ""}), PolicyErrorKind::Range),
+            (json!({"name": 5}), PolicyErrorKind::Type),
         ] {
             let e = err(json!({ "share": bad }));
             assert_eq!(e.kind, kind, "{bad}");

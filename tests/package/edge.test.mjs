@@ -1,0 +1,428 @@
+// The edge fleet: shared origin health and the outbox across the isolates of a Cloudflare
+// Worker, over Durable Objects, in the real runtime: workerd, with one service per isolate
+// (each its own globals), one Durable Object namespace per class, the package bundled as
+// wrangler bundles it, and the fault server on 127.0.0.1. Every call is a request of its own
+// to an isolate (Workers forbid I/O objects across requests).
+import test from "node:test";
+import assert from "node:assert/strict";
+import { spawn, execFileSync } from "node:child_process";
+import fs from "node:fs";
+import net from "node:net";
+import path from "node:path";
+import { ORIGIN_A, SCRATCH, serverLog, sleep, uid } from "./helpers.mjs";
+import { judge } from "./share-tab.mjs";
+
+const TOOLS_BIN = path.join(process.env.RF_TOOLS_DIR, "node_modules", ".bin");
+
+// One module for every service: an isolate's client is made at module load (the README's
+// Worker), from `env` (cloudflare:workers); MODE says which client the service has.
+export const WORKER = `
+import { env } from "cloudflare:workers";
+import { DurableObject } from "cloudflare:workers";
+import { ResilientClient, OriginHealth, DurableOutbox, durableOutbox } from "resilient-fetch";
+export { OriginHealth, DurableOutbox };
+
+/** An object that fails every exchange, and one that never answers: the object unreachable. */
+export class FailingHealth extends DurableObject { exchange() { throw new Error("down"); } }
+export class HangingHealth extends DurableObject { exchange() { return new Promise(() => {}); } }
+/** OriginHealth, counting the exchanges it answers (what the fleet costs the object). */
+export class CountingHealth extends OriginHealth {
+  exchange(batch) { this.exchanges = (this.exchanges ?? 0) + 1; return super.exchange(batch); }
+  count() { return this.exchanges ?? 0; }
+}
+
+const moves = [];
+const share = env.RF_HEALTH ? { share: { name: env.SHARE_NAME, durableObject: env.RF_HEALTH } } : {};
+const client = new ResilientClient({
+  ...share,
+  retry: false,
+  timeoutMs: 2000,
+  breaker: { mode: "consecutive", failureThreshold: 5, cooldownMs: Number(env.COOLDOWN_MS ?? 1000) },
+  onEvent: (e) => { if (e.type === "breakerTransition") moves.push({ to: e.to, at: Date.now() }); },
+});
+const outbox = env.RF_OUTBOX && new ResilientClient({
+  retry: { maxAttempts: 2, baseDelayMs: 1, maxDelayMs: 5 },
+  breaker: false,
+  outbox: { name: env.OUTBOX_NAME, store: durableOutbox(env.RF_OUTBOX) },
+});
+
+export default {
+  async fetch(request) {
+    const url = new URL(request.url), q = url.searchParams;
+    if (url.pathname === "/call") {
+      const started = performance.now();
+      const outcome = await client.fetch(q.get("url")).then(async (r) => { await r.text(); return r.status; }, (e) => e.name);
+      return Response.json({ outcome, ms: performance.now() - started });
+    }
+    if (url.pathname === "/report") return Response.json({ moves, state: client.breakerState(q.get("url")) });
+    if (url.pathname === "/keep") {
+      const outcome = await outbox.fetch(q.get("url"), {
+        method: "POST", body: q.get("body"), headers: { authorization: "Bearer s3cr3t", "content-type": "text/plain" },
+      }).then((r) => ({ status: r.status }), (e) => ({ error: e.name, id: e.id, reason: e.reason }));
+      return Response.json(outcome);
+    }
+    if (url.pathname === "/outbox") return Response.json(await outbox.outbox.list());
+    if (url.pathname === "/dead") return Response.json(await outbox.outbox.deadLetters());
+    if (url.pathname === "/exchanges") return Response.json(await env.RF_HEALTH.get(env.RF_HEALTH.idFromName(q.get("name"))).count());
+    if (url.pathname === "/exchange") {
+      // Straight to the object, as anything that can reach it could.
+      const stub = env.RF_HEALTH.get(env.RF_HEALTH.idFromName(q.get("name")));
+      return Response.json(await stub.exchange(JSON.parse(q.get("batch"))));
+    }
+    return new Response("not found", { status: 404 });
+  },
+};
+`;
+
+function freePort() {
+  return new Promise((resolve) => {
+    const s = net.createServer().listen(0, "127.0.0.1", () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+/** Bundles WORKER into `dir` as wrangler would (conditions workerd, worker, browser; the wasm a module). */
+export function bundle(dir) {
+  fs.mkdirSync(path.join(dir, "web"), { recursive: true });
+  fs.writeFileSync(path.join(SCRATCH, "edge-worker.mjs"), WORKER);
+  execFileSync(path.join(TOOLS_BIN, "esbuild"), ["edge-worker.mjs", "--bundle", "--format=esm",
+    "--platform=neutral", "--conditions=workerd,worker,browser", "--external:*.wasm", "--external:cloudflare:*",
+    `--outfile=${path.join(dir, "worker.js")}`, "--log-level=warning"], { cwd: SCRATCH, stdio: "inherit" });
+  fs.copyFileSync(path.join(SCRATCH, "node_modules", "resilient-fetch", "web", "resilient_fetch_bg.wasm"),
+    path.join(dir, "web", "resilient_fetch_bg.wasm"));
+}
+
+/**
+ * A workerd config: `isolates` is { serviceName: { vars, health: namespace, outbox: namespace } },
+ * each served on its own port; the "objects" service hosts every namespace, with its storage
+ * in memory or on `disk` (a directory). Returns { text, ports }.
+ */
+export async function config(isolates, { disk } = {}) {
+  const ports = {};
+  for (const name of Object.keys(isolates)) ports[name] = await freePort();
+  const modules = `modules = [
+    (name = "worker.js", esModule = embed "worker.js"),
+    (name = "web/resilient_fetch_bg.wasm", wasm = embed "web/resilient_fetch_bg.wasm"),
+  ], compatibilityDate = "2026-11-01"`;
+  const ns = (className) => `(className = "${className}", serviceName = "objects")`;
+  const services = Object.entries(isolates).map(([name, { vars = {}, health, outbox }]) => {
+    const bindings = [
+      ...Object.entries(vars).map(([k, v]) => `(name = "${k}", text = "${v}")`),
+      ...(health ? [`(name = "RF_HEALTH", durableObjectNamespace = ${ns(health)})`] : []),
+      ...(outbox ? [`(name = "RF_OUTBOX", durableObjectNamespace = ${ns(outbox)})`] : []),
+    ];
+    return `(name = "${name}", worker = (${modules}, bindings = [${bindings.join(", ")}]))`;
+  });
+  const classes = ["OriginHealth", "DurableOutbox", "FailingHealth", "HangingHealth", "CountingHealth"];
+  const text = `using Workerd = import "/workerd/workerd.capnp";
+const config :Workerd.Config = (
+  services = [
+    ${services.join(",\n    ")},
+    (name = "objects", worker = (${modules},
+      durableObjectNamespaces = [${classes.map((c) => `(className = "${c}", uniqueKey = "rf-${c}")`).join(", ")}],
+      durableObjectStorage = ${disk ? "(localDisk = \"disk\")" : "(inMemory = void)"})),
+    ${disk ? `(name = "disk", disk = (path = "${disk}", writable = true)),` : ""}
+    (name = "internet", network = (allow = ["public", "private", "local"])),
+  ],
+  sockets = [
+    ${Object.entries(ports).map(([name, port]) => `(name = "${name}", address = "127.0.0.1:${port}", http = (), service = "${name}")`).join(",\n    ")}
+  ],
+);
+`;
+  return { text, ports };
+}
+
+/**
+ * Starts workerd on `configText` in `dir`: { stop(), logs() }; resolves once every port answers
+ * (with `probe` false: once workerd says it listens, and without a request to any isolate).
+ */
+export async function startWorkerd(dir, configText, ports, { probe = true } = {}) {
+  fs.writeFileSync(path.join(dir, "config.capnp"), configText);
+  const child = spawn(path.join(TOOLS_BIN, "workerd"), ["serve", "config.capnp", "--verbose"], { cwd: dir });
+  let logs = "";
+  child.stdout.on("data", (d) => { logs += d; });
+  child.stderr.on("data", (d) => { logs += d; });
+  const exited = new Promise((resolve) => child.once("exit", resolve));
+  const stop = async () => {
+    child.kill("SIGKILL");
+    await exited;
+  };
+  if (!probe) {
+    // A TCP connection that sends nothing: workerd listens, and no isolate got a request.
+    const listens = (port) => new Promise((resolve) => {
+      const socket = net.connect(port, "127.0.0.1", () => { socket.destroy(); resolve(true); });
+      socket.once("error", () => resolve(false));
+    });
+    let up = false;
+    for (let i = 0; i < 100 && !up && !/Address already in use/.test(logs); i++) {
+      up = (await Promise.all(Object.values(ports).map(listens))).every(Boolean);
+      if (!up) await sleep(100);
+    }
+    if (!up || /Address already in use/.test(logs)) {
+      await stop();
+      throw new Error(`workerd did not start\n${logs}`);
+    }
+    return { stop, logs: () => logs };
+  }
+  for (const port of Object.values(ports)) {
+    let up = false;
+    for (let i = 0; i < 100 && !up && !/Address already in use/.test(logs); i++) {
+      up = await fetch(`http://127.0.0.1:${port}/nothing`).then(() => true, () => false);
+      if (!up) await sleep(100);
+    }
+    if (!up || /Address already in use/.test(logs)) {
+      await stop();
+      throw new Error(`workerd did not answer on ${port}\n${logs}`);
+    }
+  }
+  return { stop, logs: () => logs };
+}
+
+/**
+ * `isolates` (see config) served by workerd in `dir`: { ports, stop(), logs() }. The ports are
+ * free when picked, but another program may take one before workerd binds it: then again,
+ * with other ports.
+ */
+async function serve(dir, isolates, { disk, probe } = {}) {
+  for (let attempt = 1; ; attempt++) {
+    const { text, ports } = await config(isolates, { disk });
+    try {
+      return { ports, ...(await startWorkerd(dir, text, ports, { probe })) };
+    } catch (e) {
+      if (attempt === 3 || !/Address already in use/.test(e.message)) throw e;
+    }
+  }
+}
+
+/** One call through isolate `port`: { outcome (a status or an error's name), ms (in the isolate) }. */
+async function call(port, url) {
+  const res = await fetch(`http://127.0.0.1:${port}/call?url=${encodeURIComponent(url)}`);
+  return res.json();
+}
+
+/**
+ * Drives `services` (ports by name) through one outage of `ms` from 1.5 s on: each sends a GET
+ * every `everyMs` to `urlOf(service)`, each a request of its own, none waiting for another.
+ * Resolves with { from, reports: per service { moves, state } }.
+ */
+async function outage(ports, services, urlOf, { ms, everyMs }) {
+  const from = Date.now() + 1500, stopAt = from + ms + 1500;
+  const drive = async (service) => {
+    const pending = [];
+    await sleep(from - 500 - Date.now());
+    while (Date.now() < stopAt) {
+      pending.push(call(ports[service], urlOf(service, from)).catch((e) => ({ outcome: `driver: ${e.message}` })));
+      await sleep(everyMs);
+    }
+    return Promise.all(pending);
+  };
+  const outcomes = (await Promise.all(services.map(drive))).flat();
+  assert.ok(outcomes.every((o) => typeof o.outcome === "number" || o.outcome === "CircuitOpenError"),
+    `every call answered or was refused: ${JSON.stringify(outcomes.filter((o) => typeof o.outcome !== "number").slice(0, 5))}`);
+  const reports = {};
+  for (const service of services) {
+    reports[service] = await (await fetch(`http://127.0.0.1:${ports[service]}/report?url=${encodeURIComponent(urlOf(service, from))}`)).json();
+  }
+  return { from, reports };
+}
+
+test("five isolates through a 10 s outage over one OriginHealth object: at most 1.5x one isolate's requests, one probe per cooldown, all closed within a second of the probe; without it about 5x", { timeout: 120_000 }, async (t) => {
+  const dir = path.join(SCRATCH, "edge-fleet");
+  bundle(dir);
+  const N = 5, cooldownMs = 1000, ms = 10_000, everyMs = 50;
+  const name = uid("fleet");
+  const isolates = { alone: {}, solo: {} };
+  for (let i = 0; i < N; i++) {
+    isolates[`shared${i}`] = { health: "CountingHealth", vars: { SHARE_NAME: name } };
+    isolates[`plain${i}`] = {};
+  }
+  const group = (prefix) => Object.keys(isolates).filter((s) => s.replace(/\d+$/, "") === prefix);
+  const workerd = await serve(dir, isolates);
+  const { ports } = workerd;
+  try {
+    const ids = Object.fromEntries(["alone", "solo", "shared", "plain"].map((g) => [g, uid(`fleet-${g}`)]));
+    const urlOf = (service, from) => `${ORIGIN_A}/outage?id=${ids[service.replace(/(?<=[a-z])\d+$/, "")]}&from=${from}&ms=${ms}`;
+    // Two outages, one after the other (the machine's load alike for what is compared): the
+    // fleet over the object beside one isolate alone, then the fleet without it beside another.
+    const withObject = await outage(ports, ["alone", ...group("shared")], urlOf, { ms, everyMs });
+    // Read now: an object nobody exchanges with is evicted after a few seconds, with its memory.
+    const exchanges = await (await fetch(`http://127.0.0.1:${ports.shared0}/exchanges?name=${name}`)).json();
+    const seen = await (await fetch(`http://127.0.0.1:${ports.shared0}/exchange?name=${name}&batch=${encodeURIComponent(JSON.stringify({ cursor: 1, notes: [] }))}`)).text();
+    const without = await outage(ports, ["solo", ...group("plain")], urlOf, { ms, everyMs });
+    const shared = group("shared");
+    const { from, reports } = withObject;
+    // The fleet is open once every isolate's breaker is: what it sends after that are probes.
+    const opened = shared.map((s) => reports[s].moves.find((m) => m.to === "open")?.at ?? Infinity);
+    const verdict = judge({
+      shared: await serverLog(ORIGIN_A, ids.shared), alone: await serverLog(ORIGIN_A, ids.alone), from, ms,
+      firstOpen: Math.max(...opened),
+    });
+    const during = (log, at) => log.filter((e) => e.t >= at && e.t < at + ms).length;
+    const plainCount = during(await serverLog(ORIGIN_A, ids.plain), without.from);
+    const alone2Count = during(await serverLog(ORIGIN_A, ids.solo), without.from);
+    const closedAfter = shared.map((s) => (reports[s].moves.filter((m) => m.to === "closed").at(-1)?.at ?? NaN) - verdict.recovery?.t);
+    const perSecond = exchanges / N / ((ms + 2000) / 1000);
+    const detail = JSON.stringify({ ...verdict, plainCount, alone2Count, closedAfter, exchanges });
+    t.diagnostic(`during the outage: ${N} isolates over the object ${verdict.sharedCount} requests, one alone ` +
+      `${verdict.aloneCount} (${(verdict.sharedCount / verdict.aloneCount).toFixed(2)}x); ${N} without the object ${plainCount}, ` +
+      `one alone ${alone2Count} (${(plainCount / alone2Count).toFixed(1)}x); all open ${Math.max(...opened) - Math.min(...opened)} ms ` +
+      `after the first; ${verdict.probes.length} probes, gaps ${verdict.gaps.join(" ")} ms; closed ${closedAfter.join(" ")} ms after the probe; ` +
+      `${exchanges} exchanges with the object in ${(ms + 2000) / 1000} s of calls (${perSecond.toFixed(1)} per isolate per second)`);
+    if (process.env.RF_EDGE_DEBUG) {
+      const log = await serverLog(ORIGIN_A, ids.shared);
+      t.diagnostic(JSON.stringify(log.filter((e) => e.t >= from - 100 && e.t < from + 400).map((e) => [e.t - from, e.status])));
+      t.diagnostic(JSON.stringify(shared.map((s) => reports[s].moves.slice(0, 3).map((m) => [m.to, m.at - from]))));
+    }
+    assert.ok(verdict.aloneCount >= 10 && alone2Count >= 10, `the lone isolates saw the outage: ${detail}`);
+    assert.ok(verdict.sharedCount <= 1.5 * verdict.aloneCount, `over the object ${verdict.sharedCount} vs alone ${verdict.aloneCount}: ${detail}`);
+    assert.ok(plainCount >= 0.8 * N * alone2Count, `without the object, about ${N}x: ${plainCount} vs ${alone2Count}: ${detail}`);
+    assert.ok(verdict.probes.length >= 7, `probes went on through the outage: ${detail}`);
+    assert.ok(verdict.gaps.every((g) => g >= 0.9 * cooldownMs && g <= 1.6 * cooldownMs), `one probe per cooldown: ${detail}`);
+    assert.equal(verdict.recovery?.status, 200, detail);
+    // At most 4 refreshes a second while calling through trouble, and a few around each told failure.
+    assert.ok(exchanges > 0 && perSecond <= 6, `${perSecond} exchanges per isolate per second: ${detail}`);
+    for (const [i, s] of shared.entries()) {
+      assert.equal(reports[s].state, "closed", `${s}: ${detail}`);
+      assert.ok(closedAfter[i] >= 0 && closedAfter[i] <= 1000, `${s} closed ${closedAfter[i]} ms after the probe: ${detail}`);
+    }
+    // What the object holds and answers: origins, states, times and ranks, never a path or query.
+    assert.ok(seen.includes(ORIGIN_A) && !seen.includes("outage") && !seen.includes(ids.shared), seen);
+  } finally {
+    await workerd.stop();
+  }
+});
+
+const ledger = async (url) => (await fetch(url)).json();
+
+test("keyed POSTs two isolates kept while the origin is down are delivered once, in order, by the object's alarm when it is back (no request to any isolate, after workerd restarted); a refused one is a dead letter", { timeout: 60_000 }, async () => {
+  const dir = path.join(SCRATCH, "edge-outbox");
+  bundle(dir);
+  const disk = path.join(dir, "disk");
+  fs.mkdirSync(disk, { recursive: true });
+  const id = uid("edge-ledger"), url = `${ORIGIN_A}/ledger?id=${id}`, refusing = `${url}&refuse=bad`;
+  await fetch(`${url}&down=1`, { method: "PUT" });
+  // Two isolates keep into one outbox name: one object, one replayer.
+  const orders = { outbox: "DurableOutbox", vars: { OUTBOX_NAME: uid("orders") } };
+  const isolates = { keeper: orders, other: orders };
+  let workerd = await serve(dir, isolates, { disk });
+  let { ports } = workerd;
+  let kept, all;
+  try {
+    // Three writes, one after the other: the second is one the server will refuse for good.
+    const keep = async (service, body) =>
+      (await fetch(`http://127.0.0.1:${ports[service]}/keep?url=${encodeURIComponent(refusing)}&body=${body}`)).json();
+    all = [await keep("keeper", "order-1"), await keep("other", "order-bad"), await keep("keeper", "order-2")];
+    for (const k of all) assert.equal(k.error, "QueuedError", JSON.stringify(k));
+    kept = all[0];
+    const listed = await (await fetch(`http://127.0.0.1:${ports.keeper}/outbox`)).json();
+    assert.deepEqual(listed.map((e) => e.idempotencyKey).sort(), all.map((k) => k.id).sort(), "kept in the object's storage, listed by the isolate");
+    assert.ok(!listed[0].headers.some(([name]) => name === "authorization"), JSON.stringify(listed[0].headers));
+    assert.equal((await ledger(url)).order.length, 0, "nothing applied while down");
+  } finally {
+    await workerd.stop(); // the isolate that kept it, and every other, gone at once
+  }
+  // The origin is back while nothing runs; workerd starts again and no request reaches it.
+  await fetch(`${url}&down=0`, { method: "PUT" });
+  workerd = await serve(dir, isolates, { disk, probe: false });
+  ({ ports } = workerd);
+  try {
+    let seen;
+    for (let i = 0; i < 100 && !seen?.keys[kept.id]; i++) {
+      await sleep(100);
+      seen = await ledger(url);
+    }
+    assert.ok(seen?.keys[kept.id], `delivered after the restart: ${JSON.stringify(seen)}\n${workerd.logs()}`);
+    await sleep(1500);
+    seen = await ledger(url);
+    assert.deepEqual(seen.order, ["order-1", "order-2"], "in the order they were kept");
+    assert.deepEqual(seen.refused, ["order-bad"]);
+    assert.equal(seen.keys[kept.id].answers, 1, "exactly once");
+    const posts = (await serverLog(ORIGIN_A, id)).filter((e) => e.method === "POST");
+    const keys = new Set(all.map((k) => k.id));
+    assert.ok(keys.size === 3 && posts.every((e) => keys.has(e.key)), "each with its own key, the one it was kept with");
+    assert.equal(seen.keys[all[2].id].answers, 1, "exactly once");
+    const delivered = posts.find((e) => e.status === 201);
+    assert.ok(!delivered.headers.includes("authorization"), `never stored, so never replayed: ${delivered.headers}`);
+    // Now a request: the refused one is a dead letter, as the isolate's client.outbox shows.
+    const dead = await (await fetch(`http://127.0.0.1:${ports.keeper}/dead`)).json();
+    assert.deepEqual(dead.map((e) => [e.deadLetter.reason, e.deadLetter.status]), [["status", 422]]);
+    assert.deepEqual(await (await fetch(`http://127.0.0.1:${ports.keeper}/outbox`)).json(), [], "nothing waits");
+  } finally {
+    await workerd.stop();
+  }
+});
+
+test("the object failing or hanging: calls go exactly as without sharing, and none waits for it", { timeout: 60_000 }, async () => {
+  const dir = path.join(SCRATCH, "edge-unreachable");
+  bundle(dir);
+  const vars = { SHARE_NAME: uid("unreachable") };
+  const services = { plain: {}, failing: { health: "FailingHealth", vars }, hanging: { health: "HangingHealth", vars } };
+  const workerd = await serve(dir, services);
+  const { ports } = workerd;
+  try {
+    const runs = Object.fromEntries(Object.keys(services).map((s) => [s, { outcomes: [], ms: [] }]));
+    const ids = Object.fromEntries(Object.keys(services).map((s) => [s, uid(`unreachable-${s}`)]));
+    // Healthy calls, then an origin that is down (its breaker opens after 5), one call per request.
+    for (let i = 0; i < 20; i++) {
+      for (const service of Object.keys(services)) {
+        const target = i < 5 ? `${ORIGIN_A}/ok` : `${ORIGIN_A}/outage?id=${ids[service]}&from=0&ms=${1e13}`;
+        const started = performance.now();
+        const { outcome } = await call(ports[service], target);
+        runs[service].ms.push(performance.now() - started);
+        runs[service].outcomes.push(outcome);
+      }
+    }
+    assert.deepEqual(runs.plain.outcomes, [...Array(5).fill(200), ...Array(5).fill(503), ...Array(10).fill("CircuitOpenError")]);
+    for (const service of ["failing", "hanging"]) {
+      assert.deepEqual(runs[service].outcomes, runs.plain.outcomes, service);
+      // An exchange that hangs counts as failed after 2 s: a call that waited for it would show it.
+      assert.ok(Math.max(...runs[service].ms) < 500, `${service}: ${runs[service].ms.map(Math.round)}`);
+    }
+  } finally {
+    await workerd.stop();
+  }
+});
+
+test("junk and notes of another version sent to the object are dropped", { timeout: 60_000 }, async () => {
+  const dir = path.join(SCRATCH, "edge-junk");
+  bundle(dir);
+  const name = uid("junk");
+  const workerd = await serve(dir, { probe: { health: "OriginHealth", vars: { SHARE_NAME: name } } });
+  const { ports } = workerd;
+  const exchange = async (batch) => {
+    const res = await fetch(`http://127.0.0.1:${ports.probe}/exchange?name=${name}&batch=${encodeURIComponent(JSON.stringify(batch))}`);
+    assert.equal(res.status, 200, `${JSON.stringify(batch)}: ${await res.clone().text()}`);
+    return res.json();
+  };
+  try {
+    for (const batch of ["x", null, 7, [], { notes: "x" }, { cursor: -5, notes: [[1, 3]] }, { cursor: "a", notes: null }]) {
+      assert.deepEqual((await exchange(batch)).notes, [], JSON.stringify(batch));
+    }
+    const until = Date.now() + 60_000;
+    const { cursor } = await exchange({ cursor: 0, notes: [
+      [2, 3, ORIGIN_A, until, 1], [0, 3, ORIGIN_A, until, 1], [1, 3, `${ORIGIN_A}/path`, until, 1],
+      [1, 3, `${ORIGIN_A}/?q=1`, until, 1], [1, 3, "not an origin", until, 1], [1, 3, ORIGIN_A.toUpperCase(), until, 1],
+      [1, 3, "ftp://127.0.0.1", until, 1], [1, 3, "http://user:pw@127.0.0.1", until, 1], [1, 9, ORIGIN_A, until, 1],
+      [1, 3, ORIGIN_A, null, 1], [1, 3, ORIGIN_A, until, -1], [1, 3, ORIGIN_A, until, 2 ** 32], [1, 3.5, ORIGIN_A, until, 1],
+      [1, 3, ORIGIN_A, until], [1, 3, ORIGIN_A, until, 1, 0], [1, 0, ORIGIN_A, 0, 0], { kind: 3 }, "open", null,
+      // The one well-formed note, last.
+      [1, 3, ORIGIN_A, until, 7],
+    ] });
+    // A client that starts is told what is open: that note alone; a peer at the cursor before it, that note.
+    assert.deepEqual((await exchange({ cursor: 0, notes: [[1, 0, "", 0, 0]] })).notes, [[1, 3, ORIGIN_A, until, 7]]);
+    assert.deepEqual((await exchange({ cursor: cursor - 1, notes: [] })).notes, [[1, 3, ORIGIN_A, until, 7]]);
+    assert.deepEqual((await exchange({ cursor, notes: [] })).notes, []);
+    // Bounded: 1 100 more origins, each open; the object keeps the 1 000 it heard of last.
+    for (let i = 0; i < 1100; i += 50) {
+      await exchange({ cursor: 0, notes: Array.from({ length: 50 }, (_, j) => [1, 3, `http://127.0.0.1:${20000 + i + j}`, until, 1]) });
+    }
+    const kept = (await exchange({ cursor: 0, notes: [] })).notes.map((n) => n[2]);
+    assert.equal(kept.length, 1000);
+    assert.ok(!kept.includes(ORIGIN_A) && !kept.includes("http://127.0.0.1:20099") && kept.includes("http://127.0.0.1:20100") &&
+      kept.includes("http://127.0.0.1:21099"), "the least recently heard went");
+  } finally {
+    await workerd.stop();
+  }
+});

@@ -240,3 +240,17 @@ fn anchors_are_made_as_github_makes_them() {
         ["docs/a.md#b", "#c"]
     );
 }
+
+/// The package page is read in a couple of minutes: at most this many bytes (ky's page is
+/// about a third of the 66 KB this one once had). Exact rules go to docs/, history to
+/// CHANGELOG.md, benchmark tables to bench/README.md.
+const PAGE_MAX_BYTES: usize = 35_000;
+
+#[test]
+fn the_package_page_stays_short() {
+    let size = read(Path::new("README.md")).len();
+    assert!(
+        size <= PAGE_MAX_BYTES,
+        "README.md is {size} bytes, over {PAGE_MAX_BYTES}: move detail to a docs/ page"
+    );
+}

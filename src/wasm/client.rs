@@ -72,7 +72,13 @@ impl ClientInner {
     /// A response body of `origin` was cut off after its call resolved: a timeout in
     /// `stats()` and a `bodyTimeout` event.
     fn count_body_timeout(&self, origin: &str, ms: f64, deadline: bool, on_event: &JsValue) {
-        if let Ok(mut registry) = self.registry.try_borrow_mut() {
+        // Called from a body's timer, never while the registry is in use.
+        let registry = self.registry.try_borrow_mut();
+        debug_assert!(
+            registry.is_ok(),
+            "the registry is borrowed as a body times out"
+        );
+        if let Ok(mut registry) = registry {
             registry.with(origin, |_, s| s.body_timed_out());
         }
         if let Some(listener) = on_event.dyn_ref::<Function>() {

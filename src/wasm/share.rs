@@ -102,10 +102,12 @@ pub fn open<C: Peer + 'static>(
 }
 
 /// A peer's note, applied to the client's registry; a breaker transition it causes goes
-/// to the client's `onEvent`. A note that comes while the registry is in use is dropped
-/// (sharing is a hint; the next one will do).
+/// to the client's `onEvent`. Notes come as messages, never while the registry is in use
+/// (a note told to the peers is posted, not delivered at once).
 fn hear(client: &impl Peer, origin: &str, note: Note) {
-    let Ok(mut registry) = client.registry().try_borrow_mut() else {
+    let registry = client.registry().try_borrow_mut();
+    debug_assert!(registry.is_ok(), "the registry is borrowed as a note comes");
+    let Ok(mut registry) = registry else {
         return;
     };
     let transition = registry.hear(origin, note, now(), client.policy());

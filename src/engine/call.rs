@@ -190,6 +190,7 @@ impl<'a, O> Hold<'a, O> {
     /// Asks the origin for the next attempt, at `start` (else now): it goes, the call waits
     /// for its origin (the origin held in use meanwhile, a booked send kept), or the call ends
     /// (refused before any attempt, or giving up with the last answer).
+    #[inline(always)]
     fn begin<E: Env>(
         &mut self,
         ctx: &Ctx<'a>,
@@ -309,6 +310,7 @@ impl<'a, O> Hold<'a, O> {
     /// Applies what [`decide`] answers about `answered`: the budget's tokens, then the
     /// events. `Ok`: the call retries after that many ms, holding the tokens and the answer;
     /// `Err`: it ends so.
+    #[inline(always)]
     fn decide<E: Env>(
         &mut self,
         ctx: &Ctx<'a>,

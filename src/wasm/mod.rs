@@ -32,6 +32,7 @@ mod abort;
 mod bindings;
 mod call;
 mod client;
+mod codes;
 mod ended;
 mod env;
 mod events;

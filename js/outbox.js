@@ -3,7 +3,7 @@
 import { callListener } from "./hooks.js";
 import { bounded, call, taken, takeBack, find, count, builtIn } from "./outbox-store.js";
 import { outboxFlush, outboxList, outboxDiscard, outboxRetry } from "./outbox-replay.js";
-import { makeQueuedError, KEEP_MAX_ENTRIES, KEEP_SOURCE, KEEP_INIT, KEEP_KEY, KEEP_ORIGIN, KEEP_MAX_BODY_BYTES, KEEP_STREAM, KEEP_REASON, KEEP_ORDER, KEEP_ATTEMPTS, KEEP_UNTIL, KEEP_TOTAL_TIMEOUT_MS, JUDGED_EXPIRED, REPLAY_STATUS_UNSENT, TOLD_NEXT_REPLAY } from "./errors.js";
+import { makeQueuedError, JUDGED_EXPIRED, REPLAY_STATUS_UNSENT, TOLD_NEXT_REPLAY } from "./errors.js";
 
 // ---------------------------------------------------------------- the outbox
 // Its rules are the core's (src/outbox.rs), asked through `core` (made in src/wasm/outbox.rs,
@@ -100,8 +100,8 @@ function unref(timer) {
  * as not kept, and a put() of it that lands later is taken back.
  */
 function outboxKeep(box, keep, value, failed, listener, event) {
-  const { [KEEP_KEY]: key, [KEEP_ORIGIN]: origin, [KEEP_REASON]: reason, [KEEP_UNTIL]: until,
-    [KEEP_TOTAL_TIMEOUT_MS]: totalTimeoutMs } = keep;
+  // In the order of the KEEP_ slots.
+  const [, , , key, origin, , , reason, , , until, totalTimeoutMs] = keep;
   // Whichever comes first holds: the entry is stored (`kept`), or the time is up (`up`).
   const time = { kept: false, up: false,
     why: `its store did not keep it by the call's deadline (totalTimeoutMs: ${totalTimeoutMs})` };
@@ -184,9 +184,8 @@ function expired(box, entry) {
  * call settled as not kept), nothing more is stored, and a put() that lands is taken back.
  */
 async function store(box, keep, time) {
-  const { [KEEP_MAX_ENTRIES]: maxEntries, [KEEP_SOURCE]: source, [KEEP_INIT]: init, [KEEP_KEY]: key,
-    [KEEP_ORIGIN]: origin, [KEEP_MAX_BODY_BYTES]: maxBodyBytes, [KEEP_STREAM]: stream, [KEEP_REASON]: reason,
-    [KEEP_ORDER]: order, [KEEP_ATTEMPTS]: attempts } = keep;
+  // In the order of the KEEP_ slots.
+  const [maxEntries, source, init, key, origin, maxBodyBytes, stream, reason, order, attempts] = keep;
   try {
     const entry = await copy(source, init, key, origin, maxBodyBytes, stream, reason, firstAttemptAt(order), attempts);
     if (typeof entry === "string") return entry;

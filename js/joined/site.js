@@ -1,6 +1,6 @@
 // Joined by scripts/join-js.mjs from js/share.js, js/outbox.js, js/outbox-store.js, js/outbox-replay.js: edit those, then run it.
 import { originKey, callListener, discardBody } from "./arguments.js";
-import { makeQueuedError, KEEP_MAX_ENTRIES, KEEP_SOURCE, KEEP_INIT, KEEP_KEY, KEEP_ORIGIN, KEEP_MAX_BODY_BYTES, KEEP_STREAM, KEEP_REASON, KEEP_ORDER, KEEP_ATTEMPTS, KEEP_UNTIL, KEEP_TOTAL_TIMEOUT_MS, JUDGED_EXPIRED, REPLAY_STATUS_UNSENT, TOLD_NEXT_REPLAY, JUDGED_DELIVERED, JUDGED_WAIT, JUDGED_REFUSED, JUDGED_SEND, JUDGED_UNSENDABLE, REPLAY_STATUS_NO_ANSWER, REPLAY_STATUS_UNSENDABLE, TOLD_REPLAYED, TOLD_DELIVERED, TOLD_DEAD_LETTERED, TOLD_ROUND_ENDED, DEAD_N_EXPIRED, DEAD_N_INVALID } from "../errors.js";
+import { makeQueuedError, JUDGED_EXPIRED, REPLAY_STATUS_UNSENT, TOLD_NEXT_REPLAY, JUDGED_DELIVERED, JUDGED_WAIT, JUDGED_REFUSED, JUDGED_SEND, JUDGED_UNSENDABLE, REPLAY_STATUS_NO_ANSWER, REPLAY_STATUS_UNSENDABLE, TOLD_REPLAYED, TOLD_DELIVERED, TOLD_DEAD_LETTERED, TOLD_ROUND_ENDED, DEAD_N_EXPIRED, DEAD_N_INVALID } from "../errors.js";
 
 // Shared origin health (policy `share`; the rules are in src/share.rs).
 // Keep the single `export { ... }` line last (scripts/join-js.mjs joins the concern files).
@@ -159,8 +159,8 @@ function unref(timer) {
  * as not kept, and a put() of it that lands later is taken back.
  */
 function outboxKeep(box, keep, value, failed, listener, event) {
-  const { [KEEP_KEY]: key, [KEEP_ORIGIN]: origin, [KEEP_REASON]: reason, [KEEP_UNTIL]: until,
-    [KEEP_TOTAL_TIMEOUT_MS]: totalTimeoutMs } = keep;
+  // In the order of the KEEP_ slots.
+  const [, , , key, origin, , , reason, , , until, totalTimeoutMs] = keep;
   // Whichever comes first holds: the entry is stored (`kept`), or the time is up (`up`).
   const time = { kept: false, up: false,
     why: `its store did not keep it by the call's deadline (totalTimeoutMs: ${totalTimeoutMs})` };
@@ -243,9 +243,8 @@ function expired(box, entry) {
  * call settled as not kept), nothing more is stored, and a put() that lands is taken back.
  */
 async function store(box, keep, time) {
-  const { [KEEP_MAX_ENTRIES]: maxEntries, [KEEP_SOURCE]: source, [KEEP_INIT]: init, [KEEP_KEY]: key,
-    [KEEP_ORIGIN]: origin, [KEEP_MAX_BODY_BYTES]: maxBodyBytes, [KEEP_STREAM]: stream, [KEEP_REASON]: reason,
-    [KEEP_ORDER]: order, [KEEP_ATTEMPTS]: attempts } = keep;
+  // In the order of the KEEP_ slots.
+  const [maxEntries, source, init, key, origin, maxBodyBytes, stream, reason, order, attempts] = keep;
   try {
     const entry = await copy(source, init, key, origin, maxBodyBytes, stream, reason, firstAttemptAt(order), attempts);
     if (typeof entry === "string") return entry;

@@ -166,24 +166,23 @@ impl Outbox {
         let (deadline, total_timeout_ms) = deadline;
         let until = outbox::keep_until(deadline, super::bindings::performance_now());
         let p = &self.policy;
-        let mut slots: [JsValue; Keep::Slots as usize] = Default::default();
-        for (slot, value) in [
-            (Keep::MaxEntries, JsValue::from(p.max_entries)),
-            (Keep::Source, source.clone()),
-            (Keep::Init, init.clone()),
-            (Keep::Key, key.into()),
-            (Keep::Origin, origin.into()),
-            (Keep::MaxBodyBytes, p.max_body_bytes.into()),
-            (Keep::Stream, stream.into()),
-            (Keep::Reason, reason.as_str().into()),
-            (Keep::Order, order.into()),
-            (Keep::Attempts, attempts.into()),
-            (Keep::Until, until.into()),
-            (Keep::TotalTimeoutMs, total_timeout_ms.into()),
-        ] {
-            slots[slot as usize] = value;
-        }
-        let keep: Array = slots.iter().collect();
+        // In the order of the `Keep` slots (`KEEP_ORDER`).
+        let keep: Array = [
+            JsValue::from(p.max_entries),
+            source.clone(),
+            init.clone(),
+            key.into(),
+            origin.into(),
+            p.max_body_bytes.into(),
+            stream.into(),
+            reason.as_str().into(),
+            order.into(),
+            attempts.into(),
+            until.into(),
+            total_timeout_ms.into(),
+        ]
+        .iter()
+        .collect();
         let (listener, event) = match listener {
             Some(f) => (
                 f.into(),
@@ -194,6 +193,29 @@ impl Outbox {
         outbox_keep(&self.io, &keep, value, failed, &listener, &event)
     }
 }
+
+/// The slots of what `keep` hands js/outbox.js, in the order it writes them: each its own index.
+const KEEP_ORDER: [Keep; Keep::Slots as usize] = [
+    Keep::MaxEntries,
+    Keep::Source,
+    Keep::Init,
+    Keep::Key,
+    Keep::Origin,
+    Keep::MaxBodyBytes,
+    Keep::Stream,
+    Keep::Reason,
+    Keep::Order,
+    Keep::Attempts,
+    Keep::Until,
+    Keep::TotalTimeoutMs,
+];
+const _: () = {
+    let mut i = 0;
+    while i < KEEP_ORDER.len() {
+        assert!(KEEP_ORDER[i] as usize == i, "KEEP_ORDER is Keep's order");
+        i += 1;
+    }
+};
 
 thread_local! {
     static LAST_ORDER: Cell<f64> = const { Cell::new(f64::NEG_INFINITY) };

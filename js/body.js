@@ -15,7 +15,7 @@
 // becomes a subclass whose body getter and read methods go through the guard.
 // Keep the single `export { ... }` line last: the build turns it into
 // `module.exports` for the CommonJS copy, and the import line below into a require.
-import { makeTimeoutError } from "./errors.js";
+import { makeTimeoutError, TIMEOUT_KIND_CALL, TIMEOUT_KIND_BODY } from "./errors.js";
 
 /** What an aborted signal rejects with: its reason, or an AbortError where a polyfill has none. */
 function abortReason(signal) {
@@ -114,7 +114,7 @@ class Shared {
         // The client is gone (freed or collected): nothing to count, the error still holds.
       }
     }
-    return makeTimeoutError(isDeadline ? 1 : 2, ms);
+    return makeTimeoutError(isDeadline ? TIMEOUT_KIND_CALL : TIMEOUT_KIND_BODY, ms);
   }
 
   /** Ends every copy's body with `reason` (once) and aborts the attempt. */

@@ -1,6 +1,7 @@
 // The caller's functions (onEvent, shouldRetry, isFailure), called so that nothing they do reaches the wasm.
 // Keep the single `export { ... }` line last (scripts/join-js.mjs joins the concern files).
 import { SETTLER } from "./send.js";
+import { HOOK_SAID_NO, HOOK_SAID_YES, HOOK_SAID_DEFAULT } from "./errors.js";
 
 // ---- the caller's functions, called so that nothing they do reaches the wasm.
 
@@ -38,23 +39,28 @@ const RELEASE = Symbol("resilient-fetch release");
 function askIsFailure(hook, ctx) {
   try {
     const answer = hook(ctx);
-    return answer === true ? 1 : answer === false ? 0 : -1;
+    return said(answer);
   } catch {
-    return -1;
+    return HOOK_SAID_DEFAULT;
   } finally {
     ctx[RELEASE]?.();
   }
 }
 
 /**
- * retry.shouldRetry(ctx), awaited; settles (slot, generation) with 1 (retry), 0 (stop) or
- * -1 (the built-in answer), or fails with what the hook threw or its promise rejected with.
+ * retry.shouldRetry(ctx), awaited; settles (slot, generation) with HOOK_SAID_YES (retry),
+ * HOOK_SAID_NO (stop) or HOOK_SAID_DEFAULT (the built-in answer), or fails with what the hook threw or its promise rejected with.
  */
 function askShouldRetry(hook, ctx, slot, generation) {
   const settler = SETTLER;
   new Promise((resolve) => resolve(hook(ctx))).then(
-    (answer) => settler(slot, generation, true, answer === true ? 1 : answer === false ? 0 : -1),
+    (answer) => settler(slot, generation, true, said(answer)),
     (error) => settler(slot, generation, false, error)).finally(() => ctx[RELEASE]?.());
+}
+
+/** A hook's answer as a HOOK_SAID_ code. */
+function said(answer) {
+  return answer === true ? HOOK_SAID_YES : answer === false ? HOOK_SAID_NO : HOOK_SAID_DEFAULT;
 }
 
 /** Cancels a response's body nobody will read; a failure to cancel is harmless. */

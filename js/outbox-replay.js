@@ -3,6 +3,7 @@
 import { discardBody } from "./hooks.js";
 import { CLOSED, ask, later, TURNS, inTurn, judgeAge } from "./outbox.js";
 import { call, stored, entries, find } from "./outbox-store.js";
+import { JUDGED_DELIVERED, JUDGED_WAIT, JUDGED_REFUSED, JUDGED_EXPIRED, JUDGED_SEND, JUDGED_UNSENDABLE, REPLAY_STATUS_NO_ANSWER, REPLAY_STATUS_UNSENDABLE, TOLD_REPLAYED, TOLD_DELIVERED, TOLD_DEAD_LETTERED, TOLD_ROUND_ENDED, TOLD_NEXT_REPLAY, DEAD_N_EXPIRED, DEAD_N_INVALID } from "./errors.js";
 
 function exclusive(box, wait, work) {
   const { name } = box;
@@ -22,7 +23,7 @@ function outboxFlush(box, wait) {
   if (box.closed) return Promise.reject(CLOSED);
   return exclusive(box, wait, () => replayAll(box)).then((tally) => {
     if (tally !== -1) return tally;
-    later(box, ask(box, "tell", 4, "", "", 0));
+    later(box, ask(box, "tell", TOLD_NEXT_REPLAY, "", "", 0));
     return undefined;
   });
 }
@@ -44,7 +45,7 @@ async function replayAll(box) {
     ended = true;
   } finally {
     // The next replay: soon after a failure, later while entries wait, none when all are done.
-    if (!box.closed) later(box, ask(box, "tell", ended ? 3 : 4, "", "", tally.waiting));
+    if (!box.closed) later(box, ask(box, "tell", ended ? TOLD_ROUND_ENDED : TOLD_NEXT_REPLAY, "", "", tally.waiting));
   }
   return tally;
 }
@@ -55,28 +56,29 @@ async function replayQueue(box, queue, tally) {
   for (let i = 0; i < queue.length; i++) {
     const entry = queue[i];
     const { id, origin } = entry;
-    // 3: expired, 4: to send; then 0: delivered, 1: wait, 2: refused, 5: cannot be sent.
+    // Expired or to send; then delivered, wait, refused, or cannot be sent (JUDGED_).
     let verdict = judgeAge(box, entry);
-    let status = -1;
-    if (verdict === 4) {
+    let status = REPLAY_STATUS_NO_ANSWER;
+    if (verdict === JUDGED_SEND) {
       entry.attempts = (Number(entry.attempts) || 0) + 1;
-      ask(box, "tell", 0, origin, id, entry.attempts);
+      ask(box, "tell", TOLD_REPLAYED, origin, id, entry.attempts);
       status = await send(box, entry);
-      verdict = status === -3 ? 5 : ask(box, "judge", 0, status);
+      verdict = status === REPLAY_STATUS_UNSENDABLE ? JUDGED_UNSENDABLE : ask(box, "judge", 0, status);
     }
     try {
-      if (verdict === 0) {
+      if (verdict === JUDGED_DELIVERED) {
         await call(store, "delete", id);
         tally.delivered++;
-        ask(box, "tell", 1, origin, id, status);
+        ask(box, "tell", TOLD_DELIVERED, origin, id, status);
         continue;
       }
-      if (verdict !== 1) {
-        const [reason, n] = verdict === 2 ? ["status", status] : verdict === 3 ? ["expired", -1] : ["invalid", -2];
-        entry.deadLetter = { reason, at: Date.now(), ...(verdict === 2 ? { status } : {}) };
+      if (verdict !== JUDGED_WAIT) {
+        const [reason, n] = verdict === JUDGED_REFUSED ? ["status", status]
+          : verdict === JUDGED_EXPIRED ? ["expired", DEAD_N_EXPIRED] : ["invalid", DEAD_N_INVALID];
+        entry.deadLetter = { reason, at: Date.now(), ...(verdict === JUDGED_REFUSED ? { status } : {}) };
         await call(store, "put", entry);
         tally.deadLettered++;
-        ask(box, "tell", 2, origin, id, n);
+        ask(box, "tell", TOLD_DEAD_LETTERED, origin, id, n);
         continue;
       }
       await call(store, "put", entry);
@@ -106,8 +108,8 @@ function queues(all) {
 }
 
 /**
- * Sends an entry again (through `onReplay`, if given): its answer's status, -1 for no
- * answer (or `onReplay` failed: it waits), -3 if the stored request cannot be sent at all.
+ * Sends an entry again (through `onReplay`, if given): its answer's status, REPLAY_STATUS_NO_ANSWER
+ * (or `onReplay` failed: it waits), REPLAY_STATUS_UNSENDABLE if the stored request cannot be sent at all.
  */
 async function send(box, entry) {
   let request;
@@ -115,20 +117,20 @@ async function send(box, entry) {
     const { url, method, headers, body, credentials, redirect } = entry;
     request = new Request(url, { method, headers, body, credentials, redirect });
   } catch {
-    return -3;
+    return REPLAY_STATUS_UNSENDABLE;
   }
   try {
     if (typeof box.onReplay === "function") {
       // Bounded as a store call is: a hook that never answers must not hold the name's turn.
       request = await call(box, "onReplay", request);
-      if (!(request instanceof Request)) return -3;
+      if (!(request instanceof Request)) return REPLAY_STATUS_UNSENDABLE;
     }
     const response = await ask(box, "send", request);
     discardBody(response);
     return response.status;
   } catch (e) {
     if (e === CLOSED) throw e;
-    return -1;
+    return REPLAY_STATUS_NO_ANSWER;
   }
 }
 

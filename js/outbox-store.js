@@ -1,6 +1,7 @@
 // The outbox's store: bounded calls to it, its entries, the built-in stores.
 // Keep the single `export { ... }` line last (scripts/join-js.mjs joins the concern files).
 import { STORE_MS, ask, later, unref, KEEPS, inTurn } from "./outbox.js";
+import { TOLD_NEXT_REPLAY } from "./errors.js";
 
 /** `work` (a promise), bounded by STORE_MS: past it, a rejection saying `what` did not answer. */
 function bounded(work, what) {
@@ -44,7 +45,7 @@ async function takeBack(box, id) {
     await call(box.store, "delete", id);
     taken(box.name).delete(id);
   } catch {
-    if (!box.closed) later(box, ask(box, "tell", 4, "", "", 0));
+    if (!box.closed) later(box, ask(box, "tell", TOLD_NEXT_REPLAY, "", "", 0));
   }
 }
 

@@ -3,7 +3,7 @@
 import { callListener } from "./hooks.js";
 import { bounded, call, taken, takeBack, find, count, builtIn } from "./outbox-store.js";
 import { outboxFlush, outboxList, outboxDiscard, outboxRetry } from "./outbox-replay.js";
-import { makeQueuedError } from "./errors.js";
+import { makeQueuedError, JUDGED_EXPIRED, REPLAY_STATUS_UNSENT, TOLD_NEXT_REPLAY } from "./errors.js";
 
 // ---------------------------------------------------------------- the outbox
 // Its rules are the core's (src/outbox.rs), asked through `core` (made in src/wasm/outbox.rs,
@@ -39,7 +39,7 @@ function outboxOpen(name, store, onReplay, core) {
     box.timer = undefined;
     // A replay that failed (its store, most likely) is tried again later.
     outboxFlush(box, false).catch(() => {
-      if (!box.closed) later(box, ask(box, "tell", 4, "", "", 0));
+      if (!box.closed) later(box, ask(box, "tell", TOLD_NEXT_REPLAY, "", "", 0));
     });
   };
   if (typeof globalThis.addEventListener === "function" && !box.remote) {
@@ -96,14 +96,15 @@ function unref(timer) {
 /**
  * Keeps a call's request, then settles the call: with a QueuedError once it is stored
  * (`event` to `listener` first), else as it would have settled (`value`, an error when
- * `failed`), the error saying why it was not kept (`notQueued`). `keep` is
- * [maxEntries, source, init, key, origin, maxBodyBytes, stream, reason, order, attempts,
- * until, totalTimeoutMs] (`order`: the call's place, taken when it started; `until`: when
+ * `failed`), the error saying why it was not kept (`notQueued`). `keep`'s slots are the KEEP_
+ * codes (src/wasm/codes.rs `Keep`): maxEntries, source, init, key, origin, maxBodyBytes, stream,
+ * reason, order, attempts, until, totalTimeoutMs (`order`: the call's place, taken when it started; `until`: when
  * keeping it must be done; both in `performance.now()` ms). Keeps of one outbox name go one
  * at a time in a realm, so `maxEntries` holds. A keep not done by `until` settles the call
  * as not kept, and a put() of it that lands later is taken back.
  */
 function outboxKeep(box, keep, value, failed, listener, event) {
+  // In the order of the KEEP_ slots.
   const [, , , key, origin, , , reason, , , until, totalTimeoutMs] = keep;
   // Whichever comes first holds: the entry is stored (`kept`), or the time is up (`up`).
   const time = { kept: false, up: false,
@@ -121,7 +122,7 @@ function outboxKeep(box, keep, value, failed, listener, event) {
   return Promise.race([kept, due]).finally(() => clearTimeout(timer)).then((why) => {
     if (why === undefined) {
       if (listener) callListener(listener, event);
-      if (!box.closed) later(box, ask(box, "tell", 4, "", "", 0));
+      if (!box.closed) later(box, ask(box, "tell", TOLD_NEXT_REPLAY, "", "", 0));
       throw makeQueuedError(key, key, reason, failed ? value : undefined, failed ? undefined : value, origin);
     }
     if (!failed) return value;
@@ -168,15 +169,15 @@ function firstAttemptAt(order) {
   return order + OFFSET;
 }
 
-/** The core's word on `entry` before it is sent: 3 expired, 4 to send. */
+/** The core's word on `entry` before it is sent: JUDGED_EXPIRED or JUDGED_SEND. */
 function judgeAge(box, entry) {
-  return ask(box, "judge", Number(entry.firstAttemptAt) || 0, -2);
+  return ask(box, "judge", Number(entry.firstAttemptAt) || 0, REPLAY_STATUS_UNSENT);
 }
 
 /** Whether `entry` is older than its outbox keeps entries (false once the client is freed). */
 function expired(box, entry) {
   try {
-    return judgeAge(box, entry) === 3;
+    return judgeAge(box, entry) === JUDGED_EXPIRED;
   } catch {
     return false;
   }
@@ -187,6 +188,7 @@ function expired(box, entry) {
  * call settled as not kept), nothing more is stored, and a put() that lands is taken back.
  */
 async function store(box, keep, time) {
+  // In the order of the KEEP_ slots.
   const [maxEntries, source, init, key, origin, maxBodyBytes, stream, reason, order, attempts] = keep;
   try {
     const entry = await copy(source, init, key, origin, maxBodyBytes, stream, reason, firstAttemptAt(order), attempts);

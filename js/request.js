@@ -3,6 +3,7 @@
 // origin (the fast path reads plain URL strings without the URL parser).
 // Keep the single `export { ... }` line last (scripts/join-js.mjs joins the concern files).
 import { chainOf } from "./chain.js";
+import { BODY_NONE, BODY_REPLAYABLE, BODY_STREAM } from "./errors.js";
 
 // The RequestInit members fetch reads, own or inherited, plain or getters.
 const INIT_MEMBERS = ["body", "cache", "credentials", "duplex", "headers", "integrity", "keepalive", "method",
@@ -11,9 +12,10 @@ const STANDARD_METHODS = ["DELETE", "GET", "HEAD", "OPTIONS", "POST", "PUT"];
 
 /**
  * Reads `input` and `init` as fetch would, now, for a call of client `client` (its id).
- * Returns [init copy without its signal, the caller's signal or undefined,
- *  origin ("" for a URL that is no server's: data:, blob:), method, body is a stream,
- *  the call's chain (see CHAIN), and off the fast path: the request built once].
+ * Returns, in the order of the ARG_ codes (src/wasm/codes.rs `Arg`), [init copy without its
+ *  signal, the caller's signal or undefined, origin ("" for a URL that is no server's: data:,
+ *  blob:), method, the body's BODY_ code, the call's chain (see CHAIN), and off the fast path:
+ *  the request built once].
  *  Throws fetch's TypeError for a bad URL or init.
  * The copy keeps own enumerable properties (runtime extensions such as
  * Workers' `cf` or undici's `dispatcher`) and every standard member, inherited
@@ -38,14 +40,16 @@ function readArguments(input, init, client) {
   else if (signal !== undefined && !isSignal(signal)) throw new TypeError("init.signal must be an AbortSignal");
   copy.signal = null;
   if (isRequest) keepReferrer(copy, input);
-  // The body: 0 none, 1 one that can be sent again, 2 a stream (sent once).
-  const body = isA(copy.body, "ReadableStream") ? 2 : copy.body === undefined || copy.body === null ? 0 : 1;
+  // The body: none, one that can be sent again, a stream (sent once).
+  const body = isA(copy.body, "ReadableStream") ? BODY_STREAM
+    : copy.body === undefined || copy.body === null ? BODY_NONE : BODY_REPLAYABLE;
   const fast = fastTarget(input, copy);
   const chain = chainOf(copy, client);
   if (fast !== null) return [copy, signal, fast[0], fast[1], body, chain];
-  // The general path: the request built once, as fetch builds it.
+  // The general path: the request built once, as fetch builds it (`body ||`: BODY_NONE is 0).
   const request = new Request(input, copy);
-  return [copy, signal, targetOf(request.url), request.method, body || (request.body === null ? 0 : 1), chain, request];
+  return [copy, signal, targetOf(request.url), request.method,
+    body || (request.body === null ? BODY_NONE : BODY_REPLAYABLE), chain, request];
 }
 
 /** The value of the request's header `name`, or null. */

@@ -4,7 +4,7 @@ import { keepReferrer } from "./request.js";
 import { CHAIN, SENDING } from "./chain.js";
 import { ATTEMPT, platformFetch } from "./install.js";
 import { discardBody } from "./hooks.js";
-import { makeTimeoutError } from "./errors.js";
+import { makeTimeoutError, TIMEOUT_KIND_ATTEMPT, TIMEOUT_KIND_CALL, SEND_FLAG_REPLAY, SEND_FLAG_HEDGE, STATUS_FLAG_LIMITS } from "./errors.js";
 
 // The attempts' own timeouts, told apart from every other rejection.
 const TIMEOUTS = new WeakSet();
@@ -46,7 +46,7 @@ function send(fetchFn, input, init, controller, chain, ms, deadline, limitMs, sl
   let timedOut = false;
   const unwatch = watch(ms, () => {
     timedOut = true;
-    const error = makeTimeoutError(deadline ? 1 : 0, limitMs);
+    const error = makeTimeoutError(deadline ? TIMEOUT_KIND_CALL : TIMEOUT_KIND_ATTEMPT, limitMs);
     TIMEOUTS.add(error);
     controller.abort(error);
     settler(slot, generation, false, error);
@@ -149,9 +149,9 @@ function sendAttempt(fetchFn, input, init, how, controller, chain, ms, deadline,
   // unless the caller chose a cache mode: a browser lets one request per URL through its
   // cache at a time, so a hedge through it would wait for the very attempt it is meant to
   // overtake. Elsewhere there is no such cache, and some runtimes refuse the option.
-  const hedge = (how & HEDGE) !== 0 && BROWSER_CACHE;
+  const hedge = (how & SEND_FLAG_HEDGE) !== 0 && BROWSER_CACHE;
   if (init === undefined) {
-    if ((how & REPLAY) !== 0 && input.body !== null) input = input.clone();
+    if ((how & SEND_FLAG_REPLAY) !== 0 && input.body !== null) input = input.clone();
     if (hedge && input.cache === "default") input = new Request(input, { cache: "no-store" });
     init = { signal: controller.signal };
     keepReferrer(init, input);
@@ -163,7 +163,6 @@ function sendAttempt(fetchFn, input, init, how, controller, chain, ms, deadline,
   send(fetchFn, input, init, controller, chain, ms, deadline, limitMs, slot, generation);
 }
 
-const REPLAY = 1, HEDGE = 2;
 // A browser page or worker (Cloudflare Workers look like a worker but have no HTTP cache).
 const BROWSER_CACHE = (typeof document === "object" || typeof WorkerGlobalScope === "function") &&
   !(typeof navigator === "object" && navigator.userAgent === "Cloudflare-Workers");
@@ -175,7 +174,7 @@ function sendLocal(fetchFn, input, init) {
 }
 
 /**
- * The status of what fetch resolved with, plus LIMITS when the response says something of its
+ * The status of what fetch resolved with, plus STATUS_FLAG_LIMITS when the response says something of its
  * origin's limits (a Retry-After on an error status; with `rates`, rate-limit headers): only
  * then does the wasm ask limitsOf for them (one crossing per answer on the common path). A fetch
  * replaced by a mock or a polyfill may resolve with anything: what is not a Response-like object
@@ -188,11 +187,10 @@ function statusOf(response, rates) {
     const h = response.headers;
     if ((status >= 400 && h.get("retry-after") !== null) ||
       (rates && (h.get("ratelimit") !== null || h.get("ratelimit-remaining") !== null ||
-        h.get("x-ratelimit-remaining") !== null))) return status + LIMITS;
+        h.get("x-ratelimit-remaining") !== null))) return status + STATUS_FLAG_LIMITS;
   } catch { /* a mock's odd headers say nothing */ }
   return status;
 }
-const LIMITS = 0x10000;
 
 /**
  * What a response says of its origin's limits, read in one crossing: undefined when it says

@@ -10,6 +10,7 @@
 // one module go, the others point at the joined modules, and one export line ends it.
 import fs from "node:fs";
 import path from "node:path";
+import { codesTable } from "./codes.mjs";
 
 const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), "..");
 const JS = path.join(ROOT, "js");
@@ -59,7 +60,8 @@ function join(joined, parts) {
 }
 
 const check = process.argv.includes("--check");
-let stale = 0;
+// The codes' table in js/errors.js first (scripts/codes.mjs): the concern files import it.
+let stale = codesTable(check) ? 0 : 1;
 fs.mkdirSync(path.join(JS, "joined"), { recursive: true });
 for (const [joined, parts] of Object.entries(MODULES)) {
   const file = path.join(JS, "joined", joined);

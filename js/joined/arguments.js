@@ -1,5 +1,5 @@
 // Joined by scripts/join-js.mjs from js/request.js, js/chain.js, js/install.js, js/cors.js, js/send.js, js/hooks.js, js/policy-arg.js, js/coalesce.js: edit those, then run it.
-import { makeTimeoutError } from "../errors.js";
+import { BODY_NONE, BODY_REPLAYABLE, BODY_STREAM, makeTimeoutError, TIMEOUT_KIND_ATTEMPT, TIMEOUT_KIND_CALL, SEND_FLAG_REPLAY, SEND_FLAG_HEDGE, STATUS_FLAG_LIMITS, HOOK_SAID_NO, HOOK_SAID_YES, HOOK_SAID_DEFAULT } from "../errors.js";
 import { linkCopy } from "../body.js";
 
 // The caller's arguments, read once, in JS, when the call is made (as fetch reads them), so that
@@ -14,9 +14,10 @@ const STANDARD_METHODS = ["DELETE", "GET", "HEAD", "OPTIONS", "POST", "PUT"];
 
 /**
  * Reads `input` and `init` as fetch would, now, for a call of client `client` (its id).
- * Returns [init copy without its signal, the caller's signal or undefined,
- *  origin ("" for a URL that is no server's: data:, blob:), method, body is a stream,
- *  the call's chain (see CHAIN), and off the fast path: the request built once].
+ * Returns, in the order of the ARG_ codes (src/wasm/codes.rs `Arg`), [init copy without its
+ *  signal, the caller's signal or undefined, origin ("" for a URL that is no server's: data:,
+ *  blob:), method, the body's BODY_ code, the call's chain (see CHAIN), and off the fast path:
+ *  the request built once].
  *  Throws fetch's TypeError for a bad URL or init.
  * The copy keeps own enumerable properties (runtime extensions such as
  * Workers' `cf` or undici's `dispatcher`) and every standard member, inherited
@@ -41,14 +42,16 @@ function readArguments(input, init, client) {
   else if (signal !== undefined && !isSignal(signal)) throw new TypeError("init.signal must be an AbortSignal");
   copy.signal = null;
   if (isRequest) keepReferrer(copy, input);
-  // The body: 0 none, 1 one that can be sent again, 2 a stream (sent once).
-  const body = isA(copy.body, "ReadableStream") ? 2 : copy.body === undefined || copy.body === null ? 0 : 1;
+  // The body: none, one that can be sent again, a stream (sent once).
+  const body = isA(copy.body, "ReadableStream") ? BODY_STREAM
+    : copy.body === undefined || copy.body === null ? BODY_NONE : BODY_REPLAYABLE;
   const fast = fastTarget(input, copy);
   const chain = chainOf(copy, client);
   if (fast !== null) return [copy, signal, fast[0], fast[1], body, chain];
-  // The general path: the request built once, as fetch builds it.
+  // The general path: the request built once, as fetch builds it (`body ||`: BODY_NONE is 0).
   const request = new Request(input, copy);
-  return [copy, signal, targetOf(request.url), request.method, body || (request.body === null ? 0 : 1), chain, request];
+  return [copy, signal, targetOf(request.url), request.method,
+    body || (request.body === null ? BODY_NONE : BODY_REPLAYABLE), chain, request];
 }
 
 /** The value of the request's header `name`, or null. */
@@ -395,7 +398,7 @@ function send(fetchFn, input, init, controller, chain, ms, deadline, limitMs, sl
   let timedOut = false;
   const unwatch = watch(ms, () => {
     timedOut = true;
-    const error = makeTimeoutError(deadline ? 1 : 0, limitMs);
+    const error = makeTimeoutError(deadline ? TIMEOUT_KIND_CALL : TIMEOUT_KIND_ATTEMPT, limitMs);
     TIMEOUTS.add(error);
     controller.abort(error);
     settler(slot, generation, false, error);
@@ -498,9 +501,9 @@ function sendAttempt(fetchFn, input, init, how, controller, chain, ms, deadline,
   // unless the caller chose a cache mode: a browser lets one request per URL through its
   // cache at a time, so a hedge through it would wait for the very attempt it is meant to
   // overtake. Elsewhere there is no such cache, and some runtimes refuse the option.
-  const hedge = (how & HEDGE) !== 0 && BROWSER_CACHE;
+  const hedge = (how & SEND_FLAG_HEDGE) !== 0 && BROWSER_CACHE;
   if (init === undefined) {
-    if ((how & REPLAY) !== 0 && input.body !== null) input = input.clone();
+    if ((how & SEND_FLAG_REPLAY) !== 0 && input.body !== null) input = input.clone();
     if (hedge && input.cache === "default") input = new Request(input, { cache: "no-store" });
     init = { signal: controller.signal };
     keepReferrer(init, input);
@@ -512,7 +515,6 @@ function sendAttempt(fetchFn, input, init, how, controller, chain, ms, deadline,
   send(fetchFn, input, init, controller, chain, ms, deadline, limitMs, slot, generation);
 }
 
-const REPLAY = 1, HEDGE = 2;
 // A browser page or worker (Cloudflare Workers look like a worker but have no HTTP cache).
 const BROWSER_CACHE = (typeof document === "object" || typeof WorkerGlobalScope === "function") &&
   !(typeof navigator === "object" && navigator.userAgent === "Cloudflare-Workers");
@@ -524,7 +526,7 @@ function sendLocal(fetchFn, input, init) {
 }
 
 /**
- * The status of what fetch resolved with, plus LIMITS when the response says something of its
+ * The status of what fetch resolved with, plus STATUS_FLAG_LIMITS when the response says something of its
  * origin's limits (a Retry-After on an error status; with `rates`, rate-limit headers): only
  * then does the wasm ask limitsOf for them (one crossing per answer on the common path). A fetch
  * replaced by a mock or a polyfill may resolve with anything: what is not a Response-like object
@@ -537,11 +539,10 @@ function statusOf(response, rates) {
     const h = response.headers;
     if ((status >= 400 && h.get("retry-after") !== null) ||
       (rates && (h.get("ratelimit") !== null || h.get("ratelimit-remaining") !== null ||
-        h.get("x-ratelimit-remaining") !== null))) return status + LIMITS;
+        h.get("x-ratelimit-remaining") !== null))) return status + STATUS_FLAG_LIMITS;
   } catch { /* a mock's odd headers say nothing */ }
   return status;
 }
-const LIMITS = 0x10000;
 
 /**
  * What a response says of its origin's limits, read in one crossing: undefined when it says
@@ -608,23 +609,28 @@ const RELEASE = Symbol("resilient-fetch release");
 function askIsFailure(hook, ctx) {
   try {
     const answer = hook(ctx);
-    return answer === true ? 1 : answer === false ? 0 : -1;
+    return said(answer);
   } catch {
-    return -1;
+    return HOOK_SAID_DEFAULT;
   } finally {
     ctx[RELEASE]?.();
   }
 }
 
 /**
- * retry.shouldRetry(ctx), awaited; settles (slot, generation) with 1 (retry), 0 (stop) or
- * -1 (the built-in answer), or fails with what the hook threw or its promise rejected with.
+ * retry.shouldRetry(ctx), awaited; settles (slot, generation) with HOOK_SAID_YES (retry),
+ * HOOK_SAID_NO (stop) or HOOK_SAID_DEFAULT (the built-in answer), or fails with what the hook threw or its promise rejected with.
  */
 function askShouldRetry(hook, ctx, slot, generation) {
   const settler = SETTLER;
   new Promise((resolve) => resolve(hook(ctx))).then(
-    (answer) => settler(slot, generation, true, answer === true ? 1 : answer === false ? 0 : -1),
+    (answer) => settler(slot, generation, true, said(answer)),
     (error) => settler(slot, generation, false, error)).finally(() => ctx[RELEASE]?.());
+}
+
+/** A hook's answer as a HOOK_SAID_ code. */
+function said(answer) {
+  return answer === true ? HOOK_SAID_YES : answer === false ? HOOK_SAID_NO : HOOK_SAID_DEFAULT;
 }
 
 /** Cancels a response's body nobody will read; a failure to cancel is harmless. */

@@ -1,6 +1,6 @@
 // Joined by scripts/join-js.mjs from js/share.js, js/outbox.js, js/outbox-store.js, js/outbox-replay.js: edit those, then run it.
 import { originKey, callListener, discardBody } from "./arguments.js";
-import { makeQueuedError } from "../errors.js";
+import { makeQueuedError, JUDGED_EXPIRED, REPLAY_STATUS_UNSENT, TOLD_NEXT_REPLAY, JUDGED_DELIVERED, JUDGED_WAIT, JUDGED_REFUSED, JUDGED_SEND, JUDGED_UNSENDABLE, REPLAY_STATUS_NO_ANSWER, REPLAY_STATUS_UNSENDABLE, TOLD_REPLAYED, TOLD_DELIVERED, TOLD_DEAD_LETTERED, TOLD_ROUND_ENDED, DEAD_N_EXPIRED, DEAD_N_INVALID } from "../errors.js";
 
 // Shared origin health (policy `share`; the rules are in src/share.rs).
 // Keep the single `export { ... }` line last (scripts/join-js.mjs joins the concern files).
@@ -104,7 +104,7 @@ function outboxOpen(name, store, onReplay, core) {
     box.timer = undefined;
     // A replay that failed (its store, most likely) is tried again later.
     outboxFlush(box, false).catch(() => {
-      if (!box.closed) later(box, ask(box, "tell", 4, "", "", 0));
+      if (!box.closed) later(box, ask(box, "tell", TOLD_NEXT_REPLAY, "", "", 0));
     });
   };
   if (typeof globalThis.addEventListener === "function" && !box.remote) {
@@ -161,14 +161,15 @@ function unref(timer) {
 /**
  * Keeps a call's request, then settles the call: with a QueuedError once it is stored
  * (`event` to `listener` first), else as it would have settled (`value`, an error when
- * `failed`), the error saying why it was not kept (`notQueued`). `keep` is
- * [maxEntries, source, init, key, origin, maxBodyBytes, stream, reason, order, attempts,
- * until, totalTimeoutMs] (`order`: the call's place, taken when it started; `until`: when
+ * `failed`), the error saying why it was not kept (`notQueued`). `keep`'s slots are the KEEP_
+ * codes (src/wasm/codes.rs `Keep`): maxEntries, source, init, key, origin, maxBodyBytes, stream,
+ * reason, order, attempts, until, totalTimeoutMs (`order`: the call's place, taken when it started; `until`: when
  * keeping it must be done; both in `performance.now()` ms). Keeps of one outbox name go one
  * at a time in a realm, so `maxEntries` holds. A keep not done by `until` settles the call
  * as not kept, and a put() of it that lands later is taken back.
  */
 function outboxKeep(box, keep, value, failed, listener, event) {
+  // In the order of the KEEP_ slots.
   const [, , , key, origin, , , reason, , , until, totalTimeoutMs] = keep;
   // Whichever comes first holds: the entry is stored (`kept`), or the time is up (`up`).
   const time = { kept: false, up: false,
@@ -186,7 +187,7 @@ function outboxKeep(box, keep, value, failed, listener, event) {
   return Promise.race([kept, due]).finally(() => clearTimeout(timer)).then((why) => {
     if (why === undefined) {
       if (listener) callListener(listener, event);
-      if (!box.closed) later(box, ask(box, "tell", 4, "", "", 0));
+      if (!box.closed) later(box, ask(box, "tell", TOLD_NEXT_REPLAY, "", "", 0));
       throw makeQueuedError(key, key, reason, failed ? value : undefined, failed ? undefined : value, origin);
     }
     if (!failed) return value;
@@ -233,15 +234,15 @@ function firstAttemptAt(order) {
   return order + OFFSET;
 }
 
-/** The core's word on `entry` before it is sent: 3 expired, 4 to send. */
+/** The core's word on `entry` before it is sent: JUDGED_EXPIRED or JUDGED_SEND. */
 function judgeAge(box, entry) {
-  return ask(box, "judge", Number(entry.firstAttemptAt) || 0, -2);
+  return ask(box, "judge", Number(entry.firstAttemptAt) || 0, REPLAY_STATUS_UNSENT);
 }
 
 /** Whether `entry` is older than its outbox keeps entries (false once the client is freed). */
 function expired(box, entry) {
   try {
-    return judgeAge(box, entry) === 3;
+    return judgeAge(box, entry) === JUDGED_EXPIRED;
   } catch {
     return false;
   }
@@ -252,6 +253,7 @@ function expired(box, entry) {
  * call settled as not kept), nothing more is stored, and a put() that lands is taken back.
  */
 async function store(box, keep, time) {
+  // In the order of the KEEP_ slots.
   const [maxEntries, source, init, key, origin, maxBodyBytes, stream, reason, order, attempts] = keep;
   try {
     const entry = await copy(source, init, key, origin, maxBodyBytes, stream, reason, firstAttemptAt(order), attempts);
@@ -381,7 +383,7 @@ async function takeBack(box, id) {
     await call(box.store, "delete", id);
     taken(box.name).delete(id);
   } catch {
-    if (!box.closed) later(box, ask(box, "tell", 4, "", "", 0));
+    if (!box.closed) later(box, ask(box, "tell", TOLD_NEXT_REPLAY, "", "", 0));
   }
 }
 
@@ -497,7 +499,7 @@ function outboxFlush(box, wait) {
   if (box.closed) return Promise.reject(CLOSED);
   return exclusive(box, wait, () => replayAll(box)).then((tally) => {
     if (tally !== -1) return tally;
-    later(box, ask(box, "tell", 4, "", "", 0));
+    later(box, ask(box, "tell", TOLD_NEXT_REPLAY, "", "", 0));
     return undefined;
   });
 }
@@ -519,7 +521,7 @@ async function replayAll(box) {
     ended = true;
   } finally {
     // The next replay: soon after a failure, later while entries wait, none when all are done.
-    if (!box.closed) later(box, ask(box, "tell", ended ? 3 : 4, "", "", tally.waiting));
+    if (!box.closed) later(box, ask(box, "tell", ended ? TOLD_ROUND_ENDED : TOLD_NEXT_REPLAY, "", "", tally.waiting));
   }
   return tally;
 }
@@ -530,28 +532,29 @@ async function replayQueue(box, queue, tally) {
   for (let i = 0; i < queue.length; i++) {
     const entry = queue[i];
     const { id, origin } = entry;
-    // 3: expired, 4: to send; then 0: delivered, 1: wait, 2: refused, 5: cannot be sent.
+    // Expired or to send; then delivered, wait, refused, or cannot be sent (JUDGED_).
     let verdict = judgeAge(box, entry);
-    let status = -1;
-    if (verdict === 4) {
+    let status = REPLAY_STATUS_NO_ANSWER;
+    if (verdict === JUDGED_SEND) {
       entry.attempts = (Number(entry.attempts) || 0) + 1;
-      ask(box, "tell", 0, origin, id, entry.attempts);
+      ask(box, "tell", TOLD_REPLAYED, origin, id, entry.attempts);
       status = await send(box, entry);
-      verdict = status === -3 ? 5 : ask(box, "judge", 0, status);
+      verdict = status === REPLAY_STATUS_UNSENDABLE ? JUDGED_UNSENDABLE : ask(box, "judge", 0, status);
     }
     try {
-      if (verdict === 0) {
+      if (verdict === JUDGED_DELIVERED) {
         await call(store, "delete", id);
         tally.delivered++;
-        ask(box, "tell", 1, origin, id, status);
+        ask(box, "tell", TOLD_DELIVERED, origin, id, status);
         continue;
       }
-      if (verdict !== 1) {
-        const [reason, n] = verdict === 2 ? ["status", status] : verdict === 3 ? ["expired", -1] : ["invalid", -2];
-        entry.deadLetter = { reason, at: Date.now(), ...(verdict === 2 ? { status } : {}) };
+      if (verdict !== JUDGED_WAIT) {
+        const [reason, n] = verdict === JUDGED_REFUSED ? ["status", status]
+          : verdict === JUDGED_EXPIRED ? ["expired", DEAD_N_EXPIRED] : ["invalid", DEAD_N_INVALID];
+        entry.deadLetter = { reason, at: Date.now(), ...(verdict === JUDGED_REFUSED ? { status } : {}) };
         await call(store, "put", entry);
         tally.deadLettered++;
-        ask(box, "tell", 2, origin, id, n);
+        ask(box, "tell", TOLD_DEAD_LETTERED, origin, id, n);
         continue;
       }
       await call(store, "put", entry);
@@ -581,8 +584,8 @@ function queues(all) {
 }
 
 /**
- * Sends an entry again (through `onReplay`, if given): its answer's status, -1 for no
- * answer (or `onReplay` failed: it waits), -3 if the stored request cannot be sent at all.
+ * Sends an entry again (through `onReplay`, if given): its answer's status, REPLAY_STATUS_NO_ANSWER
+ * (or `onReplay` failed: it waits), REPLAY_STATUS_UNSENDABLE if the stored request cannot be sent at all.
  */
 async function send(box, entry) {
   let request;
@@ -590,20 +593,20 @@ async function send(box, entry) {
     const { url, method, headers, body, credentials, redirect } = entry;
     request = new Request(url, { method, headers, body, credentials, redirect });
   } catch {
-    return -3;
+    return REPLAY_STATUS_UNSENDABLE;
   }
   try {
     if (typeof box.onReplay === "function") {
       // Bounded as a store call is: a hook that never answers must not hold the name's turn.
       request = await call(box, "onReplay", request);
-      if (!(request instanceof Request)) return -3;
+      if (!(request instanceof Request)) return REPLAY_STATUS_UNSENDABLE;
     }
     const response = await ask(box, "send", request);
     discardBody(response);
     return response.status;
   } catch (e) {
     if (e === CLOSED) throw e;
-    return -1;
+    return REPLAY_STATUS_NO_ANSWER;
   }
 }
 

@@ -17,8 +17,8 @@ unsafe extern "C" {
 // The package's error classes (js/errors.js), so `instanceof` works for users.
 #[wasm_bindgen(module = "/js/errors.js")]
 unsafe extern "C" {
-    /// A `TimeoutError` of one attempt (`kind` 0), of the whole call (1) or of a body
-    /// that stalled (2), for the limit `timeout_ms`.
+    /// A `TimeoutError` of the limit `kind` (a [`TimeoutKind`](super::codes::TimeoutKind)):
+    /// of one attempt, of the whole call or of a body that stalled, for the limit `timeout_ms`.
     #[wasm_bindgen(js_name = makeTimeoutError)]
     pub fn make_timeout_error(kind: u8, timeout_ms: f64) -> JsValue;
     /// A `CircuitOpenError` for `origin`; `half_open`: its probes are in flight.
@@ -40,9 +40,8 @@ unsafe extern "C" {
 // each attempt's send, install() (js/joined/arguments.js).
 #[wasm_bindgen(module = "/js/joined/arguments.js")]
 unsafe extern "C" {
-    /// `[init copy without signal, caller's signal, origin ("" for data: and blob:),
-    /// method, body is a stream, the call's chain, and off the fast path: the request built
-    /// once]` for a call of client `client`. Throws what reading the init or building the
+    /// The caller's arguments read, in the slots [`Arg`](super::codes::Arg) names, for a call
+    /// of client `client`. Throws what reading the init or building the
     /// request throws (fetch's `TypeError`), a `TypeError` for a scheme fetch does not
     /// send, and one for a call that sends through itself.
     #[wasm_bindgen(js_name = readArguments, catch)]
@@ -72,8 +71,8 @@ unsafe extern "C" {
     pub fn request_error(input: &JsValue, init: &JsValue) -> JsValue;
     /// One attempt: `fetch(input, init)` (the fast path's URL and init), or
     /// `fetch(request, { signal })` when `init` is undefined (a built request, its referrer
-    /// kept, cloned first when `how` has bit 1, replay, and it has a body; bit 2, hedge: the HTTP
-    /// cache bypassed unless the caller chose a mode), with the controller's signal, through `fetch_fn` (undefined: the platform's),
+    /// kept, cloned first when `how` has [`SendFlag::Replay`](super::codes::SendFlag) and it has
+    /// a body; with `SendFlag::Hedge`, the HTTP cache bypassed unless the caller chose a mode), with the controller's signal, through `fetch_fn` (undefined: the platform's),
     /// limited to `ms` (then the controller is aborted and the attempt settles with a
     /// `TimeoutError`, see [`is_timeout`]); it settles through the settler under (`slot`,
     /// `generation`); throws what fetch throws synchronously.
@@ -106,7 +105,7 @@ unsafe extern "C" {
     ) -> Result<Promise, JsValue>;
     /// The status of what `fetch` resolved with; a `TypeError` if it is not a
     /// `Response` (a mock or polyfill may resolve with anything).
-    /// (Plus 0x10000 when it carries a `Retry-After` on an error status or, with `rates`,
+    /// (Plus [`StatusFlag::Limits`](super::codes::StatusFlag) when it carries a `Retry-After` on an error status or, with `rates`,
     /// rate-limit headers: then [`limits_of`] reads them.)
     #[wasm_bindgen(js_name = statusOf, catch)]
     pub fn status_of(response: &JsValue, rates: bool) -> Result<u32, JsValue>;
@@ -130,11 +129,13 @@ unsafe extern "C" {
         remaining_ms: f64,
         key: Option<String>,
     ) -> JsValue;
-    /// `breaker.isFailure(ctx)`: 1 failure, 0 not, -1 the built-in rule (also if it throws).
+    /// `breaker.isFailure(ctx)` as a [`HookSaid`](super::codes::HookSaid): failure, not, or
+    /// the built-in rule (also if it throws).
     #[wasm_bindgen(js_name = askIsFailure)]
     pub fn ask_is_failure(hook: &js_sys::Function, ctx: &JsValue) -> i32;
-    /// `retry.shouldRetry(ctx)`, awaited, settling (`slot`, `generation`) with 1 retry, 0
-    /// stop, -1 the built-in answer, or failing with what the hook threw.
+    /// `retry.shouldRetry(ctx)`, awaited, settling (`slot`, `generation`) with a
+    /// [`HookSaid`](super::codes::HookSaid) (retry, stop, the built-in answer), or failing with
+    /// what the hook threw.
     #[wasm_bindgen(js_name = askShouldRetry)]
     pub fn ask_should_retry(hook: &js_sys::Function, ctx: &JsValue, slot: u32, generation: u32);
     /// Cancels a response's body nobody will read (unless it is locked); a failure to

@@ -12,6 +12,7 @@ use super::bindings::{
     abort_reason, flight_key, header_of, is_aborted, join_flight, performance_now, read_arguments,
     send_local,
 };
+use super::codes::{Arg, Body};
 use super::ended::{Ended, circuit_open_error, end_of};
 use super::env::JsEnv;
 use super::events::emit;
@@ -113,29 +114,29 @@ fn prepare(
     keep: bool,
 ) -> Result<Prepared, JsValue> {
     let resolved = resolve_policy(&client, &policy)?;
-    // [init copy without signal, signal, origin ("": no server's), method, body (0, 1, 2),
-    //  chain, and off the fast path: the request]
     let args = read_arguments(&input, &init, client.id)?;
-    let copy: Object = args.get(0).unchecked_into();
+    let arg = |slot: Arg| args.get(slot as u32);
+    let copy: Object = arg(Arg::Copy).unchecked_into();
     // A signal of any realm, or a polyfill's: readArguments checked its shape.
-    let signal = Some(args.get(1)).filter(|s| !s.is_undefined());
+    let signal = Some(arg(Arg::Signal)).filter(|s| !s.is_undefined());
     if let Some(signal) = signal.as_ref().filter(|s| is_aborted(s)) {
         return Err(abort_reason(signal));
     }
     // The origin as a JS string too, for what the response keeps of the call (js/body.js).
-    let origin_js = args.get(2);
+    let origin_js = arg(Arg::Origin);
     let origin = origin_js.as_string().unwrap_or_default();
     if origin.is_empty() {
         return send_local(&resolved.fetch, &input, &init).map(Prepared::Local);
     }
-    let method = args.get(3).as_string().unwrap_or_default();
-    // The body: 0 none, 1 one that can be sent again, 2 a stream (sent once).
-    let body = args.get(4).as_f64().unwrap_or(0.0);
-    let replayable = body != 2.0;
-    let chain = args.get(5);
+    let method = arg(Arg::Method).as_string().unwrap_or_default();
+    // What the body is: a stream is sent once.
+    let body = arg(Arg::Body).as_f64();
+    let is = |what: Body| body == Some(f64::from(what as u8));
+    let replayable = !is(Body::Stream);
+    let chain = arg(Arg::Chain);
     // On the fast path the request is never built by us (fetch builds it), so a call an
     // open breaker rejects never pays for it.
-    let request = Some(args.get(6)).filter(|r| !r.is_undefined());
+    let request = Some(arg(Arg::Request)).filter(|r| !r.is_undefined());
     // A key header the caller set (the fast path has no headers of the caller's).
     let existing = request
         .as_ref()
@@ -200,7 +201,7 @@ fn prepare(
         method,
         key,
         replayable,
-        has_body: body != 0.0,
+        has_body: body.is_some_and(|b| b != f64::from(Body::None as u8)),
         transport,
         coalesced: flight.is_some(),
         flight,

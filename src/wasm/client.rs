@@ -10,6 +10,7 @@ use wasm_bindgen::prelude::*;
 use super::bindings::origin_key;
 use super::bindings::{fetch_to_wrap, install_fetch, make_timeout_error, uninstall_fetch};
 use super::call;
+use super::codes::TimeoutKind;
 use super::events::{emit, stats_to_js};
 use super::options::{decode, policy_error};
 use super::outbox::{self, Outbox};
@@ -51,7 +52,14 @@ impl ClientInner {
                     if let Some(client) = weak.upgrade() {
                         client.count_body_timeout(&origin, ms, deadline, &on_event);
                     }
-                    make_timeout_error(if deadline { 1 } else { 2 }, ms)
+                    make_timeout_error(
+                        if deadline {
+                            TimeoutKind::Call
+                        } else {
+                            TimeoutKind::Body
+                        } as u8,
+                        ms,
+                    )
                 },
             );
             ClientInner {

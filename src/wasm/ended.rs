@@ -8,6 +8,7 @@ use super::bindings::{
     guard_response, make_bulkhead_full_error, make_circuit_open_error, make_rate_limit_error,
     make_throttled_error, make_timeout_error,
 };
+use super::codes::TimeoutKind;
 use super::resolve::Resolved;
 use super::state::ClientInner;
 use super::transport::FetchTransport;
@@ -104,9 +105,10 @@ impl Ended<'_> {
             // Read only now: an AbortError is made when the signal has no reason, and making
             // one for every call that ends otherwise cost more than the call.
             CallResult::Aborted => Err(abort.reason()),
-            CallResult::DeadlineExceeded => {
-                Err(make_timeout_error(1, f64::from(policy.total_timeout_ms)))
-            }
+            CallResult::DeadlineExceeded => Err(make_timeout_error(
+                TimeoutKind::Call as u8,
+                f64::from(policy.total_timeout_ms),
+            )),
             CallResult::RateLimited {
                 retry_after_ms,
                 reason,

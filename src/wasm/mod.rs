@@ -4,6 +4,7 @@
 //! | part | file |
 //! | --- | --- |
 //! | JS globals (`Request`, `performance`), the error classes and the JS helpers | `bindings.rs`, `js/errors.js` |
+//! | the codes that cross to JS, each a `#[repr]` enum; their JS table in `js/errors.js` (`scripts/codes.mjs`) | `codes.rs` |
 //! | the caller's arguments; each attempt's send; calls that send through themselves; install(); where keys may go (CORS); the caller's functions; the policy argument; coalescing | `js/request.js`, `js/send.js`, `js/chain.js`, `js/install.js`, `js/cors.js`, `js/hooks.js`, `js/policy-arg.js`, `js/coalesce.js`, joined into `js/joined/arguments.js` (`scripts/join-js.mjs`) |
 //! | the caller's signal, the response's bounded body | `js/body.js` |
 //! | `resilientFetch`, `ResilientClient`, the default client | `client.rs` |
@@ -32,6 +33,7 @@ mod abort;
 mod bindings;
 mod call;
 mod client;
+mod codes;
 mod ended;
 mod env;
 mod events;

@@ -10,6 +10,7 @@ use std::rc::{Rc, Weak};
 use js_sys::{Array, Function, Object, Promise, Reflect};
 use wasm_bindgen::prelude::*;
 
+use super::codes::{DeadN, Judged, Keep, ReplayStatus, Told};
 use super::env::random_unit;
 use super::events::{emit, to_js};
 use crate::events::Event;
@@ -49,15 +50,15 @@ pub trait Host {
 
 /// What js/outbox.js asks the core (each holds its client weakly).
 struct Core {
-    /// `judge(firstAttemptAt, status)`: status -2 (before sending): 3 expired, 4 send;
-    /// -1 (no answer): 1 wait; else 0 delivered, 1 wait, 2 refused. (js/outbox.js adds 5: the
-    /// stored request cannot be sent.)
+    /// `judge(firstAttemptAt, status)`, a [`Judged`]: for [`ReplayStatus::Unsent`], expired or
+    /// send; for [`ReplayStatus::NoAnswer`], wait; for a status, delivered, wait or refused.
+    /// (js/outbox-replay.js adds [`Judged::Unsendable`].)
     _judge: Closure<dyn Fn(f64, i32) -> u32>,
-    /// `tell(kind, origin, id, n)`: 0 replayed (n: attempts), 1 delivered (n: status),
-    /// 2 dead-lettered (n: the status, -1 expired, -2 cannot be sent) to `onEvent`; 3 a
-    /// replay round ended with n entries waiting: the ms until the next (-1: none), the
-    /// rounds backing off while entries wait; 4 the ms until the next replay at the current
-    /// round (after a keep, a failed replay or take-back, or another replayer at work).
+    /// `tell(kind, origin, id, n)`, `kind` a [`Told`]: replayed (n: attempts), delivered (n:
+    /// status), dead-lettered (n: the status or a [`DeadN`]) to `onEvent`; a replay round
+    /// ended with n entries waiting: the ms until the next (-1: none), the rounds backing off
+    /// while entries wait; the ms until the next replay at the current round (after a keep, a
+    /// failed replay or take-back, or another replayer at work).
     _tell: Closure<dyn Fn(u32, String, String, i32) -> f64>,
     /// `send(request)`: the replay through the client.
     _send: Closure<dyn Fn(JsValue) -> Promise>,
@@ -91,17 +92,23 @@ impl Outbox {
         weak: Weak<C>,
     ) -> Outbox {
         let max_age_ms = policy.max_age_ms;
-        let judge =
-            Closure::<dyn Fn(f64, i32) -> u32>::new(move |first: f64, status: i32| match status {
-                -2 if outbox::expired(first, js_sys::Date::now(), max_age_ms) => 3,
-                -2 => 4,
-                -1 => 1,
+        let judge = Closure::<dyn Fn(f64, i32) -> u32>::new(move |first: f64, status: i32| {
+            (match status {
+                s if s == ReplayStatus::Unsent as i32 => {
+                    if outbox::expired(first, js_sys::Date::now(), max_age_ms) {
+                        Judged::Expired
+                    } else {
+                        Judged::Send
+                    }
+                }
+                s if s == ReplayStatus::NoAnswer as i32 => Judged::Wait,
                 status => match outbox::verdict(status as u16) {
-                    Verdict::Delivered => 0,
-                    Verdict::Wait => 1,
-                    Verdict::Dead => 2,
+                    Verdict::Delivered => Judged::Delivered,
+                    Verdict::Wait => Judged::Wait,
+                    Verdict::Dead => Judged::Refused,
                 },
-            });
+            }) as u32
+        });
         let client = weak.clone();
         let tell = Closure::<dyn Fn(u32, String, String, i32) -> f64>::new(
             move |kind: u32, origin: String, id: String, n: i32| match client.upgrade() {
@@ -159,6 +166,7 @@ impl Outbox {
         let (deadline, total_timeout_ms) = deadline;
         let until = outbox::keep_until(deadline, super::bindings::performance_now());
         let p = &self.policy;
+        // In the order of the `Keep` slots (`KEEP_ORDER`).
         let keep: Array = [
             JsValue::from(p.max_entries),
             source.clone(),
@@ -186,6 +194,29 @@ impl Outbox {
     }
 }
 
+/// The slots of what `keep` hands js/outbox.js, in the order it writes them: each its own index.
+const KEEP_ORDER: [Keep; Keep::Slots as usize] = [
+    Keep::MaxEntries,
+    Keep::Source,
+    Keep::Init,
+    Keep::Key,
+    Keep::Origin,
+    Keep::MaxBodyBytes,
+    Keep::Stream,
+    Keep::Reason,
+    Keep::Order,
+    Keep::Attempts,
+    Keep::Until,
+    Keep::TotalTimeoutMs,
+];
+const _: () = {
+    let mut i = 0;
+    while i < KEEP_ORDER.len() {
+        assert!(KEEP_ORDER[i] as usize == i, "KEEP_ORDER is Keep's order");
+        i += 1;
+    }
+};
+
 thread_local! {
     static LAST_ORDER: Cell<f64> = const { Cell::new(f64::NEG_INFINITY) };
 }
@@ -209,20 +240,21 @@ pub fn order_now() -> f64 {
 
 /// What js/outbox.js tells of a replay (see [`Core`]).
 fn tell(client: &impl Host, kind: u32, origin: &str, id: &str, n: i32) -> f64 {
+    let told = |what: Told| kind == what as u32;
     let event = match kind {
-        0 => Event::Replayed {
+        _ if told(Told::Replayed) => Event::Replayed {
             id,
             attempt: n as u32,
         },
-        1 => Event::Delivered {
+        _ if told(Told::Delivered) => Event::Delivered {
             id,
             status: n as u16,
         },
-        2 => Event::DeadLettered {
+        _ if told(Told::DeadLettered) => Event::DeadLettered {
             id,
             reason: match n {
-                -1 => DeadReason::Expired,
-                -2 => DeadReason::Invalid,
+                n if n == DeadN::Expired as i32 => DeadReason::Expired,
+                n if n == DeadN::Invalid as i32 => DeadReason::Invalid,
                 _ => DeadReason::Status,
             },
             status: u16::try_from(n).ok(),
@@ -232,7 +264,7 @@ fn tell(client: &impl Host, kind: u32, origin: &str, id: &str, n: i32) -> f64 {
                 return -1.0;
             };
             let round = outbox.round.get();
-            if kind == 3 {
+            if told(Told::RoundEnded) {
                 // A round ended: the next one backs off while entries wait.
                 outbox
                     .round

@@ -14,6 +14,7 @@ use super::bindings::{
     ask_is_failure, ask_should_retry, discard_body, hook_context, is_local_error, is_timeout,
     limits_of, request_error, send, status_of,
 };
+use super::codes::{HookSaid, SendFlag, StatusFlag};
 use super::env::timer_ms;
 use super::options::Hooks;
 use super::settle::Settled;
@@ -42,6 +43,12 @@ fn limits(response: &JsValue, error: bool, rates: bool) -> (Option<String>, Opti
     };
     let quota = rate_limit::parse(&headers, js_sys::Date::now());
     (retry_after, quota)
+}
+
+/// `sendAttempt`'s `how`: [`SendFlag`]s.
+fn send_flags(replay: bool, hedge: bool) -> u32 {
+    let flag = |on: bool, flag: SendFlag| if on { flag as u32 } else { 0 };
+    flag(replay, SendFlag::Replay) | flag(hedge, SendFlag::Hedge)
 }
 
 /// Where each attempt's `Request` comes from.
@@ -238,8 +245,8 @@ impl Transport for FetchTransport {
             return BreakerAnswer::Default;
         };
         match ask_is_failure(hook, &self.hook_context(ended, output)) {
-            1 => BreakerAnswer::Failure,
-            0 => BreakerAnswer::Success,
+            n if n == HookSaid::Yes as i32 => BreakerAnswer::Failure,
+            n if n == HookSaid::No as i32 => BreakerAnswer::Success,
             _ => BreakerAnswer::Default,
         }
     }
@@ -269,8 +276,10 @@ impl Transport for FetchTransport {
             match answer {
                 None => HookAnswer::Default,
                 Some(answer) => match answer.await {
-                    Ok(v) if v.as_f64() == Some(1.0) => HookAnswer::Retry,
-                    Ok(v) if v.as_f64() == Some(0.0) => HookAnswer::Stop,
+                    Ok(v) if v.as_f64() == Some(f64::from(HookSaid::Yes as i8)) => {
+                        HookAnswer::Retry
+                    }
+                    Ok(v) if v.as_f64() == Some(f64::from(HookSaid::No as i8)) => HookAnswer::Stop,
                     Ok(_) => HookAnswer::Default,
                     Err(thrown) => {
                         last.set(Some(OutcomeKind::InvalidRequest));
@@ -338,7 +347,7 @@ impl FetchTransport {
             &self.fetch,
             input,
             init,
-            u32::from(self.replayable) | (u32::from(hedge) << 1),
+            send_flags(self.replayable, hedge),
             &controller,
             &self.chain,
             ms,
@@ -372,11 +381,12 @@ impl FetchTransport {
                     Ok(answer) => answer,
                     Err(e) => return (AttemptOutcome::InvalidResponse, Err(e)),
                 };
-                let status = (answer & 0xffff) as u16;
+                let limits_said = answer >= StatusFlag::Limits as u32;
+                let status = (answer % StatusFlag::Limits as u32) as u16;
                 // Only statuses retryOn may list can be retried: only then is Retry-After read.
                 let error = u32::from(status) >= crate::policy::RETRY_ON_MIN;
                 // Most answers say nothing of limits: then statusOf said so, and they are not read.
-                let (retry_after, quota) = if answer > 0xffff {
+                let (retry_after, quota) = if limits_said {
                     limits(&value, error, self.paced)
                 } else {
                     (None, None)

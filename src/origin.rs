@@ -341,11 +341,29 @@ impl OriginState {
             .and_then(|(permit, p)| self.breaker.record(permit, judgement, now, p));
         let notes = match (rank, before) {
             (Some(rank), Some(before)) => {
-                share::told(self, before, judgement, transition, now, rank)
+                let parts = (&self.breaker, &self.pacer, &mut self.untold);
+                share::told(parts, before, judgement, transition, now, rank)
             }
             _ => [None, None],
         };
         (transition, notes)
+    }
+
+    /// A peer's note about this origin, applied under `policy` (this client's); `rank` is this
+    /// client's. Returns the breaker transition it caused.
+    pub fn hear(&mut self, note: Note, now: f64, policy: &Policy, rank: u32) -> Option<Transition> {
+        share::apply(
+            (&mut self.breaker, &mut self.pacer),
+            note,
+            now,
+            policy,
+            rank,
+        )
+    }
+
+    /// What a client that starts is told of this origin: its open period, its wait.
+    pub fn describe(&self, now: f64, rank: u32) -> [Option<Note>; 2] {
+        share::describe(&self.breaker, &self.pacer, now, rank)
     }
 
     /// Withdraws `cost` budget tokens of `capacity` for a retry; false if too few are left.

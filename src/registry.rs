@@ -17,7 +17,7 @@
 use crate::breaker::BreakerState;
 pub use crate::origin::{OriginState, OriginStats};
 use crate::policy::Policy;
-use crate::share::{self, Note};
+use crate::share::Note;
 
 /// Identifies one origin's entry; a new entry for the same origin (after eviction) gets
 /// a new id, so late updates meant for the old one are dropped.
@@ -131,15 +131,11 @@ impl Registry {
         let rank = self.rank()?;
         if note == Note::Hello {
             for e in &self.origins {
-                tell(
-                    &mut self.share,
-                    &e.origin,
-                    share::describe(&e.state, now, rank),
-                );
+                tell(&mut self.share, &e.origin, e.state.describe(now, rank));
             }
             return None;
         }
-        let transition = self.with(origin, |_, s| share::apply(s, note, now, policy, rank));
+        let transition = self.with(origin, |_, s| s.hear(note, now, policy, rank));
         // Tripped by peers' answers: it leads, and says so (a follower says nothing).
         if let (Note::Failed { .. }, Some(_)) = (note, transition)
             && let Some((until, rank)) = self.peek(origin).and_then(|s| s.breaker.shared(rank))

@@ -29,9 +29,10 @@
 //! note, or one of another protocol version, is dropped ([`Note::decode`]). Sharing is a
 //! hint: no call ever waits for a note.
 
+use crate::breaker::Breaker;
 use crate::breaker::Transition;
 use crate::classify::Judgement;
-use crate::origin::OriginState;
+use crate::pacing::Pacer;
 use crate::policy::Policy;
 
 /// The protocol's version; notes of any other are ignored.
@@ -104,7 +105,7 @@ impl Note {
 /// Applies a peer's note about one origin to its state under `policy` (the receiving
 /// client's); `rank` is the receiver's. Returns the breaker transition it caused.
 pub fn apply(
-    state: &mut OriginState,
+    (breaker_state, pacer): (&mut Breaker, &mut Pacer),
     note: Note,
     now: f64,
     policy: &Policy,
@@ -114,22 +115,20 @@ pub fn apply(
     match (note, breaker) {
         (Note::Failed { successes }, Some(b)) => {
             // Its successes first (in a failure-rate window only), then the failure.
-            state.breaker.observe_successes(successes, now, b);
-            state.breaker.observe(true, now, b)
+            breaker_state.observe_successes(successes, now, b);
+            breaker_state.observe(true, now, b)
         }
-        (Note::Succeeded, Some(b)) => state.breaker.observe(false, now, b),
+        (Note::Succeeded, Some(b)) => breaker_state.observe(false, now, b),
         (
             Note::Opened {
                 until,
                 rank: theirs,
             },
             Some(b),
-        ) => state.breaker.follow(until, (theirs, rank), now, b),
-        (Note::Closed, Some(_)) => state.breaker.close(),
+        ) => breaker_state.follow(until, (theirs, rank), now, b),
+        (Note::Closed, Some(_)) => breaker_state.close(),
         (Note::Hold { until }, _) if policy.rate_limit.is_some() => {
-            state
-                .pacer
-                .hold(until.min(now + f64::from(policy.max_retry_after_ms())));
+            pacer.hold(until.min(now + f64::from(policy.max_retry_after_ms())));
             None
         }
         _ => None,
@@ -137,15 +136,13 @@ pub fn apply(
 }
 
 /// What a client that starts is told of an origin: its breaker's open period, and its wait.
-pub fn describe(state: &OriginState, now: f64, rank: u32) -> [Option<Note>; 2] {
+pub fn describe(breaker: &Breaker, pacer: &Pacer, now: f64, rank: u32) -> [Option<Note>; 2] {
     [
-        state
-            .breaker
+        breaker
             .shared(rank)
             .filter(|(until, _)| *until > now)
             .map(|(until, rank)| Note::Opened { until, rank }),
-        state
-            .pacer
+        pacer
             .wait(now)
             .map(|(ms, _)| Note::Hold { until: now + ms }),
     ]
@@ -153,10 +150,11 @@ pub fn describe(state: &OriginState, now: f64, rank: u32) -> [Option<Note>; 2] {
 
 /// What one recorded answer tells the peers: `failing` is whether the breaker counted
 /// failures before it ([`crate::breaker::Breaker::is_failing`]), `waited` whether the
-/// origin had a wait before it; `state` is after it. A success while the origin is healthy
-/// is not told at once: it is counted (`untold`) and told with the next failure.
+/// origin had a wait before it; the breaker and the pacer are after it. A success while the
+/// origin is healthy is not told at once: it is counted (`untold`) and told with the next
+/// failure.
 pub fn told(
-    state: &mut OriginState,
+    (breaker_state, pacer, untold): (&Breaker, &Pacer, &mut u32),
     (failing, waited): (bool, bool),
     judgement: Judgement,
     transition: Option<Transition>,
@@ -166,23 +164,23 @@ pub fn told(
     use crate::breaker::BreakerState::{Closed, Open};
     let breaker = match transition {
         Some(t) if t.to == Open => {
-            (state.breaker.shared(rank)).map(|(until, rank)| Note::Opened { until, rank })
+            (breaker_state.shared(rank)).map(|(until, rank)| Note::Opened { until, rank })
         }
         Some(t) if t.to == Closed => Some(Note::Closed),
         Some(_) => None,
         None => match judgement {
-            Judgement::Failure if state.breaker.is_closed() => Some(Note::Failed {
-                successes: std::mem::take(&mut state.untold),
+            Judgement::Failure if breaker_state.is_closed() => Some(Note::Failed {
+                successes: std::mem::take(untold),
             }),
             Judgement::Success if failing => Some(Note::Succeeded),
             Judgement::Success => {
-                state.untold = state.untold.saturating_add(1);
+                *untold = untold.saturating_add(1);
                 None
             }
             _ => None,
         },
     };
-    let hold = match state.pacer.wait(now) {
+    let hold = match pacer.wait(now) {
         Some((ms, _)) if !waited => Some(Note::Hold { until: now + ms }),
         _ => None,
     };
@@ -193,6 +191,38 @@ pub fn told(
 mod tests {
     use super::*;
     use crate::breaker::BreakerState;
+    use crate::origin::OriginState;
+
+    // The rules over a whole origin's state, as its owner applies them.
+    fn apply(
+        s: &mut OriginState,
+        note: Note,
+        now: f64,
+        p: &Policy,
+        rank: u32,
+    ) -> Option<Transition> {
+        s.hear(note, now, p, rank)
+    }
+    fn describe(s: &OriginState, now: f64, rank: u32) -> [Option<Note>; 2] {
+        s.describe(now, rank)
+    }
+    fn told(
+        s: &mut OriginState,
+        before: (bool, bool),
+        j: Judgement,
+        t: Option<Transition>,
+        now: f64,
+        rank: u32,
+    ) -> [Option<Note>; 2] {
+        super::told(
+            (&s.breaker, &s.pacer, &mut s.untold),
+            before,
+            j,
+            t,
+            now,
+            rank,
+        )
+    }
     use crate::policy::PolicyInput;
 
     fn policy(cooldown: u32) -> Policy {

@@ -7,7 +7,7 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { bundle, serve } from "../tests/server/workerd.mjs";
+import { bundle, serve } from "../tests/package/workerd.mjs";
 
 export const N = 5;
 /** The outage: it starts LEAD_MS after the run does, and the isolates go on calling TAIL_MS after it ends. */

@@ -7,7 +7,7 @@ import test from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
-import * as runtime from "../server/workerd.mjs";
+import * as runtime from "./workerd.mjs";
 import { ORIGIN_A, SCRATCH, serverLog, sleep, uid } from "./helpers.mjs";
 import { judge } from "./share-tab.mjs";
 
@@ -76,7 +76,7 @@ export default {
 /** Bundles WORKER into `dir` as wrangler would, from the packed package installed in SCRATCH. */
 const bundle = (dir) => runtime.bundle({ source: WORKER, project: SCRATCH, out: dir, bin: TOOLS_BIN });
 
-/** `isolates` served by workerd in `dir` (tests/server/workerd.mjs): { ports, stop(), logs() }. */
+/** `isolates` served by workerd in `dir` (workerd.mjs): { ports, stop(), logs() }. */
 const serve = (dir, isolates, options = {}) => runtime.serve(dir, isolates, { ...options, bin: TOOLS_BIN,
   classes: ["OriginHealth", "DurableOutbox", "FailingHealth", "HangingHealth", "CountingHealth"] });
 

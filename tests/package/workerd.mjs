@@ -1,7 +1,8 @@
 // A Cloudflare Worker in the real runtime, on 127.0.0.1 only: the package bundled as wrangler
 // bundles it, a workerd config with one service per isolate (each its own globals) and the
 // Durable Object namespaces in one service, and the workerd binary of tools/. Used by the edge
-// tests (tests/package/edge.test.mjs) and the demo's Workers lane (www-demo/serve.mjs).
+// tests (edge.test.mjs, beside it, so that tests/package/run.mjs copies it with them) and the
+// demo's Workers lane (www-demo/edge-fleet.mjs).
 import { spawn, execFileSync } from "node:child_process";
 import fs from "node:fs";
 import net from "node:net";

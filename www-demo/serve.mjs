@@ -1,11 +1,13 @@
 // Serves the demo page and the built package on 127.0.0.1, with the chaos
-// backend (two origins) whose faults the page controls.
+// backend (two origins) whose faults the page controls, and a workerd of ten
+// isolates for the Cloudflare Workers lane (www-demo/edge-fleet.mjs).
 //   node www-demo/serve.mjs [--port 8080] [--backend-ports 8081,8082]
 import fs from "node:fs";
 import http from "node:http";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { startFaultServer } from "../tests/server/fault-server.mjs";
+import { startFleet } from "./edge-fleet.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const arg = (name, dflt) => {
@@ -27,14 +29,39 @@ function portError(e, what) {
   process.exit(1);
 }
 
-const backend = await startFaultServer(backendPorts)
-  .catch((e) => portError(e, `one of the backend ports ${backendPorts.join(" and ")}`));
+const root = path.resolve(here, "..");
+const bin = path.join(process.env.RF_TOOLS_DIR || path.join(root, "tools"), "node_modules", ".bin");
+// workerd starts beside the backend; when it cannot, the Workers lane says why and the rest runs.
+const [backend, fleet] = await Promise.all([
+  startFaultServer(backendPorts).catch((e) => portError(e, `one of the backend ports ${backendPorts.join(" and ")}`)),
+  startFleet({ root, bin }).catch((e) => ({ error: e.message })),
+]);
+if (fleet.error) console.error(`demo: the Cloudflare Workers lane is off: ${fleet.error}`);
+// workerd goes with this server: on Ctrl-C or a kill (and at any exit, at the latest).
+process.on("exit", () => { if (fleet.pid) try { process.kill(fleet.pid, "SIGKILL"); } catch { /* gone */ } });
+const edge = fleet.error ? { error: fleet.error } : { isolates: fleet.ports.shared.length };
+
+const json = (res, status, body) => {
+  res.writeHead(status, { "content-type": "application/json", "cache-control": "no-store" });
+  res.end(JSON.stringify(body));
+};
+
+/** The Workers lane: POST /edge/run starts an outage run against origin A; GET /edge/report follows it. */
+async function edgeRoute(req, res, pathname) {
+  if (fleet.error) return json(res, 503, { error: fleet.error });
+  if (pathname === "/edge/run" && req.method === "POST") {
+    const run = fleet.run(backend.a);
+    return run ? json(res, 200, run) : json(res, 409, { error: "a run is under way" });
+  }
+  if (pathname === "/edge/report") return json(res, 200, await fleet.report());
+  return json(res, 404, { error: "not found" });
+}
 
 const server = http.createServer((req, res) => {
   const pathname = decodeURIComponent(new URL(req.url, "http://x").pathname);
-  if (pathname === "/backend.json") {
-    res.writeHead(200, { "content-type": "application/json" });
-    res.end(JSON.stringify({ a: backend.a, b: backend.b }));
+  if (pathname === "/backend.json") return json(res, 200, { a: backend.a, b: backend.b, edge });
+  if (pathname.startsWith("/edge/")) {
+    edgeRoute(req, res, pathname).catch((e) => json(res, 500, { error: e.message }));
     return;
   }
   const [prefix, dir] = MOUNTS.find(([p]) => pathname.startsWith(p));
@@ -51,7 +78,12 @@ const server = http.createServer((req, res) => {
 server.on("error", (e) => portError(e, `port ${port}`));
 server.listen(port, "127.0.0.1", () => {
   const url = `http://127.0.0.1:${server.address().port}/`;
-  console.log(JSON.stringify({ demo: url, a: backend.a, b: backend.b }));
+  console.log(JSON.stringify({ demo: url, a: backend.a, b: backend.b, edge: fleet.ports ?? fleet }));
   console.error(`demo: ${url}  (backend origins ${backend.a} and ${backend.b}; Ctrl-C stops)`);
 });
-for (const sig of ["SIGINT", "SIGTERM"]) process.on(sig, () => process.exit(0));
+for (const sig of ["SIGINT", "SIGTERM"]) {
+  process.on(sig, async () => {
+    await fleet.stop?.().catch(() => {});
+    process.exit(0);
+  });
+}

@@ -3,23 +3,36 @@
 import test, { after, before } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
+import net from "node:net";
 import path from "node:path";
 import readline from "node:readline";
-import { OUT, openDemo, outageLane, pacedBurstLane, hedgeLane, layoutLane, outboxLane, postEffectsLane, root,
+import { OUT, edgeLane, openDemo, outageLane, pacedBurstLane, hedgeLane, layoutLane, outboxLane, postEffectsLane, root,
   shareLane, shootLane, stormLane } from "./lanes.mjs";
 
 let server, urls, browser, page;
 /** test-output/demo-lane-NN.png: lane `n` as it looks once its test ran. */
 const shot = (n) => shootLane(page, "demo", n);
 
-before(async () => {
-  server = spawn(process.execPath, [path.join(root, "www-demo", "serve.mjs"), "--port", "0", "--backend-ports", "0,0"],
-    { stdio: ["ignore", "pipe", "inherit"] });
+/** The demo server as scripts/demo.sh starts it, on free ports: { child, urls } once it serves. */
+async function startDemo(env = process.env) {
+  const child = spawn(process.execPath, [path.join(root, "www-demo", "serve.mjs"), "--port", "0", "--backend-ports", "0,0"],
+    { stdio: ["ignore", "pipe", "pipe"], env });
+  let stderr = "";
+  child.stderr.on("data", (d) => { stderr += d; });
   const line = await new Promise((resolve, reject) => {
-    readline.createInterface({ input: server.stdout }).once("line", resolve);
-    server.once("exit", (code) => reject(new Error(`demo server exited ${code}`)));
+    readline.createInterface({ input: child.stdout }).once("line", resolve);
+    child.once("exit", (code) => reject(new Error(`demo server exited ${code}\n${stderr}`)));
   });
-  urls = JSON.parse(line);
+  return { child, urls: JSON.parse(line), stderr: () => stderr };
+}
+
+const listens = (port) => new Promise((resolve) => {
+  const socket = net.connect(port, "127.0.0.1", () => { socket.destroy(); resolve(true); });
+  socket.once("error", () => resolve(false));
+});
+
+before(async () => {
+  ({ child: server, urls } = await startDemo());
   ({ browser, page } = await openDemo(urls.demo, 15000));
 });
 
@@ -99,5 +112,36 @@ test("every invalid policy field is listed, not only the first", async () => {
   await page.waitForFunction(() => document.querySelector("#policy-error").hidden, null, { timeout: 5000 });
 });
 
+test("Cloudflare Workers: five isolates over one OriginHealth object send a fraction of what five without it do", async () => {
+  await edgeLane(page);
+  await shot(11);
+});
+
 test("the layout: lanes in numbered order, the timeline beside the fire panel (a phone: right after it)",
   () => layoutLane(page, "demo-phone.png"));
+
+test("without workerd the Workers lane says why, and the rest of the demo serves", async () => {
+  const bare = await startDemo({ ...process.env, RF_TOOLS_DIR: path.join(root, "no-such-tools") });
+  const other = await browser.newPage();
+  try {
+    assert.match(bare.urls.edge.error, /^esbuild is not installed in .*no-such-tools/);
+    assert.match(bare.stderr(), /the Cloudflare Workers lane is off/);
+    await other.goto(bare.urls.demo);
+    await other.waitForFunction(() => window.__demoReady === true, null, { timeout: 15000 });
+    assert.equal(await other.locator("#edge-note").getAttribute("data-off"), "workerd");
+    assert.match(await other.locator("#edge-note").textContent(), /workerd is not running, so this lane is off \(the others work\)/);
+    assert.ok(await other.locator("#edge-button").isDisabled());
+  } finally {
+    await other.close();
+    bare.child.kill();
+  }
+});
+
+test("the demo server stopping stops workerd", async () => {
+  const ports = [...urls.edge.shared, ...urls.edge.plain];
+  assert.deepEqual(await Promise.all(ports.map(listens)), ports.map(() => true), "workerd serves the isolates");
+  const exited = new Promise((resolve) => server.once("exit", resolve));
+  server.kill("SIGTERM");
+  await exited;
+  assert.deepEqual(await Promise.all(ports.map(listens)), ports.map(() => false), "no isolate left listening");
+});

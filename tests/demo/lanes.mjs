@@ -228,3 +228,27 @@ export async function outboxLane(page) {
   assert.deepEqual([d.delivered, d.effects], ["5", "5"], JSON.stringify(d));
   assert.match(await page.locator("#outbox-summary").textContent(), /5 delivered, 0 waiting in IndexedDB; origin B applied 5 orders/);
 }
+
+/**
+ * Lane 11: origin A down for 5 s under two fleets of five workerd isolates, one sharing an
+ * OriginHealth object and one without: what origin A's log received from each, and every breaker
+ * opened and closed again. The shared fleet sends at most 1.5× one isolate's share alone, and
+ * the fleet without the object at least 3× what the shared one does.
+ */
+export async function edgeLane(page) {
+  await page.locator("#edge").scrollIntoViewIfNeeded();
+  await page.click("#edge-button");
+  await page.waitForFunction(() => document.querySelector("#edge-summary").dataset.done === "1", null, { timeout: 20000 });
+  const d = await page.locator("#edge-summary").evaluate((p) => ({ ...p.dataset }));
+  const [withCount, withoutCount] = [Number(d.withCount), Number(d.withoutCount)];
+  assert.ok(withoutCount >= 5 * 5, `each isolate without the object sent its failures and probes: ${JSON.stringify(d)}`);
+  assert.ok(withCount <= 1.5 * (withoutCount / 5), `with the object, at most 1.5× one isolate's share: ${JSON.stringify(d)}`);
+  assert.ok(withoutCount >= 3 * withCount, `without the object, at least 3× as many: ${JSON.stringify(d)}`);
+  assert.deepEqual([d.withOpened, d.withoutOpened, d.withClosed, d.withoutClosed], ["5", "5", "5", "5"],
+    `every breaker opened and closed again: ${JSON.stringify(d)}`);
+  assert.match(await page.locator("#edge-summary").textContent(),
+    new RegExp(`origin A received ${withCount} requests from the 5 isolates sharing the object and ${withoutCount} from the 5 without it`));
+  // Drawn from the same numbers: a tick per request received, the count per isolate beside it.
+  const ticks = await page.locator("#edge-with line[stroke-width]").count() + await page.locator("#edge-without line[stroke-width]").count();
+  assert.ok(ticks >= withCount + withoutCount, `${ticks} ticks`);
+}

@@ -128,6 +128,16 @@ test("a hang: the attempt times out and the worker still answers the next calls"
   assert.deepEqual((await page.locator(".trow .result").allTextContents()).slice(0, 2), ["200", "200"]);
 });
 
+test("the Workers lane says it needs ./scripts/demo.sh, and shows no numbers", async () => {
+  const note = page.locator("#edge-note");
+  assert.equal(await note.getAttribute("data-off"), "static");
+  assert.match(await note.textContent(), /needs \.\/scripts\/demo\.sh/);
+  assert.ok(await page.locator("#edge-button").isDisabled());
+  assert.ok(await page.locator("#edge .fleets").isHidden());
+  assert.equal(await page.locator("#edge-summary").textContent(), "");
+  await shot(11);
+});
+
 test("the layout: the same page, the same order, at a laptop's and a phone's width", () => layoutLane(page));
 
 test("without service workers the page says why it cannot run", async () => {

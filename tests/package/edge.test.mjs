@@ -5,10 +5,9 @@
 // to an isolate (Workers forbid I/O objects across requests).
 import test from "node:test";
 import assert from "node:assert/strict";
-import { spawn, execFileSync } from "node:child_process";
 import fs from "node:fs";
-import net from "node:net";
 import path from "node:path";
+import * as runtime from "./workerd.mjs";
 import { ORIGIN_A, SCRATCH, serverLog, sleep, uid } from "./helpers.mjs";
 import { judge } from "./share-tab.mjs";
 
@@ -74,127 +73,12 @@ export default {
 };
 `;
 
-function freePort() {
-  return new Promise((resolve) => {
-    const s = net.createServer().listen(0, "127.0.0.1", () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-  });
-}
+/** Bundles WORKER into `dir` as wrangler would, from the packed package installed in SCRATCH. */
+const bundle = (dir) => runtime.bundle({ source: WORKER, project: SCRATCH, out: dir, bin: TOOLS_BIN });
 
-/** Bundles WORKER into `dir` as wrangler would (conditions workerd, worker, browser; the wasm a module). */
-export function bundle(dir) {
-  fs.mkdirSync(path.join(dir, "web"), { recursive: true });
-  fs.writeFileSync(path.join(SCRATCH, "edge-worker.mjs"), WORKER);
-  execFileSync(path.join(TOOLS_BIN, "esbuild"), ["edge-worker.mjs", "--bundle", "--format=esm",
-    "--platform=neutral", "--conditions=workerd,worker,browser", "--external:*.wasm", "--external:cloudflare:*",
-    `--outfile=${path.join(dir, "worker.js")}`, "--log-level=warning"], { cwd: SCRATCH, stdio: "inherit" });
-  fs.copyFileSync(path.join(SCRATCH, "node_modules", "resilient-fetch", "web", "resilient_fetch_bg.wasm"),
-    path.join(dir, "web", "resilient_fetch_bg.wasm"));
-}
-
-/**
- * A workerd config: `isolates` is { serviceName: { vars, health: namespace, outbox: namespace } },
- * each served on its own port; the "objects" service hosts every namespace, with its storage
- * in memory or on `disk` (a directory). Returns { text, ports }.
- */
-export async function config(isolates, { disk } = {}) {
-  const ports = {};
-  for (const name of Object.keys(isolates)) ports[name] = await freePort();
-  const modules = `modules = [
-    (name = "worker.js", esModule = embed "worker.js"),
-    (name = "web/resilient_fetch_bg.wasm", wasm = embed "web/resilient_fetch_bg.wasm"),
-  ], compatibilityDate = "2026-11-01"`;
-  const ns = (className) => `(className = "${className}", serviceName = "objects")`;
-  const services = Object.entries(isolates).map(([name, { vars = {}, health, outbox }]) => {
-    const bindings = [
-      ...Object.entries(vars).map(([k, v]) => `(name = "${k}", text = "${v}")`),
-      ...(health ? [`(name = "RF_HEALTH", durableObjectNamespace = ${ns(health)})`] : []),
-      ...(outbox ? [`(name = "RF_OUTBOX", durableObjectNamespace = ${ns(outbox)})`] : []),
-    ];
-    return `(name = "${name}", worker = (${modules}, bindings = [${bindings.join(", ")}]))`;
-  });
-  const classes = ["OriginHealth", "DurableOutbox", "FailingHealth", "HangingHealth", "CountingHealth"];
-  const text = `using Workerd = import "/workerd/workerd.capnp";
-const config :Workerd.Config = (
-  services = [
-    ${services.join(",\n    ")},
-    (name = "objects", worker = (${modules},
-      durableObjectNamespaces = [${classes.map((c) => `(className = "${c}", uniqueKey = "rf-${c}")`).join(", ")}],
-      durableObjectStorage = ${disk ? "(localDisk = \"disk\")" : "(inMemory = void)"})),
-    ${disk ? `(name = "disk", disk = (path = "${disk}", writable = true)),` : ""}
-    (name = "internet", network = (allow = ["public", "private", "local"])),
-  ],
-  sockets = [
-    ${Object.entries(ports).map(([name, port]) => `(name = "${name}", address = "127.0.0.1:${port}", http = (), service = "${name}")`).join(",\n    ")}
-  ],
-);
-`;
-  return { text, ports };
-}
-
-/**
- * Starts workerd on `configText` in `dir`: { stop(), logs() }; resolves once every port answers
- * (with `probe` false: once workerd says it listens, and without a request to any isolate).
- */
-export async function startWorkerd(dir, configText, ports, { probe = true } = {}) {
-  fs.writeFileSync(path.join(dir, "config.capnp"), configText);
-  const child = spawn(path.join(TOOLS_BIN, "workerd"), ["serve", "config.capnp", "--verbose"], { cwd: dir });
-  let logs = "";
-  child.stdout.on("data", (d) => { logs += d; });
-  child.stderr.on("data", (d) => { logs += d; });
-  const exited = new Promise((resolve) => child.once("exit", resolve));
-  const stop = async () => {
-    child.kill("SIGKILL");
-    await exited;
-  };
-  if (!probe) {
-    // A TCP connection that sends nothing: workerd listens, and no isolate got a request.
-    const listens = (port) => new Promise((resolve) => {
-      const socket = net.connect(port, "127.0.0.1", () => { socket.destroy(); resolve(true); });
-      socket.once("error", () => resolve(false));
-    });
-    let up = false;
-    for (let i = 0; i < 100 && !up && !/Address already in use/.test(logs); i++) {
-      up = (await Promise.all(Object.values(ports).map(listens))).every(Boolean);
-      if (!up) await sleep(100);
-    }
-    if (!up || /Address already in use/.test(logs)) {
-      await stop();
-      throw new Error(`workerd did not start\n${logs}`);
-    }
-    return { stop, logs: () => logs };
-  }
-  for (const port of Object.values(ports)) {
-    let up = false;
-    for (let i = 0; i < 100 && !up && !/Address already in use/.test(logs); i++) {
-      up = await fetch(`http://127.0.0.1:${port}/nothing`).then(() => true, () => false);
-      if (!up) await sleep(100);
-    }
-    if (!up || /Address already in use/.test(logs)) {
-      await stop();
-      throw new Error(`workerd did not answer on ${port}\n${logs}`);
-    }
-  }
-  return { stop, logs: () => logs };
-}
-
-/**
- * `isolates` (see config) served by workerd in `dir`: { ports, stop(), logs() }. The ports are
- * free when picked, but another program may take one before workerd binds it: then again,
- * with other ports.
- */
-async function serve(dir, isolates, { disk, probe } = {}) {
-  for (let attempt = 1; ; attempt++) {
-    const { text, ports } = await config(isolates, { disk });
-    try {
-      return { ports, ...(await startWorkerd(dir, text, ports, { probe })) };
-    } catch (e) {
-      if (attempt === 3 || !/Address already in use/.test(e.message)) throw e;
-    }
-  }
-}
+/** `isolates` served by workerd in `dir` (workerd.mjs): { ports, stop(), logs() }. */
+const serve = (dir, isolates, options = {}) => runtime.serve(dir, isolates, { ...options, bin: TOOLS_BIN,
+  classes: ["OriginHealth", "DurableOutbox", "FailingHealth", "HangingHealth", "CountingHealth"] });
 
 /** One call through isolate `port`: { outcome (a status or an error's name), ms (in the isolate) }. */
 async function call(port, url) {

@@ -83,8 +83,13 @@ const listed = (inputs) => inputs.map((p) => relative(ROOT, p)).join(", ");
 async function measure() {
   const { js, inputs } = await bundle(ENTRY);
   assert.ok(inputs.includes(join(PKG, "browser.js")), `the bundle did not go through the browser entry (inputs: ${listed(inputs)})`);
-  // The opt-in resilient-fetch/otel entry is never part of it.
+  // The opt-in resilient-fetch/otel entry is never part of it, nor the Workers entry's Durable
+  // Object code (edge.js) and the entries that load it.
   assert.ok(!inputs.some((p) => p.startsWith(join(PKG, "otel"))), `the main bundle holds the otel entry (inputs: ${listed(inputs)})`);
+  for (const workers of ["edge.js", "workerd.js", "worker.js"]) {
+    assert.ok(!inputs.includes(join(PKG, workers)), `the main bundle holds ${workers}, Workers-only code (inputs: ${listed(inputs)})`);
+  }
+  assert.ok(!/OriginHealth|DurableOutbox/.test(js), "the main bundle holds the Durable Object classes");
   const wasm = readFileSync(join(PKG, WASM));
   const jsGz = gzipped(js);
   const wasmGz = gzipped(wasm);

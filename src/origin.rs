@@ -5,8 +5,9 @@
 //! Its owner has three entry points, as Polly's circuit-state controller does: [`admit`]
 //! (may an attempt go?), [`finish`] (what an attempt's end does to the origin) and the holds a
 //! call keeps meanwhile (budget tokens, a booked send, a wait). It is the only writer of its
-//! counters. What must be told (events, notes for peers) leaves through the return values, to
-//! be told once the registry's borrow has ended.
+//! counters. What must be told leaves through the return values: events are told once the
+//! registry's borrow has ended; notes for peers are posted while it lasts (a post is never
+//! delivered at once, so no peer's note comes back into the borrow).
 //!
 //! [`admit`]: OriginState::admit
 //! [`finish`]: OriginState::finish
@@ -216,8 +217,12 @@ impl OriginState {
                         return Err(Refusal::RateLimit(ms, why));
                     }
                 },
-                // Neither waits: an origin that asks for a wait is not theirs to send to.
-                Ask::Hedge if self.pacer.wait(now).is_some() => return Err(Refusal::Quiet),
+                // Neither waits: an origin that asks for a wait is not theirs to send to. A
+                // hedge asks as an attempt that may not wait (so a window served to booked
+                // calls, or a probe's, is not its), and is refused quietly.
+                Ask::Hedge if self.pacer.admit(now, 0.0, None) != Admit::Go => {
+                    return Err(Refusal::Quiet);
+                }
                 Ask::AtOnce if !self.pacer.is_quiet(now) => return Err(Refusal::Quiet),
                 Ask::Hedge | Ask::AtOnce => {}
             }
@@ -424,5 +429,53 @@ impl OriginState {
     #[cfg(test)]
     pub(crate) fn stats_mut(&mut self) -> &mut OriginStats {
         &mut self.stats
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::PolicyInput;
+
+    fn policy(json: serde_json::Value) -> Policy {
+        let input: PolicyInput = serde_json::from_value(json).unwrap_or_default();
+        Policy::from_input(&input).unwrap_or_else(|e| panic!("{}", e.message))
+    }
+
+    #[test]
+    fn a_hedge_never_takes_a_window_served_to_a_booked_call() {
+        let p = policy(serde_json::json!({"hedge": {"delayMs": 50}, "breaker": false}));
+        let mut s = OriginState::default();
+        let spent = Quota {
+            remaining: 0,
+            reset_ms: 500.0,
+            limit: Some(1),
+            window_ms: None,
+        };
+        s.pacer.learn(&spent, 0.0, 30_000.0);
+        // A call finds the quota spent and is booked into the next window.
+        let ask = Ask::Attempt {
+            retry: false,
+            booked: None,
+            max_wait: 5_000.0,
+        };
+        assert!(matches!(
+            s.admit(ask, 100.0, &p, &|| 0.5),
+            Err(Refusal::Pace {
+                booked: Some(_),
+                ..
+            })
+        ));
+        // Just after the reset, before the booked call asks again, a hedge is due: the
+        // window's one request is the booked call's, so the hedge does not go, quietly.
+        assert_eq!(
+            s.admit(Ask::Hedge, 600.0, &p, &|| 0.5).map(|_| ()),
+            Err(Refusal::Quiet)
+        );
+        let stats = s.stats();
+        assert_eq!(
+            (stats.attempts, stats.hedges, stats.rate_limited),
+            (0, 0, 0)
+        );
     }
 }

@@ -275,6 +275,10 @@ impl<'a, O> Hold<'a, O> {
             }
             Err((refusal, _)) => refusal,
         };
+        debug_assert!(
+            refusal != Refusal::Quiet,
+            "an attempt is never refused quietly"
+        );
         Began::End(match (refusal, self.previous.take()) {
             // (`Quiet` is a hedge's or the fast path's answer, never an attempt's.)
             (Refusal::Deadline | Refusal::Quiet, None) => CallResult::DeadlineExceeded,

@@ -131,8 +131,13 @@ class Shared {
 // used, its own failure, the read waiting for data (its reject) and how to stop its branch.
 // Copies read independently: one copy's timeout or caller's abort ends that copy alone, and
 // the attempt is aborted (its connection released) once no other copy's body is still open.
-function copyGuard(shared) {
-  return { shared, wrapped: null, used: false, failed: undefined, ended: false, reject: null, stop: null, signal: undefined };
+function copyGuard(shared, response) {
+  // Until a read takes its body, a copy stops by cancelling its own branch: one that fails
+  // unread buffers nothing more, and the source is cancelled once every branch is.
+  const stop = (reason) => {
+    try { BODY.call(response)?.cancel(reason).catch(() => {}); } catch { /* locked or gone */ }
+  };
+  return { shared, wrapped: null, used: false, failed: undefined, ended: false, reject: null, stop, signal: undefined };
 }
 
 /** Why this copy's body failed: its own failure or the whole response's, or undefined. */
@@ -216,7 +221,7 @@ function guardResponse(response, controller, signal, deadline, totalMs, idleMs, 
   }
   // The guard first, then the prototype: in V8 adding a property after the prototype changed
   // takes a slow path (~0.6 µs a response in Node); in this order both are cached transitions.
-  response[GUARD] = copyGuard(shared);
+  response[GUARD] = copyGuard(shared, response);
   Object.setPrototypeOf(response, GuardedResponse.prototype);
   return response;
 }
@@ -289,8 +294,10 @@ function guardedBody(response, guard) {
 
 /** Every byte of the guarded body, as fetch's read methods take it. */
 async function readAll(response) {
-  if (response.bodyUsed) throw new TypeError("Body is unusable: Body has already been read");
   const guard = response[GUARD];
+  // A copy that ended unread (its caller's signal, a timeout) rejects with why, as fetch does.
+  if (guard !== undefined && !guard.used && failureOf(guard) !== undefined) throw failureOf(guard);
+  if (response.bodyUsed) throw new TypeError("Body is unusable: Body has already been read");
   const raw = BODY.call(response);
   if (raw === null) return new Uint8Array(0);
   // Straight from the platform's body when the guarded stream was never handed out:
@@ -363,7 +370,10 @@ class GuardedResponse extends Base {
   }
 
   get bodyUsed() {
-    return BODY_USED.call(this) || this[GUARD]?.used === true;
+    const guard = this[GUARD];
+    // A copy that ended unread had its branch cancelled by us, not read by its caller.
+    if (guard !== undefined && guard.failed !== undefined) return guard.used;
+    return BODY_USED.call(this) || guard?.used === true;
   }
 
   async arrayBuffer() {
@@ -406,7 +416,7 @@ class GuardedResponse extends Base {
     const { shared } = guard;
     shared.copies += 1;
     shared.live += 1;
-    copy[GUARD] = copyGuard(shared);
+    copy[GUARD] = copyGuard(shared, copy);
     Object.setPrototypeOf(copy, GuardedResponse.prototype);
     // A copy stops with what stops this one: its own failure so far, and its caller's signal.
     if (guard.failed !== undefined) failCopy(copy[GUARD], guard.failed);

@@ -200,3 +200,18 @@ test("options at their defaults join one flight, the init-only priority among th
   assert.equal((await serverLog(ORIGIN_A, id2)).length, 4);
   client.free();
 });
+
+test("the connection is released when one coalesced caller left unread and the other cancels its body", async () => {
+  const client = new ResilientClient({ coalesce: true, retry: false });
+  const id = uid("coalesce"), url = `${ORIGIN_A}/trickle?id=${id}&chunks=200&everyMs=20`;
+  const leaving = new AbortController();
+  const [a, b] = await Promise.all([client.fetch(url, { signal: leaving.signal }), client.fetch(url)]);
+  leaving.abort(new Error("a left")); // A's copy ends before anyone read it
+  const reader = b.body.getReader();
+  assert.equal((await reader.read()).done, false);
+  await reader.cancel("b is done");
+  const log = await waitLog(ORIGIN_A, id, (l) => l[0]?.closedEarly === true);
+  assert.ok(log[0].closedEarly && log[0].sent < 200, JSON.stringify(log));
+  assert.equal((await errorOf(a.text()))?.message, "a left");
+  client.free();
+});

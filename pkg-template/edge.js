@@ -143,14 +143,17 @@ class EdgeChannel {
         (refresh && this.queue.length === 0 && now - this.last < REFRESH_MS)) return;
     this.busy = true;
     this.last = now;
-    const run = ++this.run;
+    // Outside a request (a client made in a module's global scope) there is no waitUntil
+    // and no I/O: asked first, before a note leaves the queue, so the notes (the hello among
+    // them) wait for the first call.
+    let start;
     try {
-      // Outside a request (a client made in a module's global scope) there is no waitUntil
-      // and no I/O: the notes wait for the first call.
-      waitUntil(this.exchange(run));
+      waitUntil(new Promise((resolve) => { start = resolve; }));
     } catch {
       this.busy = false;
+      return;
     }
+    start(this.exchange(++this.run));
   }
 
   /** Exchanges until nothing is left to send: the queued notes go, the others' notes come. */
@@ -281,6 +284,9 @@ export class OriginHealth extends DurableObject {
 const ENTRY = "entry:";
 /** The alarm's replay rounds: equal jitter over a window doubling from 1 s to 5 min (as the outbox's own timer). */
 const FIRST_MS = 1_000, LAST_MS = 300_000;
+// The first replay after a write is kept comes no sooner: an isolate whose call gave up on the
+// put (it answered after the call's deadline) takes it back first.
+const KEEP_GRACE_MS = 2_000;
 
 /** How js/site.js asks a store whether it replays its entries on a schedule of its own. */
 const ELSEWHERE = Symbol.for("resilient-fetch.outbox");
@@ -334,8 +340,7 @@ export class DurableOutbox extends DurableObject {
   /** Keeps (or rewrites) an entry, and makes sure a replay is coming. */
   async put(name, entry) {
     this.box(name);
-    await this.ctx.storage.put(ENTRY + entry.id, entry);
-    await this.ctx.storage.put("name", name);
+    await this.ctx.storage.put({ [ENTRY + entry.id]: entry, name });
     if ((await this.ctx.storage.getAlarm()) === null) await this.arm(0);
   }
 
@@ -392,18 +397,35 @@ export class DurableOutbox extends DurableObject {
   /** After a replay: the next alarm while entries wait (later each round), none once all are done. */
   async after(tally) {
     if (tally?.waiting > 0) await this.arm(((await this.ctx.storage.get("round")) ?? 0) + 1);
+    else if (await this.kept()) await this.arm(0);
     else {
       await this.ctx.storage.delete("round");
       await this.ctx.storage.deleteAlarm();
     }
   }
 
+  /** Whether an entry waits that the replay did not count (kept while it ran, or held). */
+  async kept() {
+    const entries = await this.ctx.storage.list({ prefix: ENTRY });
+    return [...entries.values()].some((e) => e?.deadLetter == null);
+  }
+
   /** The alarm for replay round `round` (0: the first, within a second). */
   async arm(round) {
     const window = Math.min(LAST_MS, FIRST_MS * 2 ** round);
     await this.ctx.storage.put("round", round);
-    await this.ctx.storage.setAlarm(Date.now() + window / 2 + Math.random() * (window / 2));
+    // Not before a write just kept may be replayed.
+    const wait = Math.max(round === 0 ? KEEP_GRACE_MS : 0, window / 2 + Math.random() * (window / 2));
+    await this.ctx.storage.setAlarm(Date.now() + wait);
   }
+}
+
+/** Keeps `work` alive past the request (Workers end a request's I/O with it); returns it. */
+function background(work) {
+  try {
+    waitUntil(work);
+  } catch { /* outside a request: it runs as far as the platform lets it */ }
+  return work;
 }
 
 /**
@@ -425,7 +447,9 @@ export function durableOutbox(ns) {
       return {
         store: {
           put: (entry) => at(name).put(name, entry),
-          delete: (id) => at(name).delete(name, id),
+          // A take-back (a put the call gave up on) runs after the call settled: the request's
+          // waitUntil keeps it alive.
+          delete: (id) => background(at(name).delete(name, id)),
           list: () => at(name).list(name),
           get: (id) => at(name).get(name, id),
           count: () => at(name).count(name),

@@ -269,6 +269,35 @@ test("the object failing or hanging: calls go exactly as without sharing, and no
   }
 });
 
+test("a client made at module load says hello with its first call: an isolate that starts during an outage learns the open breaker from it", { timeout: 60_000 }, async () => {
+  const dir = path.join(SCRATCH, "edge-hello");
+  bundle(dir);
+  const vars = { SHARE_NAME: uid("hello"), COOLDOWN_MS: "30000" };
+  // No request reaches an isolate before the test's own (probe: false): each client's hello
+  // was posted at module load, where a Worker can do no I/O.
+  const workerd = await serve(dir, { early: { health: "OriginHealth", vars }, late: { health: "OriginHealth", vars } }, { probe: false });
+  const { ports } = workerd;
+  try {
+    const failing = `${ORIGIN_A}/status?id=${uid("hello-down")}&code=503`;
+    for (let i = 0; i < 5; i++) assert.equal((await call(ports.early, failing)).outcome, 503);
+    const early = await (await fetch(`http://127.0.0.1:${ports.early}/report?url=${encodeURIComponent(failing)}`)).json();
+    assert.equal(early.state, "open", JSON.stringify(early));
+    await sleep(300); // its opening reaches the object in the background
+    // The late isolate's first call decides from what it knows (nothing yet) and says hello;
+    // the object's answer holds the opening, so its next call is refused without sending.
+    const ok = `${ORIGIN_A}/ok?id=${uid("hello-late")}`;
+    assert.equal((await call(ports.late, ok)).outcome, 200);
+    let second;
+    for (let i = 0; i < 20 && second !== "CircuitOpenError"; i++) {
+      await sleep(100);
+      second = (await call(ports.late, ok)).outcome;
+    }
+    assert.equal(second, "CircuitOpenError", `the late isolate learnt nothing from its hello\n${workerd.logs()}`);
+  } finally {
+    await workerd.stop();
+  }
+});
+
 test("junk and notes of another version sent to the object are dropped", { timeout: 60_000 }, async () => {
   const dir = path.join(SCRATCH, "edge-junk");
   bundle(dir);

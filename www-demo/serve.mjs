@@ -57,8 +57,18 @@ async function edgeRoute(req, res, pathname) {
   return json(res, 404, { error: "not found" });
 }
 
+/** The request's path, decoded; undefined for a path that is no URL's (`//`, a bad `%`). */
+function pathOf(url) {
+  try {
+    return decodeURIComponent(new URL(url, "http://x").pathname);
+  } catch {
+    return undefined;
+  }
+}
+
 const server = http.createServer((req, res) => {
-  const pathname = decodeURIComponent(new URL(req.url, "http://x").pathname);
+  const pathname = pathOf(req.url);
+  if (pathname === undefined) return json(res, 400, { error: "bad path" });
   if (pathname === "/backend.json") return json(res, 200, { a: backend.a, b: backend.b, edge });
   if (pathname.startsWith("/edge/")) {
     edgeRoute(req, res, pathname).catch((e) => json(res, 500, { error: e.message }));

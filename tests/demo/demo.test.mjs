@@ -43,6 +43,21 @@ after(async () => {
 });
 
 
+test("a path that is no URL's gets a 400, and the demo server goes on serving", async () => {
+  const { hostname, port } = new URL(urls.demo);
+  // Raw requests: fetch would normalise the paths.
+  const raw = (target) => new Promise((resolve, reject) => {
+    const socket = net.connect(Number(port), hostname, () => socket.write(`GET ${target} HTTP/1.1\r\nHost: ${hostname}\r\nConnection: close\r\n\r\n`));
+    let text = "";
+    socket.on("data", (d) => { text += d; });
+    socket.on("end", () => resolve(text.split(" ")[1]));
+    socket.on("error", reject);
+  });
+  assert.equal(await raw("//"), "400");
+  assert.equal(await raw("/%E0%A4%A"), "400");
+  assert.equal((await fetch(`${urls.demo}backend.json`)).status, 200, "the server still serves");
+});
+
 test("an origin in outage: its breaker light turns open, the other origin's stays closed", async () => {
   await outageLane(page);
   await shot(1);

@@ -238,6 +238,36 @@ test("keyed POSTs two isolates kept while the origin is down are delivered once,
   }
 });
 
+test("a write kept while the object's alarm replays another is delivered by a later alarm, with no request to any isolate", { timeout: 60_000 }, async () => {
+  const dir = path.join(SCRATCH, "edge-during");
+  bundle(dir);
+  const first = `${ORIGIN_A}/ledger?id=${uid("edge-first")}`, second = `${ORIGIN_A}/ledger?id=${uid("edge-second")}`;
+  await fetch(`${first}&down=1`, { method: "PUT" });
+  await fetch(`${second}&down=1`, { method: "PUT" });
+  const orders = { outbox: "DurableOutbox", vars: { OUTBOX_NAME: uid("orders") } };
+  const workerd = await serve(dir, { keeper: orders });
+  const { ports } = workerd;
+  const keep = async (url, body) =>
+    (await fetch(`http://127.0.0.1:${ports.keeper}/keep?url=${encodeURIComponent(url)}&body=${body}`)).json();
+  try {
+    assert.equal((await keep(first, "one")).error, "QueuedError");
+    // The first origin is back but slow: the alarm's replay of "one" takes 2 s.
+    await fetch(`${first}&down=0&delayMs=2000`, { method: "PUT" });
+    let seen;
+    for (let i = 0; i < 60 && !(await serverLog(ORIGIN_A, new URL(first).searchParams.get("id"))).some((e) => e.method === "POST" && e.status !== 503); i++) await sleep(100);
+    // While that replay waits for its answer, another write is kept.
+    assert.equal((await keep(second, "two")).error, "QueuedError");
+    for (let i = 0; i < 40 && !(seen = await ledger(first)).order.length; i++) await sleep(100);
+    assert.deepEqual(seen.order, ["one"]);
+    // No request reaches the isolate from here: the object's alarm alone delivers "two".
+    await fetch(`${second}&down=0`, { method: "PUT" });
+    for (let i = 0; i < 150 && !(seen = await ledger(second)).order.length; i++) await sleep(100);
+    assert.deepEqual(seen.order, ["two"], `the write kept during the replay was left with no alarm\n${workerd.logs()}`);
+  } finally {
+    await workerd.stop();
+  }
+});
+
 test("the object failing or hanging: calls go exactly as without sharing, and none waits for it", { timeout: 60_000 }, async () => {
   const dir = path.join(SCRATCH, "edge-unreachable");
   bundle(dir);

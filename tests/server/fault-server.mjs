@@ -279,8 +279,9 @@ function createOrigin(name) {
         if (!ledgers.has(id)) ledgers.set(id, { down: false, drop: false, applied: new Map(), order: [], refused: [] });
         const ledger = ledgers.get(id);
         record(id, entry);
-        if (req.method === "PUT") { // switch: ?down=0|1&drop=0|1
+        if (req.method === "PUT") { // switch: ?down=0|1&drop=0|1&delayMs=N (each POST answered N ms late)
           ledger.down = q.get("down") === "1"; ledger.drop = q.get("drop") === "1";
+          ledger.delayMs = Number(q.get("delayMs") || 0);
           entry.status = 204; res.writeHead(204); res.end(); return;
         }
         if (req.method === "GET") { entry.status = 200;
@@ -288,7 +289,7 @@ function createOrigin(name) {
             keys: Object.fromEntries([...ledger.applied].map(([k, v]) => [k, { body: v.body, answers: v.answers }])) }); return; }
         let body = "";
         req.on("data", (c) => { body += c; });
-        req.on("end", () => {
+        req.on("end", () => setTimeout(() => {
           if (ledger.down) {
             if (ledger.drop) { entry.status = "drop"; req.socket.destroy(); return; }
             entry.status = 503; send(res, 503, "down"); return;
@@ -302,7 +303,7 @@ function createOrigin(name) {
           if (!known) { ledger.applied.set(entry.key, { body, answers: 0, headers: entry.headers }); ledger.order.push(body); }
           ledger.applied.get(entry.key).answers++;
           entry.status = 201; json(res, 201, { key: entry.key, body });
-        });
+        }, ledger.down ? 0 : ledger.delayMs || 0));
         return;
       }
       case "/log": json(res, 200, logs.get(id) || []); return;

@@ -81,10 +81,28 @@ const UNLINK = typeof FinalizationRegistry === "function"
   ? new FinalizationRegistry(({ signal, fire }) => unwatchSignal(signal, fire))
   : null;
 
-/** A function that aborts the guarded attempt, holding it only weakly. */
-function linkFire(ref, signal) {
-  return () => ref.deref()?.fail(abortReason(signal));
+/**
+ * Calls `stop(target, reason)` once `signal` aborts (at once if it has), holding `target` only
+ * weakly: a long-lived signal never keeps a response alive, and the link leaves the signal
+ * when the target is collected.
+ */
+function linkWeakly(target, signal, stop) {
+  if (isAborted(signal)) {
+    stop(target, abortReason(signal));
+    return;
+  }
+  if (typeof WeakRef !== "function") return;
+  const ref = new WeakRef(target);
+  const fire = () => {
+    const held = ref.deref();
+    if (held !== undefined) stop(held, abortReason(signal));
+  };
+  watchSignal(signal, fire);
+  UNLINK?.register(target, { signal, fire });
 }
+
+/** Ends a response and all its copies (the call's own signal aborted). */
+const failAll = (shared, reason) => shared.fail(reason);
 
 /** What a response and its clones share: the attempt, its limits, the failure once there is one. */
 class Shared {
@@ -132,12 +150,15 @@ class Shared {
 // Copies read independently: one copy's timeout or caller's abort ends that copy alone, and
 // the attempt is aborted (its connection released) once no other copy's body is still open.
 function copyGuard(shared, response) {
-  // Until a read takes its body, a copy stops by cancelling its own branch: one that fails
-  // unread buffers nothing more, and the source is cancelled once every branch is.
-  const stop = (reason) => {
-    try { BODY.call(response)?.cancel(reason).catch(() => {}); } catch { /* locked or gone */ }
-  };
-  return { shared, wrapped: null, used: false, failed: undefined, ended: false, reject: null, stop, signal: undefined };
+  return { shared, response, wrapped: null, used: false, failed: undefined, ended: false, reject: null, stop: null, signal: undefined };
+}
+
+/**
+ * Until a read takes its body, a copy stops by cancelling its own branch: one that fails
+ * unread buffers nothing more, and the source is cancelled once every branch is.
+ */
+function cancelBranch(guard, reason) {
+  try { BODY.call(guard.response)?.cancel(reason).catch(() => {}); } catch { /* locked or gone */ }
 }
 
 /** Why this copy's body failed: its own failure or the whole response's, or undefined. */
@@ -159,7 +180,8 @@ function failCopy(guard, reason) {
   const last = endCopy(guard);
   guard.reject?.(reason);
   if (last) guard.shared.fail(reason);
-  else guard.stop?.(reason);
+  else if (guard.stop !== null) guard.stop(reason);
+  else cancelBranch(guard, reason);
   return reason;
 }
 
@@ -176,17 +198,7 @@ function linkCopy(response, signal) {
   const guard = response?.[GUARD];
   if (guard === undefined || signal === undefined || signal === null) return response;
   guard.signal = signal;
-  if (isAborted(signal)) {
-    failCopy(guard, abortReason(signal));
-  } else if (typeof WeakRef === "function") {
-    const ref = new WeakRef(guard);
-    const fire = () => {
-      const held = ref.deref();
-      if (held !== undefined) failCopy(held, abortReason(signal));
-    };
-    watchSignal(signal, fire);
-    UNLINK?.register(guard, { signal, fire });
-  }
+  linkWeakly(guard, signal, failCopy);
   return response;
 }
 
@@ -207,18 +219,8 @@ function guardResponse(response, controller, signal, deadline, totalMs, idleMs, 
   }
   if (body === null) return response;
   const shared = new Shared(controller, deadline, totalMs, idleMs, expire, origin, onEvent);
-  if (signal !== undefined && signal !== null) {
-    if (isAborted(signal)) {
-      shared.fail(abortReason(signal));
-    } else {
-      // The signal holds the guard weakly; the response and its body hold it strongly.
-      if (typeof WeakRef === "function") {
-        const fire = linkFire(new WeakRef(shared), signal);
-        watchSignal(signal, fire);
-        UNLINK?.register(shared, { signal, fire });
-      }
-    }
-  }
+  // The signal holds the guard weakly; the response and its body hold it strongly.
+  if (signal !== undefined && signal !== null) linkWeakly(shared, signal, failAll);
   // The guard first, then the prototype: in V8 adding a property after the prototype changed
   // takes a slow path (~0.6 µs a response in Node); in this order both are cached transitions.
   response[GUARD] = copyGuard(shared, response);

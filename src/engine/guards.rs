@@ -10,20 +10,8 @@ use crate::events::Event;
 use crate::origin::{Ask, Finished, Refusal};
 use crate::pacing::Ticket;
 use crate::policy::Policy;
-use crate::registry::{EntryId, Registry};
-use std::cell::{RefCell, RefMut};
-
-/// The registry, to update an origin's entry as a hold is given back. No borrow is held
-/// across an `await` or while an event is delivered, so it is free; were it not, the update
-/// would be lost, which the tests would see.
-fn registry_for_release(registry: &RefCell<Registry>) -> Option<RefMut<'_, Registry>> {
-    let borrowed = registry.try_borrow_mut();
-    debug_assert!(
-        borrowed.is_ok(),
-        "the registry is borrowed as a hold is given back"
-    );
-    borrowed.ok()
-}
+use crate::registry::{self, EntryId, Registry};
+use std::cell::RefCell;
 
 /// Budget tokens withdrawn for a retry that has not started yet. Dropped before
 /// [`Reservation::commit`] (the retry was not sent), it gives them back to the entry it
@@ -65,7 +53,7 @@ impl Drop for Reservation<'_> {
         if self.sent {
             return;
         }
-        if let Some(mut registry) = registry_for_release(self.registry)
+        if let Some(mut registry) = registry::free(self.registry)
             && let Some(state) = registry.get_mut(self.origin, self.id)
         {
             // Up to the capacity, like a success's refund.
@@ -108,7 +96,7 @@ impl Drop for Booking<'_> {
         if self.used {
             return;
         }
-        if let Some(mut registry) = registry_for_release(self.registry)
+        if let Some(mut registry) = registry::free(self.registry)
             && let Some(state) = registry.get_mut(self.origin, self.id)
         {
             state.unbook(self.ticket);
@@ -144,7 +132,7 @@ impl<'a> WaitHold<'a> {
 impl Drop for WaitHold<'_> {
     fn drop(&mut self) {
         // Gone if the origin was evicted meanwhile (every origin busy at the bound).
-        if let Some(mut registry) = registry_for_release(self.registry)
+        if let Some(mut registry) = registry::free(self.registry)
             && let Some(state) = registry.get_mut(self.origin, self.id)
         {
             state.wait_ends();
@@ -250,7 +238,7 @@ impl<'a> AttemptGuard<'a> {
     /// Gives the attempt's hold back and records its end. The notes for peers go out after
     /// the origin's update.
     fn release(&mut self, ended: Finished<'_>, now: f64) -> Released {
-        let Some(mut registry) = registry_for_release(self.registry) else {
+        let Some(mut registry) = registry::free(self.registry) else {
             return Released::Gone;
         };
         let rank = registry.rank();

@@ -81,12 +81,7 @@ impl ClientInner {
     /// `stats()` and a `bodyTimeout` event.
     fn count_body_timeout(&self, origin: &str, ms: f64, deadline: bool, on_event: &JsValue) {
         // Called from a body's timer, never while the registry is in use.
-        let registry = self.registry.try_borrow_mut();
-        debug_assert!(
-            registry.is_ok(),
-            "the registry is borrowed as a body times out"
-        );
-        if let Ok(mut registry) = registry {
+        if let Some(mut registry) = crate::registry::free(&self.registry) {
             registry.with(origin, |_, s| s.body_timed_out());
         }
         if let Some(listener) = on_event.dyn_ref::<Function>() {

@@ -105,9 +105,7 @@ pub fn open<C: Peer + 'static>(
 /// to the client's `onEvent`. Notes come as messages, never while the registry is in use
 /// (a note told to the peers is posted, not delivered at once).
 fn hear(client: &impl Peer, origin: &str, note: Note) {
-    let registry = client.registry().try_borrow_mut();
-    debug_assert!(registry.is_ok(), "the registry is borrowed as a note comes");
-    let Ok(mut registry) = registry else {
+    let Some(mut registry) = crate::registry::free(client.registry()) else {
         return;
     };
     let transition = registry.hear(origin, note, now(), client.policy());

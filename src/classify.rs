@@ -14,7 +14,7 @@ pub enum AttemptOutcome {
         /// Its `Retry-After` header, if any.
         retry_after: Option<String>,
         /// What its rate-limit headers say of the origin's quota, if anything.
-        quota: Option<crate::rate_limit::Quota>,
+        quota: Option<crate::absent::Quota>,
     },
     /// The request failed without a response.
     NetworkError,

@@ -28,6 +28,7 @@
 //! | the outbox (`outbox`): which calls are kept, replay verdicts, order and timing | [`outbox`] |
 //! | CSPRNG bytes drawn in batches | [`entropy`] |
 //! | events for `onEvent` | [`events`] |
+//! | the types an absent capability leaves (the lean build): uninhabited stand-ins | [`absent`] |
 //! | the shared words: outcomes, verdicts, reasons, breaker states, method rules (a leaf) | [`vocab`] |
 //!
 //! The shell (`src/wasm/`, compiled for `wasm32` only) turns JS options into a
@@ -35,6 +36,7 @@
 //! and timers, keys each call by the origin the platform's URL parser gives, and maps
 //! outcomes back to `Response`s and JS errors.
 
+pub mod absent;
 pub mod backoff;
 pub mod breaker;
 pub mod budget;
@@ -43,16 +45,22 @@ pub mod classify;
 pub mod engine;
 pub mod entropy;
 pub mod events;
+#[cfg(feature = "hedge")]
 pub mod hedge;
 pub mod idempotency;
 pub mod origin;
+#[cfg(feature = "outbox")]
 pub mod outbox;
+#[cfg(feature = "pacing")]
 pub mod pacing;
 pub mod policy;
+#[cfg(feature = "pacing")]
 pub mod rate_limit;
 pub mod registry;
 pub mod retry_after;
+#[cfg(feature = "share")]
 pub mod share;
+#[cfg(feature = "throttle")]
 pub mod throttle;
 pub mod vocab;
 

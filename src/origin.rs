@@ -12,13 +12,18 @@
 //! [`admit`]: OriginState::admit
 //! [`finish`]: OriginState::finish
 
+pub use crate::absent::{Notes, Quota, Ticket};
 use crate::breaker::{Breaker, Permit};
 use crate::budget::RetryBudget;
 use crate::bulkhead::Bulkhead;
-use crate::pacing::{Admit, Pacer, Ticket};
-use crate::policy::{HedgePolicy, Policy};
-use crate::rate_limit::Quota;
+#[cfg(feature = "pacing")]
+use crate::pacing::{Admit, Pacer};
+#[cfg(feature = "hedge")]
+use crate::policy::HedgePolicy;
+use crate::policy::Policy;
+#[cfg(feature = "share")]
 use crate::share::{self, Note};
+#[cfg(feature = "throttle")]
 use crate::throttle::Throttle;
 use crate::vocab::{BreakerState, Judgement, Transition, Why};
 
@@ -62,15 +67,19 @@ pub struct OriginState {
     /// Its counters (written here only: [`OriginState::stats`] reads them).
     stats: OriginStats,
     /// When it may be sent to (rate-limit quota, `Retry-After` holds).
+    #[cfg(feature = "pacing")]
     pub pacer: Pacer,
     /// Its adaptive throttle's counts.
+    #[cfg(feature = "throttle")]
     pub throttle: Throttle,
     /// Its recent attempt latencies (kept only while it is hedged).
+    #[cfg(feature = "hedge")]
     pub latency: crate::hedge::Latency,
     /// Calls waiting to retry on this origin (a backoff wait): they use it as much as an
     /// attempt in flight does, so their breaker history is not evicted under them.
     pub waiting: u32,
     /// Successes not yet told to the peers (`share`): told with the next failure.
+    #[cfg(feature = "share")]
     pub untold: u32,
 }
 
@@ -189,7 +198,11 @@ impl OriginState {
         random: &dyn Fn() -> f64,
     ) -> Result<Admitted, Refusal> {
         let hedge = ask == Ask::Hedge;
+        #[cfg(not(feature = "throttle"))]
+        let _ = random;
+        #[cfg(feature = "pacing")]
         let paced = policy.rate_limit.is_some();
+        #[cfg(feature = "pacing")]
         if paced {
             match ask {
                 Ask::Attempt {
@@ -227,6 +240,7 @@ impl OriginState {
                 Ask::Hedge | Ask::AtOnce => {}
             }
         }
+        #[cfg(feature = "throttle")]
         if let Some(t) = &policy.throttle {
             match ask {
                 // A refusal drawn at random is the attempt's own, never told at once.
@@ -258,6 +272,7 @@ impl OriginState {
             _ => {}
         }
         let budget = policy.retry_budget.as_ref().filter(|_| hedge);
+        #[cfg(feature = "hedge")]
         if let Some(b) = budget {
             let tokens = self.budget.tokens(b.capacity);
             if !(crate::hedge::budget_allows(tokens, b.capacity) && tokens >= b.retry_cost) {
@@ -273,14 +288,19 @@ impl OriginState {
             Some(Ok(permit)) => Some(permit),
             None => None,
         };
-        let booked = matches!(
-            ask,
-            Ask::Attempt {
-                booked: Some(_),
-                ..
-            }
-        );
-        let probe = paced && !booked && self.pacer.take(now);
+        #[cfg(feature = "pacing")]
+        let probe = {
+            let booked = matches!(
+                ask,
+                Ask::Attempt {
+                    booked: Some(_),
+                    ..
+                }
+            );
+            paced && !booked && self.pacer.take(now)
+        };
+        #[cfg(not(feature = "pacing"))]
+        let probe = false;
         if let Some(b) = budget {
             // Cannot fail: checked above, and nothing ran in between.
             let _ = self.budget.try_withdraw(b.retry_cost, b.capacity);
@@ -311,10 +331,13 @@ impl OriginState {
         now: f64,
         policy: &Policy,
         rank: Option<u32>,
-    ) -> (Option<Transition>, [Option<Note>; 2]) {
+    ) -> (Option<Transition>, Notes) {
         let Finished { judgement, .. } = ended;
         // What the peers knew before this answer (only a sharing client tells them).
+        #[cfg(feature = "share")]
         let before = rank.map(|_| (self.breaker.is_failing(), self.pacer.wait(now).is_some()));
+        #[cfg(not(feature = "share"))]
+        let _ = rank;
         self.waiting += u32::from(ended.hold);
         let stats = &mut self.stats;
         stats.in_flight = stats.in_flight.saturating_sub(1);
@@ -324,15 +347,18 @@ impl OriginState {
             Judgement::Unjudged => {}
         }
         stats.timeouts += u64::from(ended.timed_out);
+        #[cfg(feature = "throttle")]
         if let Some(t) = &policy.throttle
             && judgement != Judgement::Unjudged
         {
             self.throttle
                 .record(now, judgement == Judgement::Success, t);
         }
+        #[cfg(feature = "hedge")]
         if let Some(ms) = ended.latency_ms {
             self.latency.record(ms);
         }
+        #[cfg(feature = "pacing")]
         if policy.rate_limit.is_some() {
             let cap = f64::from(policy.max_retry_after_ms());
             self.pacer
@@ -344,6 +370,7 @@ impl OriginState {
         let transition = permit
             .zip(policy.breaker.as_ref())
             .and_then(|(permit, p)| self.breaker.record(permit, judgement, now, p));
+        #[cfg(feature = "share")]
         let notes = match (rank, before) {
             (Some(rank), Some(before)) => {
                 let parts = (&self.breaker, &self.pacer, &mut self.untold);
@@ -351,11 +378,14 @@ impl OriginState {
             }
             _ => [None, None],
         };
+        #[cfg(not(feature = "share"))]
+        let notes = [];
         (transition, notes)
     }
 
     /// A peer's note about this origin, applied under `policy` (this client's); `rank` is this
     /// client's. Returns the breaker transition it caused.
+    #[cfg(feature = "share")]
     pub fn hear(&mut self, note: Note, now: f64, policy: &Policy, rank: u32) -> Option<Transition> {
         share::apply(
             (&mut self.breaker, &mut self.pacer),
@@ -367,6 +397,7 @@ impl OriginState {
     }
 
     /// What a client that starts is told of this origin: its open period, its wait.
+    #[cfg(feature = "share")]
     pub fn describe(&self, now: f64, rank: u32) -> [Option<Note>; 2] {
         share::describe(&self.breaker, &self.pacer, now, rank)
     }
@@ -383,7 +414,10 @@ impl OriginState {
 
     /// A send booked with `ticket` was not made: its place goes to the calls behind it.
     pub fn unbook(&mut self, ticket: Ticket) {
+        #[cfg(feature = "pacing")]
         self.pacer.unbook(ticket);
+        #[cfg(not(feature = "pacing"))]
+        match ticket {}
     }
 
     /// A call starts waiting for the origin (to retry, or for its rate limit).
@@ -397,6 +431,7 @@ impl OriginState {
     }
 
     /// A hedge answered for its call first.
+    #[cfg(feature = "hedge")]
     pub fn hedge_won(&mut self) {
         self.stats.hedge_wins += 1;
     }
@@ -407,6 +442,7 @@ impl OriginState {
     }
 
     /// How long a call waits before it hedges an attempt to this origin.
+    #[cfg(feature = "hedge")]
     pub fn hedge_delay(&self, policy: &HedgePolicy) -> f64 {
         crate::hedge::delay_ms(policy, &self.latency)
     }
@@ -416,9 +452,16 @@ impl OriginState {
     pub fn reset(&mut self) {
         self.breaker.reset();
         self.budget = RetryBudget::new();
+        #[cfg(feature = "pacing")]
         self.pacer.reset();
-        self.throttle = Throttle::default();
-        self.latency = Default::default();
+        #[cfg(feature = "throttle")]
+        {
+            self.throttle = Throttle::default();
+        }
+        #[cfg(feature = "hedge")]
+        {
+            self.latency = Default::default();
+        }
         self.stats = OriginStats {
             in_flight: self.stats.in_flight,
             ..OriginStats::default()

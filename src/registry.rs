@@ -14,9 +14,12 @@
 //! registry (n ≤ `maxOrigins`, 1000 by default); every other lookup is O(log n) (adding or
 //! dropping an origin shifts the entries after it, a memmove of at most n entries).
 
+use crate::absent::Notes;
 use crate::breaker::BreakerState;
 pub use crate::origin::{OriginState, OriginStats};
+#[cfg(feature = "share")]
 use crate::policy::Policy;
+#[cfg(feature = "share")]
 use crate::share::Note;
 use std::cell::{RefCell, RefMut};
 
@@ -76,12 +79,14 @@ pub struct Registry {
     /// Stamps accesses (for LRU) and numbers entries.
     clock: u64,
     /// Where notes for peers go, when the client shares (`share`).
+    #[cfg(feature = "share")]
     share: Option<Share>,
 }
 
 /// Sends `notes` about `origin` through `share`, if the client shares.
+#[cfg(feature = "share")]
 #[inline(never)]
-fn tell(share: &mut Option<Share>, origin: &str, notes: [Option<Note>; 2]) {
+fn tell(share: &mut Option<Share>, origin: &str, notes: Notes) {
     if let Some(share) = share {
         for note in notes.into_iter().flatten() {
             (share.send)(origin, note);
@@ -90,9 +95,11 @@ fn tell(share: &mut Option<Share>, origin: &str, notes: [Option<Note>; 2]) {
 }
 
 /// Sends a note about an origin to a client's peers.
+#[cfg(feature = "share")]
 pub type SendNote = Box<dyn FnMut(&str, Note)>;
 
 /// A sharing client's way to its peers.
+#[cfg(feature = "share")]
 pub struct Share {
     /// This client's rank among leaders (random).
     pub rank: u32,
@@ -100,6 +107,7 @@ pub struct Share {
     pub send: SendNote,
 }
 
+#[cfg(feature = "share")]
 impl std::fmt::Debug for Share {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Share").field("rank", &self.rank).finish()
@@ -113,28 +121,37 @@ impl Registry {
             origins: Vec::new(),
             max_origins: max_origins.max(1) as usize,
             clock: 0,
+            #[cfg(feature = "share")]
             share: None,
         }
     }
 
     /// Shares this registry's origin health with peers through `share` (see [`share`]).
+    #[cfg(feature = "share")]
     pub fn share_with(&mut self, share: Share) {
         self.share = Some(share);
     }
 
     /// This client's rank, when it shares.
     pub fn rank(&self) -> Option<u32> {
-        self.share.as_ref().map(|s| s.rank)
+        #[cfg(feature = "share")]
+        return self.share.as_ref().map(|s| s.rank);
+        #[cfg(not(feature = "share"))]
+        None
     }
 
     /// Tells the peers `notes` about `origin` (nothing when the client does not share).
-    pub fn tell(&mut self, origin: &str, notes: [Option<Note>; 2]) {
+    pub fn tell(&mut self, origin: &str, notes: Notes) {
+        #[cfg(feature = "share")]
         tell(&mut self.share, origin, notes);
+        #[cfg(not(feature = "share"))]
+        let ([], _) = (notes, origin);
     }
 
     /// A peer's note about `origin` (`Hello`: about none), applied under `policy`; a
     /// `Hello` is answered with what every origin kept holds now. Returns the breaker
     /// transition it caused.
+    #[cfg(feature = "share")]
     pub fn hear(
         &mut self,
         origin: &str,
@@ -239,8 +256,14 @@ impl Registry {
                 budget_tokens: e.state.budget.tokens_now(),
                 bulkhead_active: e.state.bulkhead.active(),
                 bulkhead_queued: e.state.bulkhead.queued(),
+                #[cfg(feature = "pacing")]
                 wait_ms: e.state.pacer.wait(now_ms).map_or(0.0, |(ms, _)| ms),
+                #[cfg(feature = "pacing")]
                 quota_remaining: e.state.pacer.remaining(now_ms),
+                #[cfg(not(feature = "pacing"))]
+                wait_ms: 0.0,
+                #[cfg(not(feature = "pacing"))]
+                quota_remaining: None,
             })
             .collect()
     }

@@ -12,6 +12,7 @@ use super::{
     AttemptLimit, BreakerAnswer, Ctx, Either, Env, HookAnswer, Transport, race, report,
     retry_after_of,
 };
+#[cfg(feature = "hedge")]
 use crate::bulkhead::HedgePermit;
 use crate::classify::{AttemptOutcome, Judgement, Verdict, classify, judge};
 use crate::events::{Event, GiveUpReason, RetryReason};
@@ -26,6 +27,7 @@ pub(super) struct Flight<'a> {
     pub(super) limit: AttemptLimit,
     /// A hedge's own bulkhead slot, held while it is in flight (the call holds its own); a
     /// call may take it back.
+    #[cfg(feature = "hedge")]
     pub(super) slot: Option<HedgePermit>,
 }
 

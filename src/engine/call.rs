@@ -7,9 +7,11 @@
 
 use super::attempt::{Answered, Flight, ask, settle};
 use super::guards::{AttemptGuard, Booking, Reservation, WaitHold};
+#[cfg(feature = "hedge")]
+use super::hedged;
 use super::{
     AttemptLimit, Call, CallResult, Ctx, Either, Env, Facts, MIN_ATTEMPT_MS, Next, Transport,
-    admit, decide, give_up, hedged, race, retry_after_of,
+    admit, decide, give_up, race, retry_after_of,
 };
 use crate::classify::{AttemptOutcome, Verdict};
 use crate::events::{Event, GiveUpReason};
@@ -97,8 +99,11 @@ pub async fn run<T: Transport, E: Env>(
         called_at,
         deadline: called_at + f64::from(policy.total_timeout_ms),
     };
+    #[cfg(feature = "hedge")]
     let hedge =
         (policy.hedge.as_ref()).filter(|_| crate::hedge::may_hedge(call.method, call.has_body));
+    #[cfg(not(feature = "hedge"))]
+    let hedge: Option<crate::absent::Never> = None;
     if env.aborted() {
         return CallResult::Aborted;
     }
@@ -161,6 +166,9 @@ pub async fn run<T: Transport, E: Env>(
                             Some(answered)
                         }
                     }
+                    #[cfg(not(feature = "hedge"))]
+                    Some(never) => match never {},
+                    #[cfg(feature = "hedge")]
                     Some(hedge) => {
                         hedged::send(
                             &ctx,
@@ -205,7 +213,7 @@ impl<'a, O> Hold<'a, O> {
         let remaining = ctx.deadline - start;
         let began = if remaining >= MIN_ATTEMPT_MS {
             // The longest the origin may still make this call wait before its attempt.
-            let cap = policy.rate_limit.as_ref().map_or(0, |r| r.max_wait_ms);
+            let cap = policy.max_wait_ms();
             let ask = Ask::Attempt {
                 retry: attempt > 1,
                 booked: self.booking.as_ref().map(|b| b.ticket),
@@ -229,6 +237,7 @@ impl<'a, O> Hold<'a, O> {
             // The attempt starts once its origin lets it, and the origin counts as in use
             // meanwhile. A call booked behind others sleeps on untold until its turn.
             let told = match booked.zip(id) {
+                #[cfg_attr(not(feature = "pacing"), allow(unreachable_code))]
                 Some((ticket, id)) if self.booking.is_none() => {
                     self.booking = Some(Booking::new(ctx, id, ticket));
                     true
@@ -270,6 +279,7 @@ impl<'a, O> Hold<'a, O> {
                     guard,
                     start,
                     limit: AttemptLimit::at(policy, remaining),
+                    #[cfg(feature = "hedge")]
                     slot: None,
                 });
             }

@@ -7,8 +7,8 @@
 use super::{Ctx, report};
 use crate::breaker::{Permit, Transition};
 use crate::events::Event;
+use crate::origin::Ticket;
 use crate::origin::{Ask, Finished, Refusal};
-use crate::pacing::Ticket;
 use crate::policy::Policy;
 use crate::registry::{self, EntryId, Registry};
 use std::cell::RefCell;

@@ -32,6 +32,7 @@ mod attempt;
 mod call;
 mod decide;
 mod guards;
+#[cfg(feature = "hedge")]
 mod hedged;
 
 pub use call::run;
@@ -41,10 +42,10 @@ use crate::breaker::Transition;
 use crate::bulkhead::{Admission, BulkheadPermit};
 use crate::events::{Event, GiveUpReason};
 use crate::origin::{Ask, Refusal};
-use crate::pacing::Why;
 use crate::policy::Policy;
 use crate::registry::Registry;
 use crate::retry_after;
+use crate::vocab::Why;
 use std::cell::RefCell;
 use std::future::{Future, poll_fn};
 use std::pin::pin;

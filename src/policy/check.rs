@@ -1,5 +1,6 @@
 //! Validation: [`Policy::from_input`], the policy's own fields and each section's in turn.
 
+use super::build;
 use super::error::PolicyError;
 use super::input::PolicyInput;
 use super::messages::int_range;
@@ -7,14 +8,20 @@ use super::reader::Check;
 use super::schema::{self, Schema};
 use super::sections::breaker::breaker_policy;
 use super::sections::bulkhead::bulkhead_policy;
+#[cfg(feature = "coalesce")]
 use super::sections::coalesce::coalesce;
+#[cfg(feature = "hedge")]
 use super::sections::hedge::hedge_policy;
 use super::sections::idempotency::{idempotency_header, idempotency_key};
+#[cfg(feature = "outbox")]
 use super::sections::outbox::outbox_policy;
+#[cfg(feature = "pacing")]
 use super::sections::rate_limit::rate_limit_policy;
 use super::sections::retry::retry_policy;
 use super::sections::retry_budget::budget_policy;
+#[cfg(feature = "share")]
 use super::sections::share::share_name;
+#[cfg(feature = "throttle")]
 use super::sections::throttle::throttle_policy;
 use super::types::Policy;
 use super::value::{Map, Value};
@@ -31,6 +38,9 @@ impl Policy {
                 &[]
             }
         };
+        if let Some(error) = build::lacking(map) {
+            return Err(error);
+        }
         let o = c.object(map, "");
         let timeout_ms = c.int(&o, "timeoutMs");
         let total_timeout_ms = c.int(&o, "totalTimeoutMs");
@@ -52,9 +62,11 @@ impl Policy {
         let bulkhead = c
             .feature(&o, "bulkhead")
             .map(|m| bulkhead_policy(&mut c, m));
+        #[cfg(feature = "pacing")]
         let rate_limit = c
             .feature(&o, "rateLimit")
             .map(|m| rate_limit_policy(&mut c, m));
+        #[cfg(feature = "throttle")]
         let throttle = c
             .feature(&o, "throttle")
             .map(|m| throttle_policy(&mut c, m));
@@ -66,14 +78,20 @@ impl Policy {
             breaker,
             retry_budget,
             bulkhead,
+            #[cfg(feature = "pacing")]
             rate_limit,
+            #[cfg(feature = "throttle")]
             throttle,
             idempotency_key: idempotency_key(&mut c, &o),
             idempotency_header: idempotency_header(&mut c, &o),
             max_origins: c.int(&o, "maxOrigins"),
+            #[cfg(feature = "share")]
             share: share_name(&mut c, &o),
+            #[cfg(feature = "coalesce")]
             coalesce: coalesce(&mut c, &o),
+            #[cfg(feature = "hedge")]
             hedge: c.feature(&o, "hedge").map(|m| hedge_policy(&mut c, m)),
+            #[cfg(feature = "outbox")]
             outbox: c.feature(&o, "outbox").map(|m| outbox_policy(&mut c, m)),
         };
         match c.error {

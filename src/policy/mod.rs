@@ -13,12 +13,14 @@
 //! | the raw input, decoding and merging | `input.rs` |
 //! | a decoded value, as given | `value.rs` |
 //! | validation: the policy's own fields, then each section | `check.rs` |
+//! | which capabilities this build holds; an option of one it lacks | `build.rs` |
 //! | the checking machinery: the first error, one object's fields | `reader.rs` |
 //! | what a row says: a field's kind and scope | `field.rs` |
 //! | the error a bad field gives | `error.rs` |
 //! | each capability's section: its types, defaults, checks and tests | `sections/<capability>.rs` |
 //! | the words of errors | `messages.rs` |
 
+mod build;
 mod check;
 mod error;
 mod field;
@@ -30,18 +32,23 @@ mod sections;
 mod types;
 mod value;
 
+pub use build::CAPABILITIES;
 pub use error::{PolicyError, PolicyErrorKind};
 pub use input::PolicyInput;
 pub use sections::breaker::{
     BreakerMode, BreakerPolicy, MAX_WINDOW_CALLS, TripRule, Window, WindowType,
 };
 pub use sections::bulkhead::BulkheadPolicy;
+#[cfg(feature = "hedge")]
 pub use sections::hedge::{HedgeDelay, HedgePolicy};
 pub use sections::idempotency::IdempotencyKey;
+#[cfg(feature = "outbox")]
 pub use sections::outbox::OutboxPolicy;
+#[cfg(feature = "pacing")]
 pub use sections::rate_limit::RateLimitPolicy;
 pub use sections::retry::{RETRY_ON_MIN, RetryPolicy};
 pub use sections::retry_budget::BudgetPolicy;
+#[cfg(feature = "throttle")]
 pub use sections::throttle::ThrottlePolicy;
 pub use types::*;
 pub use value::Value;

@@ -75,6 +75,8 @@ impl<R: Rows> Check<R> {
             match known {
                 Some(key) if !matches!(value, Value::Null) => object.given.push((key, value)),
                 Some(_) => {}
+                // `false` for a capability this build lacks: off, as asked.
+                None if prefix.is_empty() && super::build::asks_off(key, value) => {}
                 None if self.error.is_none() => {
                     let path = object.path(key);
                     let mut message = "unknown policy field ".to_owned();
@@ -150,6 +152,7 @@ impl<R: Rows> Check<R> {
     }
 
     /// A boolean field, with the default the schema gives it.
+    #[cfg(feature = "coalesce")]
     #[inline(never)]
     pub(super) fn flag(&mut self, o: &Object, key: &str) -> bool {
         let default = matches!(

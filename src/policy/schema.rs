@@ -133,27 +133,34 @@ pub const FIELDS: &[Field] = &[
     ),
     int("bulkhead.maxConcurrent", 1, 100_000, d::MAX_CONCURRENT),
     int("bulkhead.maxQueue", 0, 100_000, d::MAX_QUEUE),
+    #[cfg(feature = "pacing")]
     field(
         "rateLimit",
         Kind::Feature {
             on: d::RATE_LIMIT_ENABLED,
         },
     ),
+    #[cfg(feature = "pacing")]
     int("rateLimit.maxWaitMs", 0, MAX_MS, d::RATE_LIMIT_MAX_WAIT_MS),
+    #[cfg(feature = "throttle")]
     field(
         "throttle",
         Kind::Feature {
             on: d::THROTTLE_ENABLED,
         },
     ),
+    #[cfg(feature = "throttle")]
     bounded("throttle.k", Kind::Factor, "1..=100"),
+    #[cfg(feature = "throttle")]
     int("throttle.windowMs", 1_000, MAX_MS, d::THROTTLE_WINDOW_MS),
+    #[cfg(feature = "hedge")]
     field(
         "hedge",
         Kind::Feature {
             on: d::HEDGE_ENABLED,
         },
     ),
+    #[cfg(feature = "hedge")]
     field(
         "hedge.delayMs",
         Kind::DelayOrAuto {
@@ -161,8 +168,11 @@ pub const FIELDS: &[Field] = &[
             max: MAX_MS,
         },
     ),
+    #[cfg(feature = "hedge")]
     int("hedge.maxHedges", 1, 3, d::MAX_HEDGES),
+    #[cfg(feature = "hedge")]
     int("hedge.minDelayMs", 0, MAX_MS, d::HEDGE_MIN_DELAY_MS),
+    #[cfg(feature = "hedge")]
     bounded(
         "hedge.maxDelayMs",
         Kind::Int {
@@ -179,6 +189,7 @@ pub const FIELDS: &[Field] = &[
         range_text: None,
     },
     field("idempotencyHeader", Kind::Header),
+    #[cfg(feature = "coalesce")]
     field(
         "coalesce",
         Kind::Bool {
@@ -195,14 +206,18 @@ pub const FIELDS: &[Field] = &[
         scope: Scope::Client,
         range_text: None,
     },
+    #[cfg(feature = "share")]
     Field {
         path: "share",
         kind: Kind::Name,
         scope: Scope::Client,
         range_text: None,
     },
+    #[cfg(feature = "share")]
     field("share.name", Kind::Name),
+    #[cfg(feature = "share")]
     field("share.durableObject", Kind::Held),
+    #[cfg(feature = "outbox")]
     Field {
         path: "outbox",
         kind: Kind::Feature {
@@ -211,16 +226,22 @@ pub const FIELDS: &[Field] = &[
         scope: Scope::Client,
         range_text: None,
     },
+    #[cfg(feature = "outbox")]
     field("outbox.name", Kind::Name),
+    #[cfg(feature = "outbox")]
     int("outbox.maxEntries", 1, 100_000, d::OUTBOX_MAX_ENTRIES),
+    #[cfg(feature = "outbox")]
     int("outbox.maxAgeMs", 1_000, MAX_MS, d::OUTBOX_MAX_AGE_MS),
+    #[cfg(feature = "outbox")]
     int(
         "outbox.maxBodyBytes",
         0,
         67_108_864,
         d::OUTBOX_MAX_BODY_BYTES,
     ),
+    #[cfg(feature = "outbox")]
     field("outbox.store", Kind::Held),
+    #[cfg(feature = "outbox")]
     field("outbox.onReplay", Kind::Function),
     field("onEvent", Kind::Function),
     field("fetch", Kind::Function),

@@ -3,12 +3,16 @@
 
 use crate::policy::sections::breaker::BreakerPolicy;
 use crate::policy::sections::bulkhead::BulkheadPolicy;
+#[cfg(feature = "hedge")]
 use crate::policy::sections::hedge::HedgePolicy;
 use crate::policy::sections::idempotency::IdempotencyKey;
+#[cfg(feature = "outbox")]
 use crate::policy::sections::outbox::OutboxPolicy;
+#[cfg(feature = "pacing")]
 use crate::policy::sections::rate_limit::RateLimitPolicy;
 use crate::policy::sections::retry::RetryPolicy;
 use crate::policy::sections::retry_budget::BudgetPolicy;
+#[cfg(feature = "throttle")]
 use crate::policy::sections::throttle::ThrottlePolicy;
 
 /// Every default of the policy, with the JS field it fills: the policy's own fields' here,
@@ -26,13 +30,18 @@ pub mod defaults {
 
     pub use crate::policy::sections::breaker::defaults::*;
     pub use crate::policy::sections::bulkhead::defaults::*;
+    #[cfg(feature = "coalesce")]
     pub use crate::policy::sections::coalesce::defaults::*;
+    #[cfg(feature = "hedge")]
     pub use crate::policy::sections::hedge::defaults::*;
     pub use crate::policy::sections::idempotency::defaults::*;
+    #[cfg(feature = "outbox")]
     pub use crate::policy::sections::outbox::defaults::*;
+    #[cfg(feature = "pacing")]
     pub use crate::policy::sections::rate_limit::defaults::*;
     pub use crate::policy::sections::retry::defaults::*;
     pub use crate::policy::sections::retry_budget::defaults::*;
+    #[cfg(feature = "throttle")]
     pub use crate::policy::sections::throttle::defaults::*;
 }
 
@@ -55,8 +64,10 @@ pub struct Policy {
     /// Bulkhead settings; `None` turns the bulkhead off.
     pub bulkhead: Option<BulkheadPolicy>,
     /// Pacing by rate-limit headers and origin-wide `Retry-After`; `None` turns it off.
+    #[cfg(feature = "pacing")]
     pub rate_limit: Option<RateLimitPolicy>,
     /// Adaptive client-side throttling; `None` (the default) turns it off.
+    #[cfg(feature = "throttle")]
     pub throttle: Option<ThrottlePolicy>,
     /// Which idempotency key to send.
     pub idempotency_key: IdempotencyKey,
@@ -65,12 +76,16 @@ pub struct Policy {
     /// How many origins the registry keeps.
     pub max_origins: u32,
     /// The name of the peers its origins' health is shared with (JS `share`), if any.
+    #[cfg(feature = "share")]
     pub share: Option<String>,
     /// Whether an identical GET or HEAD in flight on the client is joined, not sent again.
+    #[cfg(feature = "coalesce")]
     pub coalesce: bool,
     /// Hedged reads; `None` sends one attempt at a time.
+    #[cfg(feature = "hedge")]
     pub hedge: Option<HedgePolicy>,
     /// The outbox; `None` (the default) keeps nothing.
+    #[cfg(feature = "outbox")]
     pub outbox: Option<OutboxPolicy>,
 }
 
@@ -85,6 +100,27 @@ impl Policy {
     }
 }
 
+impl Policy {
+    /// Whether attempts are paced by the origin's rate-limit headers and holds (`rateLimit`;
+    /// never without pacing).
+    pub fn paced(&self) -> bool {
+        #[cfg(feature = "pacing")]
+        return self.rate_limit.is_some();
+        #[cfg(not(feature = "pacing"))]
+        false
+    }
+
+    /// The longest the origin's pacing may make a call wait before an attempt, in ms
+    /// (`rateLimit.maxWaitMs`; 0 without pacing).
+    pub fn max_wait_ms(&self) -> u32 {
+        #[cfg(feature = "pacing")]
+        return self.rate_limit.as_ref().map_or(0, |r| r.max_wait_ms);
+        #[cfg(not(feature = "pacing"))]
+        0
+    }
+}
+
+#[cfg(feature = "outbox")]
 impl Policy {
     /// The outbox settings `outbox: true` gives.
     pub fn default_outbox() -> Option<OutboxPolicy> {
@@ -102,14 +138,20 @@ impl Default for Policy {
             breaker: defaults::BREAKER_ENABLED.then(BreakerPolicy::default),
             retry_budget: defaults::RETRY_BUDGET_ENABLED.then(BudgetPolicy::default),
             bulkhead: defaults::BULKHEAD_ENABLED.then(BulkheadPolicy::default),
+            #[cfg(feature = "pacing")]
             rate_limit: defaults::RATE_LIMIT_ENABLED.then(RateLimitPolicy::default),
+            #[cfg(feature = "throttle")]
             throttle: defaults::THROTTLE_ENABLED.then(ThrottlePolicy::default),
             idempotency_key: defaults::IDEMPOTENCY_KEY,
             idempotency_header: defaults::IDEMPOTENCY_HEADER.to_owned(),
             max_origins: defaults::MAX_ORIGINS,
+            #[cfg(feature = "share")]
             share: None,
+            #[cfg(feature = "coalesce")]
             coalesce: defaults::COALESCE,
+            #[cfg(feature = "hedge")]
             hedge: defaults::HEDGE_ENABLED.then(HedgePolicy::default),
+            #[cfg(feature = "outbox")]
             outbox: defaults::OUTBOX_ENABLED.then(OutboxPolicy::default),
         }
     }

@@ -9,11 +9,14 @@ use wasm_bindgen::prelude::*;
 
 use super::abort::AbortGuard;
 use super::bindings::{
-    abort_reason, flight_key, header_of, is_aborted, join_flight, performance_now, read_arguments,
-    send_local,
+    abort_reason, header_of, is_aborted, performance_now, read_arguments, send_local,
 };
+#[cfg(feature = "coalesce")]
+use super::bindings::{flight_key, join_flight};
 use super::codes::{Arg, Body};
-use super::ended::{Ended, circuit_open_error, end_of};
+#[cfg(feature = "outbox")]
+use super::ended::end_of;
+use super::ended::{Ended, circuit_open_error};
 use super::env::JsEnv;
 use super::events::emit;
 use super::key::attach_key;
@@ -21,7 +24,9 @@ use super::resolve::{Resolved, resolve_policy};
 use super::state::ClientInner;
 use super::transport::{Asking, FetchTransport, Source};
 use crate::engine::{self, Call};
+#[cfg(feature = "outbox")]
 use crate::outbox;
+#[cfg(feature = "coalesce")]
 use crate::vocab::Method;
 
 /// A call ready to run: everything read from the caller's arguments at once,
@@ -49,8 +54,13 @@ pub struct Ready {
     order: f64,
 }
 
+/// A read that may join an identical one in flight: none without `coalesce`.
+#[cfg(not(feature = "coalesce"))]
+type Flight = crate::absent::Never;
+
 /// A read that may join an identical one in flight (policy `coalesce`). The call runs with
 /// no signal of its own: it is aborted (`AbortState::fire`) when every caller has left.
+#[cfg(feature = "coalesce")]
 struct Flight {
     /// What makes two calls the same request.
     key: String,
@@ -68,12 +78,16 @@ pub fn start(
     policy: JsValue,
     keep: bool,
 ) -> Promise {
+    #[cfg(feature = "share")]
     if let Some(sharing) = &client.sharing {
         sharing.poke();
     }
     match prepare(client, input, init, policy, keep) {
         Ok(Prepared::Run(mut ready)) => match ready.flight.take() {
             None => wasm_bindgen_futures::future_to_promise(ready.run()),
+            #[cfg(not(feature = "coalesce"))]
+            Some(never) => match never {},
+            #[cfg(feature = "coalesce")]
             Some(flight) => {
                 let id = ready.client.id;
                 // Called by joinFlight only when this call starts a flight: [its promise, a
@@ -151,6 +165,7 @@ fn prepare(
     )?;
     // A read identical to one in flight joins it; the call runs with no signal of its own
     // (every caller's signal detaches that caller only).
+    #[cfg(feature = "coalesce")]
     let flight = if resolved.policy.coalesce && Method(&method).may_coalesce() {
         let none = JsValue::UNDEFINED;
         Some(Flight {
@@ -160,11 +175,20 @@ fn prepare(
     } else {
         None
     };
+    #[cfg(not(feature = "coalesce"))]
+    let flight: Option<Flight> = None;
+    #[cfg(feature = "outbox")]
     let keep = keep && client.outbox.is_some();
+    #[cfg(feature = "outbox")]
     let order = if keep {
         super::outbox::order_now()
     } else {
         0.0
+    };
+    #[cfg(not(feature = "outbox"))]
+    let (keep, order) = {
+        let _ = keep;
+        (false, 0.0)
     };
     // A read that may join a flight on its way is not refused here; a write the outbox may
     // keep goes through the loop.
@@ -211,6 +235,7 @@ fn prepare(
 }
 
 /// A replay of a kept request, through its client (breaker, budget, bulkhead), never kept again.
+#[cfg(feature = "outbox")]
 pub fn replay(client: Rc<ClientInner>, request: JsValue) -> Promise {
     start(
         client,
@@ -303,36 +328,43 @@ impl Ready {
                 guard.state().signal()
             },
         };
+        #[cfg(feature = "outbox")]
         let end = keep.then(|| end_of(&result, &transport));
         let mapped = ended.map(result, &transport, guard.state());
         drop(guard);
-        let keeps = end.and_then(|(end, attempts)| Some((outbox::keep(end)?, attempts)));
-        match (keeps, &key, client.outbox.as_ref()) {
-            (Some((reason, attempts)), Some(key), Some(outbox)) => {
-                let (value, failed) = match &mapped {
-                    Ok(response) => (response, false),
-                    Err(error) => (error, true),
-                };
-                // The call adopts this promise: it settles once the request is stored.
-                Ok(outbox
-                    .keep(
-                        transport.request(),
-                        key,
-                        &origin,
-                        reason,
-                        order,
-                        (
-                            started + f64::from(resolved.policy.total_timeout_ms),
-                            resolved.policy.total_timeout_ms,
-                        ),
-                        attempts,
-                        value,
-                        failed,
-                        resolved.on_event.as_ref(),
-                    )
-                    .into())
+        #[cfg(feature = "outbox")]
+        let mapped = {
+            let keeps = end.and_then(|(end, attempts)| Some((outbox::keep(end)?, attempts)));
+            match (keeps, &key, client.outbox.as_ref()) {
+                (Some((reason, attempts)), Some(key), Some(outbox)) => {
+                    let (value, failed) = match &mapped {
+                        Ok(response) => (response, false),
+                        Err(error) => (error, true),
+                    };
+                    // The call adopts this promise: it settles once the request is stored.
+                    Ok(outbox
+                        .keep(
+                            transport.request(),
+                            key,
+                            &origin,
+                            reason,
+                            order,
+                            (
+                                started + f64::from(resolved.policy.total_timeout_ms),
+                                resolved.policy.total_timeout_ms,
+                            ),
+                            attempts,
+                            value,
+                            failed,
+                            resolved.on_event.as_ref(),
+                        )
+                        .into())
+                }
+                _ => mapped,
             }
-            _ => mapped,
-        }
+        };
+        #[cfg(not(feature = "outbox"))]
+        let _ = (keep, order, key);
+        mapped
     }
 }

@@ -13,7 +13,9 @@ use super::call;
 use super::codes::TimeoutKind;
 use super::events::{emit, stats_to_js};
 use super::options::{decode, policy_error};
+#[cfg(feature = "outbox")]
 use super::outbox::{self, Outbox};
+#[cfg(feature = "share")]
 use super::share::{self, Peer};
 use super::state::ClientInner;
 use super::types::{FetchInit, FetchInput, PolicyArg};
@@ -39,13 +41,18 @@ impl ClientInner {
             n.get()
         });
         Ok(Rc::new_cyclic(|weak: &std::rc::Weak<ClientInner>| {
+            #[cfg_attr(not(feature = "share"), allow(unused_mut))]
             let mut registry = Registry::new(validated.max_origins);
+            #[cfg(feature = "share")]
             let sharing = (validated.share.as_deref()).and_then(|name| {
                 share::open(name, &options.share_object, weak.clone(), &mut registry)
             });
-            let (store, on_replay) = options.outbox;
-            let outbox = (validated.outbox.clone())
-                .map(|policy| Outbox::open(policy, store, on_replay, weak.clone()));
+            #[cfg(feature = "outbox")]
+            let outbox = {
+                let (store, on_replay) = options.outbox;
+                (validated.outbox.clone())
+                    .map(|policy| Outbox::open(policy, store, on_replay, weak.clone()))
+            };
             let weak = weak.clone();
             let expire = Closure::new(
                 move |deadline: bool, ms: f64, origin: String, on_event: JsValue| {
@@ -68,7 +75,9 @@ impl ClientInner {
                 hooks: options.hooks,
                 expire,
                 registry: RefCell::new(registry),
+                #[cfg(feature = "share")]
                 sharing,
+                #[cfg(feature = "outbox")]
                 outbox,
                 validated: Rc::new(validated),
                 policy: options.input,
@@ -94,6 +103,7 @@ impl ClientInner {
     }
 }
 
+#[cfg(feature = "share")]
 impl Peer for ClientInner {
     fn registry(&self) -> &RefCell<Registry> {
         &self.registry
@@ -106,6 +116,7 @@ impl Peer for ClientInner {
     }
 }
 
+#[cfg(feature = "outbox")]
 impl outbox::Host for ClientInner {
     fn replay(self: Rc<Self>, request: JsValue) -> Promise {
         call::replay(self, request)
@@ -206,6 +217,7 @@ impl ResilientClient {
     }
 
     /// The client's outbox (policy `outbox`), or undefined when it has none.
+    #[cfg(feature = "outbox")]
     #[wasm_bindgen(getter, unchecked_return_type = "Outbox | undefined")]
     pub fn outbox(&self) -> JsValue {
         self.inner

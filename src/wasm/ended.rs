@@ -13,7 +13,9 @@ use super::resolve::Resolved;
 use super::state::ClientInner;
 use super::transport::FetchTransport;
 use crate::engine::CallResult;
+#[cfg(feature = "outbox")]
 use crate::events::OutcomeKind;
+#[cfg(feature = "outbox")]
 use crate::outbox::End;
 
 /// The `CircuitOpenError` of a call `origin`'s breaker refused: open, or half-open with its
@@ -27,6 +29,7 @@ pub fn circuit_open_error(client: &ClientInner, origin: &str, retry_after_ms: f6
 }
 
 /// How a call ended, as the outbox sees it, and the attempts it made.
+#[cfg(feature = "outbox")]
 pub fn end_of(
     result: &CallResult<Result<JsValue, JsValue>>,
     transport: &FetchTransport,

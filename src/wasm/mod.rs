@@ -39,9 +39,11 @@ mod env;
 mod events;
 mod key;
 mod options;
+#[cfg(feature = "outbox")]
 mod outbox;
 mod resolve;
 mod settle;
+#[cfg(feature = "share")]
 mod share;
 mod state;
 mod transport;

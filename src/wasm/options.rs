@@ -23,8 +23,10 @@ pub struct Options {
     /// given as null (none, whatever the client has), else the function.
     pub hooks: Hooks,
     /// `outbox.store` and `outbox.onReplay`, as given (undefined when not).
+    #[cfg(feature = "outbox")]
     pub outbox: (JsValue, JsValue),
     /// `share.durableObject`, as given (undefined when not).
+    #[cfg(feature = "share")]
     pub share_object: JsValue,
 }
 
@@ -74,7 +76,9 @@ pub fn decode(policy: &JsValue) -> Result<Options, JsValue> {
         on_event: read.get(4).dyn_into::<Function>().ok(),
         fetch: read.get(5).dyn_into::<Function>().ok(),
         hooks,
+        #[cfg(feature = "outbox")]
         outbox: (read.get(7), read.get(3)),
+        #[cfg(feature = "share")]
         share_object: read.get(6),
     })
 }

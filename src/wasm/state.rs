@@ -8,7 +8,9 @@ use js_sys::Function;
 use wasm_bindgen::prelude::*;
 
 use super::options::Hooks;
+#[cfg(feature = "outbox")]
 use super::outbox::Outbox;
+#[cfg(feature = "share")]
 use super::share::Sharing;
 use crate::policy::{Policy, PolicyInput};
 use crate::registry::Registry;
@@ -37,7 +39,9 @@ pub struct ClientInner {
     /// Breakers, budgets, bulkheads and stats, per origin.
     pub registry: RefCell<Registry>,
     /// Its channel to its peers, when it shares (`share`).
+    #[cfg(feature = "share")]
     pub(super) sharing: Option<Sharing>,
     /// Its outbox, when it keeps writes (`outbox`).
+    #[cfg(feature = "outbox")]
     pub outbox: Option<Outbox>,
 }

@@ -18,12 +18,14 @@ use super::codes::{HookSaid, SendFlag, StatusFlag};
 use super::env::timer_ms;
 use super::options::Hooks;
 use super::settle::Settled;
+use crate::absent::Quota;
 use crate::engine::{
     AttemptLimit, AttemptOutcome, BreakerAnswer, Either, Ended, HookAnswer, Transport, race,
 };
 use crate::events::OutcomeKind;
 use crate::policy::Policy;
-use crate::rate_limit::{self, Headers, Quota};
+#[cfg(feature = "pacing")]
+use crate::rate_limit::{self, Headers};
 
 /// A response's `Retry-After` (read when `error`) and what its rate-limit headers say of
 /// the quota (read when `rates`): one crossing to JS, none of the parsing there.
@@ -32,16 +34,22 @@ fn limits(response: &JsValue, error: bool, rates: bool) -> (Option<String>, Opti
     let Some(values) = read.dyn_ref::<js_sys::Array>() else {
         return (None, None);
     };
-    let [retry_after, ratelimit, policy, remaining, reset, limit] =
-        std::array::from_fn(|i| values.get(i as u32).as_string());
-    let headers = Headers {
-        ratelimit: ratelimit.as_deref(),
-        policy: policy.as_deref(),
-        remaining: remaining.as_deref(),
-        reset: reset.as_deref(),
-        limit: limit.as_deref(),
+    let retry_after = values.get(0).as_string();
+    #[cfg(feature = "pacing")]
+    let quota = {
+        let [ratelimit, policy, remaining, reset, limit] =
+            std::array::from_fn(|i| values.get(i as u32 + 1).as_string());
+        let headers = Headers {
+            ratelimit: ratelimit.as_deref(),
+            policy: policy.as_deref(),
+            remaining: remaining.as_deref(),
+            reset: reset.as_deref(),
+            limit: limit.as_deref(),
+        };
+        rate_limit::parse(&headers, js_sys::Date::now())
     };
-    let quota = rate_limit::parse(&headers, js_sys::Date::now());
+    #[cfg(not(feature = "pacing"))]
+    let quota = None;
     (retry_after, quota)
 }
 
@@ -139,7 +147,7 @@ impl FetchTransport {
             timeout_ms: f64::from(policy.timeout_ms),
             total_timeout_ms: f64::from(policy.total_timeout_ms),
             asking,
-            paced: policy.rate_limit.is_some(),
+            paced: policy.paced(),
             previous: RefCell::new(Vec::new()),
             on_wire: std::cell::Cell::new(0),
             last: std::cell::Cell::new(None),
@@ -180,12 +188,14 @@ impl FetchTransport {
     }
 
     /// How the last attempt to end ended, if one was sent.
+    #[cfg(feature = "outbox")]
     pub fn last_outcome(&self) -> Option<OutcomeKind> {
         self.last.get()
     }
 
     /// What the call sends: its request, or its URL and init (the outbox copies it), and
     /// whether its body is a stream.
+    #[cfg(feature = "outbox")]
     pub fn request(&self) -> (&JsValue, &JsValue, bool) {
         const NONE: &JsValue = &JsValue::UNDEFINED;
         match &self.source {

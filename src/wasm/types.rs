@@ -36,29 +36,6 @@ export interface Policy {
   /** The per-origin concurrency limit. @default false (off) */
   bulkhead?: boolean | BulkheadPolicy;
   /**
-   * Pacing by what origins say of their limits: the rate-limit headers (`RateLimit` and
-   * `RateLimit-Policy` of the IETF draft, `RateLimit-Remaining`/`-Reset`, `X-RateLimit-*`) and a
-   * `Retry-After` on a 429 or 503 hold the whole origin for every call of the client (either for at most
-   * retry.maxRetryAfterMs; after a quota's capped wait one call asks first); a call waits
-   * (within its deadline and maxWaitMs) or rejects at once with a RateLimitError without sending.
-   * `false` turns it off. @default {} (on)
-   */
-  rateLimit?: boolean | RateLimitPolicy;
-  /**
-   * Adaptive client-side throttling (Google SRE book, "Handling Overload"): per origin, refuse a
-   * request locally (ThrottledError, nothing sent) with probability
-   * max(0, (requests - k * accepts) / (requests + 1)) over the last windowMs. @default false (off)
-   */
-  throttle?: boolean | ThrottlePolicy;
-  /**
-   * Hedged reads (GET, HEAD and OPTIONS without a body): if an attempt has not answered after the
-   * hedge delay, one more is sent without cancelling it; the first definite answer wins and the
-   * others are aborted. Paid from the retry budget (none below half of it); counts as attempts; takes
-   * a free bulkhead slot of its own (none goes without one).
-   * @default false (off)
-   */
-  hedge?: boolean | HedgePolicy;
-  /**
    * Unset: an automatic UUID v4 key for POST and PATCH (same key on every retry), in browsers only
    * to the page's own origin (a cross-origin server may refuse the header's preflight);
    * `true`: the same, cross-origin too; a string (1..=255 visible ASCII characters): this key,
@@ -68,32 +45,8 @@ export interface Policy {
   idempotencyKey?: boolean | string;
   /** Name of the idempotency key header (an HTTP token, 1..=64 chars). @default "Idempotency-Key" */
   idempotencyHeader?: string;
-  /**
-   * A GET or HEAD without a body, identical to one in flight on the same client (URL, headers and
-   * request options), is not sent again: it waits for that one and resolves with its own clone of
-   * the response (the first call's policy applies). A caller that aborts leaves alone; the request
-   * is aborted when every caller has. Nothing is kept after it settles. @default false
-   */
-  coalesce?: boolean;
   /** Most origins a client keeps state for; the least recently used is evicted (1..=1000000). @default 1000 */
   maxOrigins?: number;
-  /**
-   * Client only. Clients with the same name in any tab, iframe or worker of the site (and
-   * worker_threads of one Node process) share, per origin, their breakers' state, one half-open
-   * probe per cooldown, and origin-wide waits (Retry-After, rate limits), over a BroadcastChannel.
-   * Only origins, states and times cross. Where there is no BroadcastChannel it does nothing.
-   * In Cloudflare Workers, `{ name, durableObject }` shares across every isolate through a
-   * Durable Object (the package's `OriginHealth`), in the background.
-   * (a name of 1 to 64 characters, an object { name, durableObject }, or false) @default false
-   */
-  share?: string | false | SharePolicy;
-  /**
-   * Client only. A call with an idempotency key that ends without a definite answer (network
-   * error, timeout, open breaker, full bulkhead, rate limit, throttling, deadline, or a 408/429/5xx
-   * its attempts could not get past) is stored before it settles, rejects with a QueuedError, and
-   * is delivered later with the same key (client.outbox). @default false (off)
-   */
-  outbox?: boolean | OutboxPolicy;
   /** Called with every event of the call. A listener that throws or rejects does not break the call. */
   onEvent?: (event: ResilienceEvent) => void | Promise<void>;
   /** The fetch to send with. @default globalThis.fetch, looked up at each attempt (what install() wrapped, if installed) */
@@ -190,10 +143,41 @@ export interface BulkheadPolicy {
   /** Calls waiting for a slot per origin; beyond that a call is rejected (0..=100000). @default 0 */
   maxQueue?: number;
 }
+"#;
+
+/// The options of rate limits (feature `pacing`): merged into `Policy` in the builds that have it.
+#[cfg(feature = "pacing")]
+#[wasm_bindgen(typescript_custom_section)]
+const PACING_TYPES: &str = r#"
+export interface Policy {
+  /**
+   * Pacing by what origins say of their limits: the rate-limit headers (`RateLimit` and
+   * `RateLimit-Policy` of the IETF draft, `RateLimit-Remaining`/`-Reset`, `X-RateLimit-*`) and a
+   * `Retry-After` on a 429 or 503 hold the whole origin for every call of the client (either for at most
+   * retry.maxRetryAfterMs; after a quota's capped wait one call asks first); a call waits
+   * (within its deadline and maxWaitMs) or rejects at once with a RateLimitError without sending.
+   * `false` turns it off. @default {} (on)
+   */
+  rateLimit?: boolean | RateLimitPolicy;
+}
 
 export interface RateLimitPolicy {
   /** Longest a call waits, in all, for its origin's quota or Retry-After hold, in ms; a longer wait rejects at once (0..=2147483647). @default 30000 */
   maxWaitMs?: number;
+}
+"#;
+
+/// The options of throttling (feature `throttle`): merged into `Policy` in the builds that have it.
+#[cfg(feature = "throttle")]
+#[wasm_bindgen(typescript_custom_section)]
+const THROTTLE_TYPES: &str = r#"
+export interface Policy {
+  /**
+   * Adaptive client-side throttling (Google SRE book, "Handling Overload"): per origin, refuse a
+   * request locally (ThrottledError, nothing sent) with probability
+   * max(0, (requests - k * accepts) / (requests + 1)) over the last windowMs. @default false (off)
+   */
+  throttle?: boolean | ThrottlePolicy;
 }
 
 export interface ThrottlePolicy {
@@ -201,6 +185,22 @@ export interface ThrottlePolicy {
   k?: number;
   /** The trailing window counted over, in ms (1000..=2147483647). @default 120000 */
   windowMs?: number;
+}
+"#;
+
+/// The options of hedged reads (feature `hedge`): merged into `Policy` in the builds that have it.
+#[cfg(feature = "hedge")]
+#[wasm_bindgen(typescript_custom_section)]
+const HEDGE_TYPES: &str = r#"
+export interface Policy {
+  /**
+   * Hedged reads (GET, HEAD and OPTIONS without a body): if an attempt has not answered after the
+   * hedge delay, one more is sent without cancelling it; the first definite answer wins and the
+   * others are aborted. Paid from the retry budget (none below half of it); counts as attempts; takes
+   * a free bulkhead slot of its own (none goes without one).
+   * @default false (off)
+   */
+  hedge?: boolean | HedgePolicy;
 }
 
 export interface HedgePolicy {
@@ -213,6 +213,39 @@ export interface HedgePolicy {
   /** The longest "auto" delay in ms, also its delay until the origin's latency is learnt (>= minDelayMs, ..=2147483647). @default 2000 */
   maxDelayMs?: number;
 }
+"#;
+
+/// The options of coalesced reads (feature `coalesce`): merged into `Policy` in the builds that have it.
+#[cfg(feature = "coalesce")]
+#[wasm_bindgen(typescript_custom_section)]
+const COALESCE_TYPES: &str = r#"
+export interface Policy {
+  /**
+   * A GET or HEAD without a body, identical to one in flight on the same client (URL, headers and
+   * request options), is not sent again: it waits for that one and resolves with its own clone of
+   * the response (the first call's policy applies). A caller that aborts leaves alone; the request
+   * is aborted when every caller has. Nothing is kept after it settles. @default false
+   */
+  coalesce?: boolean;
+}
+"#;
+
+/// The options of shared origin health (feature `share`): merged into `Policy` in the builds that have it.
+#[cfg(feature = "share")]
+#[wasm_bindgen(typescript_custom_section)]
+const SHARE_TYPES: &str = r#"
+export interface Policy {
+  /**
+   * Client only. Clients with the same name in any tab, iframe or worker of the site (and
+   * worker_threads of one Node process) share, per origin, their breakers' state, one half-open
+   * probe per cooldown, and origin-wide waits (Retry-After, rate limits), over a BroadcastChannel.
+   * Only origins, states and times cross. Where there is no BroadcastChannel it does nothing.
+   * In Cloudflare Workers, `{ name, durableObject }` shares across every isolate through a
+   * Durable Object (the package's `OriginHealth`), in the background.
+   * (a name of 1 to 64 characters, an object { name, durableObject }, or false) @default false
+   */
+  share?: string | false | SharePolicy;
+}
 
 /** `share` across the isolates of a Cloudflare Worker, through a Durable Object. */
 export interface SharePolicy {
@@ -220,6 +253,21 @@ export interface SharePolicy {
   name?: string;
   /** The binding of a Durable Object namespace of the package's `OriginHealth` class (`env.RF_HEALTH`). */
   durableObject?: { idFromName(name: string): unknown; get(id: any): any };
+}
+"#;
+
+/// The options of the outbox (feature `outbox`): merged into `Policy` in the builds that have it.
+#[cfg(feature = "outbox")]
+#[wasm_bindgen(typescript_custom_section)]
+const OUTBOX_TYPES: &str = r#"
+export interface Policy {
+  /**
+   * Client only. A call with an idempotency key that ends without a definite answer (network
+   * error, timeout, open breaker, full bulkhead, rate limit, throttling, deadline, or a 408/429/5xx
+   * its attempts could not get past) is stored before it settles, rejects with a QueuedError, and
+   * is delivered later with the same key (client.outbox). @default false (off)
+   */
+  outbox?: boolean | OutboxPolicy;
 }
 
 export interface OutboxPolicy {

@@ -4,12 +4,18 @@
 
 pub mod breaker;
 pub mod bulkhead;
+#[cfg(feature = "coalesce")]
 pub mod coalesce;
+#[cfg(feature = "hedge")]
 pub mod hedge;
 pub mod idempotency;
+#[cfg(feature = "outbox")]
 pub mod outbox;
+#[cfg(feature = "pacing")]
 pub mod rate_limit;
 pub mod retry;
 pub mod retry_budget;
+#[cfg(feature = "share")]
 pub mod share;
+#[cfg(feature = "throttle")]
 pub mod throttle;

@@ -216,7 +216,7 @@ const bOver = net("oursB") - fetchCompileMs;
 console.log("| goal (Chromium) | measured | |");
 console.log("| --- | --- | --- |");
 console.log(
-  `| (a) ours' import → callable ≤ 1.2× ky's | ${x(net("oursA"), net("kyA"))} (${ms(net("oursA"))} vs ${ms(net("kyA"))} ms beyond the empty module) | ${aRatio <= 1.2 ? "met" : "NOT met"} |`,
+  `| (a) ours' import → callable ≤ 1.2× ky's | ${x(net("oursA"), net("kyA"))} (${ms(net("oursA"))} vs ${ms(net("kyA"))} ms beyond the empty module) | ${net("kyA") <= 0 ? "— (ky's is not above the empty module's: more runs)" : aRatio <= 1.2 ? "met" : "NOT met"} |`,
 );
 console.log(
   `| (b) ours' import → first response within 2 ms of the wasm's own fetch + compile | ${bOver >= 0 ? "+" : "−"}${ms(Math.abs(bOver))} ms (${ms(net("oursB"))} ms beyond the empty module vs ${ms(fetchCompileMs)} ms fetch + compile; ${ms(bothMs)} with instantiate) | ${bOver <= 2 ? "met" : "NOT met"} |`,

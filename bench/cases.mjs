@@ -1,5 +1,5 @@
-// The per-call cases, shared by overhead.mjs (Node) and pages/percall.mjs (headless Chromium,
-// browser.mjs), so that both runtimes measure the very same variants the same way
+// The per-call cases, shared by overhead.mjs (Node) and the page bundle of browser.mjs
+// (headless Chromium), so that both runtimes measure the very same variants the same way
 // (bench/README.md, "Per-call overhead"). Plain ES module, no Node or DOM specifics.
 
 // Never contacted: every library ends in the stub.

@@ -39,7 +39,6 @@ try {
 } catch (e) {
   if (e?.code !== "ERR_PACKAGE_PATH_NOT_EXPORTED" && e?.code !== "ERR_MODULE_NOT_FOUND") throw e;
 }
-const { memoryBytes } = rf;
 // The stack's minimum (bench/stack-minimum, built by run.sh), if given: the named crates doing
 // the least a resilient fetch does per call, with none of our logic.
 let minimumFetch;
@@ -85,6 +84,8 @@ for (const v of variants) {
     await v.setup?.();
     await settle();
     const heap0 = process.memoryUsage().heapUsed;
+    // The wasm memory of the entry the variant calls (the full build has its own).
+    const memoryBytes = (v.full ? rfFull : rf).memoryBytes ?? (() => NaN);
     const wasm0 = memoryBytes();
     await loop(v, CALLS / 2, stub);
     await settle();

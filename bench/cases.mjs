@@ -1,39 +1,42 @@
-// The per-call cases, shared by overhead.mjs (Node) and pages/percall.mjs (headless Chromium,
-// browser.mjs), so that both runtimes measure the very same variants the same way
+// The per-call cases, shared by overhead.mjs (Node) and the page bundle of browser.mjs
+// (headless Chromium), so that both runtimes measure the very same variants the same way
 // (bench/README.md, "Per-call overhead"). Plain ES module, no Node or DOM specifics.
 
 // Never contacted: every library ends in the stub.
 export const URL_ = "http://127.0.0.1:9/bench";
 
 /**
- * A stub `fetch` that resolves at once. A fresh `new Response("ok")` per call: the package
- * wraps responses that have a body, and a real fetch always hands back a new response. With
- * `state.body = false` it resolves with one prebuilt body-less 200 instead (the stub the
- * benchmarks used before responses with a body were wrapped); with `state.status` set to
- * another status, with a body-less response of that status.
+ * A stub `fetch` that resolves at once with a fresh response per call, as a real fetch hands
+ * back a new one: by default a body-less `new Response(null, { status: 200 })` (the cheap
+ * stub every main row uses, floor, peers and ours alike); with `state.body = true` a
+ * `new Response("ok")` (the body-carrying rows: a body costs the stub far more, and the
+ * package guards it); with `state.status` set to another status, a body-less response of it.
  */
 export function makeStub() {
-  const state = { status: 200, body: true };
-  const EMPTY_OK = new Response(null, { status: 200 });
+  const state = { status: 200, body: false };
   const fetch = () =>
     Promise.resolve(
       state.status !== 200
         ? new Response(null, { status: state.status })
         : state.body
           ? new Response("ok")
-          : EMPTY_OK,
+          : new Response(null, { status: 200 }),
     );
   return { fetch, state };
 }
 
 /**
  * The variants, in table order. `libs`: { stub (makeStub()), rf: { resilientFetch,
- * ResilientClient, CircuitOpenError }, ky, ofetch, cockatiel, CircuitBreaker (opossum,
- * optional), minimumFetch (bench/stack-minimum, optional) }. Each variant: name, call(),
- * optionally ours (the package's), reject (the error class every call must reject with),
- * setup() (untimed, before every slice), body (false: the stub answers without a body).
+ * ResilientClient, CircuitOpenError } (the default entry, "resilient-fetch"), rfFull (the same
+ * from "resilient-fetch/full", optional), ky, ofetch, cockatiel, CircuitBreaker (opossum,
+ * optional), minimumFetch (bench/stack-minimum, optional) }. Each variant: name, set ("main":
+ * the body-less stub, or "body": the stub answers `new Response("ok")`), id (the same in both
+ * sets for the same case: bare, floor, minimum, ours, oursFull, rejection, ...), call(), optionally
+ * ours (the package's), reject (the error class every call must reject with), setup()
+ * (untimed, before every slice). Each set has its own "bare stub fetch" and "floor" rows, the
+ * references of its ratios and added costs (addedCost, ratio).
  */
-export function makeVariants({ stub, rf, ky, ofetch, cockatiel, CircuitBreaker, minimumFetch }) {
+export function makeVariants({ stub, rf, rfFull, ky, ofetch, cockatiel, CircuitBreaker, minimumFetch }) {
   const fetch = stub.fetch;
   const { resilientFetch, ResilientClient, CircuitOpenError } = rf;
 
@@ -54,25 +57,30 @@ export function makeVariants({ stub, rf, ky, ofetch, cockatiel, CircuitBreaker, 
 
   const MANY_URLS = Array.from({ length: 1000 }, (_, i) => `${URL_}?n=${i}`);
   let nextUrl = 0;
-  const openClient = new ResilientClient();
   // An outbox (IndexedDB in Chromium, memory in Node): what it costs a write that is answered.
   const outboxClient = new ResilientClient({ outbox: { name: "bench" } });
   const POST = { method: "POST", body: "{}" };
 
-  // Opens openClient's breaker afresh, untimed, before each slice of its calls (so its 30 s
-  // cooldown cannot run out while they are timed).
-  async function openBreaker() {
-    openClient.reset();
-    stub.state.status = 503;
-    try {
-      for (let i = 0; i < 20 && openClient.breakerState(URL_) !== "open"; i++) {
-        await openClient.fetch(URL_, undefined, { retry: false });
+  // A client of `entry` and the setup that opens its breaker afresh, untimed, before each
+  // slice of its calls (so its 30 s cooldown cannot run out while they are timed).
+  function openBreakerOf(entry) {
+    const client = new entry.ResilientClient();
+    const setup = async () => {
+      client.reset();
+      stub.state.status = 503;
+      try {
+        for (let i = 0; i < 20 && client.breakerState(URL_) !== "open"; i++) {
+          await client.fetch(URL_, undefined, { retry: false });
+        }
+      } finally {
+        stub.state.status = 200;
       }
-    } finally {
-      stub.state.status = 200;
-    }
-    if (openClient.breakerState(URL_) !== "open") throw new Error("the breaker did not open");
+      if (client.breakerState(URL_) !== "open") throw new Error("the breaker did not open");
+    };
+    return { client, setup };
   }
+  const open = openBreakerOf(rf);
+  const openFull = rfFull && openBreakerOf(rfFull);
 
   const CALLER = { signal: new AbortController().signal };
 
@@ -86,21 +94,15 @@ export function makeVariants({ stub, rf, ky, ofetch, cockatiel, CircuitBreaker, 
     }
   }
 
-  const variants = [
-    { name: "bare stub fetch", call: () => fetch(URL_) },
-    { name: "floor: AbortController + setTimeout/clearTimeout", call: floor },
-    ...(minimumFetch
-      ? [{ name: "the stack's minimum: promise for a Rust future + AbortController + gloo timer + JsFuture", call: () => minimumFetch(URL_) }]
+  const MINIMUM = "the stack's minimum: promise for a Rust future + AbortController + gloo timer + JsFuture";
+  const main = [
+    { id: "bare", name: "bare stub fetch", call: () => fetch(URL_) },
+    { id: "floor", name: "floor: AbortController + setTimeout/clearTimeout", call: floor },
+    ...(minimumFetch ? [{ id: "minimum", name: MINIMUM, call: () => minimumFetch(URL_) }] : []),
+    { id: "ours", name: "ours: resilientFetch, defaults, GET", ours: true, call: () => resilientFetch(URL_) },
+    ...(rfFull
+      ? [{ id: "oursFull", name: "ours (full): resilientFetch, defaults, GET", ours: true, full: true, call: () => rfFull.resilientFetch(URL_) }]
       : []),
-    { name: "ours: resilientFetch, defaults, GET", ours: true, call: () => resilientFetch(URL_) },
-    {
-      // The stub the benchmarks used before: one prebuilt response without a body, which the
-      // package hands back unwrapped. The difference to the row above is the body guard.
-      name: "ours: the same, stub response without a body (not wrapped)",
-      ours: true,
-      body: false,
-      call: () => resilientFetch(URL_),
-    },
     {
       // More URL strings than the fast path remembers origins for (256): every call parses.
       name: "ours: resilientFetch, defaults, GET, 1 000 URLs in turn",
@@ -125,15 +127,30 @@ export function makeVariants({ stub, rf, ky, ofetch, cockatiel, CircuitBreaker, 
       call: () => outboxClient.fetch(URL_, POST),
     },
     {
+      id: "rejection",
       name: "ours: open-breaker rejection",
       ours: true,
       reject: CircuitOpenError,
-      setup: openBreaker,
-      call: () => openClient.fetch(URL_),
+      setup: open.setup,
+      call: () => open.client.fetch(URL_),
     },
-    { name: "ky (defaults: retry 2, timeout 10 s)", call: () => kyClient(URL_) },
+    ...(openFull
+      ? [
+          {
+            id: "rejectionFull",
+            name: "ours (full): open-breaker rejection",
+            ours: true,
+            full: true,
+            reject: rfFull.CircuitOpenError,
+            setup: openFull.setup,
+            call: () => openFull.client.fetch(URL_),
+          },
+        ]
+      : []),
+    { id: "ky", name: "ky (defaults: retry 2, timeout 10 s)", call: () => kyClient(URL_) },
     { name: "ofetch.raw (retry 1, timeout 10 s)", call: () => ofetchClient.raw(URL_) },
     {
+      id: "cockatiel",
       name: "cockatiel: retry 2 + breaker + timeout, composed",
       call: () => cockatielPolicy.execute(({ signal }) => fetch(URL_, { signal })),
     },
@@ -147,14 +164,35 @@ export function makeVariants({ stub, rf, ky, ofetch, cockatiel, CircuitBreaker, 
     fresh();
     // reset(): opossum keeps per-call data for its 10 s rolling window; a fresh breaker before
     // the heap passes, so that its release does not land in another variant's measurement.
-    variants.push({ name: "opossum: breaker + timeout", call: () => opossum.fire(URL_), reset: fresh });
+    main.push({ name: "opossum: breaker + timeout", call: () => opossum.fire(URL_), reset: fresh });
   }
-  return variants;
+  for (const v of main) v.set = "main";
+
+  // The body-carrying rows: the stub answers a fresh `new Response("ok")`, which the package
+  // wraps so that its deadline reaches the body's reads.
+  const BODY = ", stub answers new Response(\"ok\")";
+  const body = [
+    { id: "bare", name: `bare stub fetch${BODY}`, call: () => fetch(URL_) },
+    { id: "floor", name: `floor${BODY}`, call: floor },
+    ...(minimumFetch ? [{ id: "minimum", name: `the stack's minimum${BODY}`, call: () => minimumFetch(URL_) }] : []),
+    { id: "ours", name: `ours: resilientFetch, defaults, GET${BODY}`, ours: true, call: () => resilientFetch(URL_) },
+    ...(rfFull
+      ? [{ id: "oursFull", name: `ours (full): resilientFetch, defaults, GET${BODY}`, ours: true, full: true, call: () => rfFull.resilientFetch(URL_) }]
+      : []),
+  ];
+  for (const v of body) v.set = "body";
+  return [...main, ...body];
 }
+
+/** The variant with this id in this set ("main" or "body"); undefined if it was not run. */
+export const byId = (variants, id, set = "main") => variants.find((v) => v.id === id && v.set === set);
+
+/** The references of v's ratios and added cost: its own set's bare stub and floor rows. */
+export const referencesOf = (variants, v) => ({ bare: byId(variants, "bare", v.set), floor: byId(variants, "floor", v.set) });
 
 /** n awaited calls of v; throws if any did not end as expected (resolve with 200, or reject with v.reject). */
 export async function loop(v, n, stub) {
-  stub.state.body = v.body !== false;
+  stub.state.body = v.set === "body";
   let wrong = 0;
   for (let i = 0; i < n; i++) {
     try {
@@ -164,7 +202,7 @@ export async function loop(v, n, stub) {
       if (!v.reject || !(e instanceof v.reject)) wrong++;
     }
   }
-  stub.state.body = true;
+  stub.state.body = false;
   if (wrong) throw new Error(`${v.name}: ${wrong} of ${n} calls did not end as expected`);
 }
 
@@ -176,6 +214,9 @@ export const median = (xs) => {
 
 /** a ÷ b within each round, then the median over rounds (a, b: { rounds: [µs per call] }). */
 export const ratio = (a, b) => median(a.rounds.map((x, i) => x / b.rounds[i]));
+
+/** a − b within each round, then the median over rounds: a's µs/call added to b's. */
+export const added = (a, b) => median(a.rounds.map((x, i) => x - b.rounds[i]));
 
 const tick = () => new Promise((resolve) => setTimeout(resolve, 0));
 
@@ -210,4 +251,6 @@ export async function runRounds(variants, stub, { calls, rounds, warmup, chunks 
 }
 
 export const us = (x) => (x < 10 ? x.toFixed(2) : x.toFixed(1));
+/** Signed µs: "+3.21" (a row's added cost over its bare stub). */
+export const plus = (x) => `${x < 0 ? "−" : "+"}${us(Math.abs(x))}`;
 export const times = (x) => `${x < 10 ? x.toFixed(2) : x.toFixed(1)}×`;

@@ -4,11 +4,11 @@
 // one of its pages, and the page's results POSTed back to the server.
 
 import { execFileSync, spawn } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import http from "node:http";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -40,6 +40,43 @@ export async function bundle(contents, { minify = true } = {}) {
     logLevel: "silent",
   });
   return result.outputFiles[0].contents;
+}
+
+/**
+ * Bundles `contents` as bundle() does, to be served at `path`, and finds the wasm files its
+ * modules load by URL (`new URL("x.wasm", import.meta.url)`, as wasm-bindgen's web glue does):
+ * a Map from URL path to bytes holding the bundle and each wasm where the bundle's
+ * `import.meta.url` puts it. Throws if two modules would put different wasm files at one path
+ * (bundle those apart, at different paths).
+ */
+export async function bundleWithWasm(contents, path) {
+  const result = await esbuild.build({
+    stdin: { contents, resolveDir: here, loader: "js" },
+    absWorkingDir: here,
+    bundle: true,
+    minify: true,
+    format: "esm",
+    platform: "browser",
+    write: false,
+    metafile: true,
+    logLevel: "silent",
+  });
+  const code = result.outputFiles[0].contents;
+  const text = Buffer.from(code).toString("utf8");
+  const files = new Map([[path, code]]);
+  for (const input of Object.keys(result.metafile.inputs)) {
+    const file = resolve(here, input);
+    if (!existsSync(file)) continue; // <stdin>
+    const source = readFileSync(file, "utf8");
+    for (const [, , name] of source.matchAll(/new URL\(\s*(['"])([^'"]+\.wasm)\1\s*,\s*import\.meta\.url\s*\)/g)) {
+      if (!text.includes(name)) continue; // dropped from the bundle
+      const at = new URL(name, `http://127.0.0.1${path}`).pathname;
+      const bytes = readFileSync(resolve(dirname(file), name));
+      if (files.has(at) && !Buffer.from(files.get(at)).equals(bytes)) throw new Error(`${path}: two different wasm files would be served at ${at}`);
+      files.set(at, bytes);
+    }
+  }
+  return files;
 }
 
 export function chromiumVersion() {

@@ -45,21 +45,33 @@ while IFS= read -r candidate; do
 done < <(find "$CARGO_TARGET_DIR" -path '*/wasm32-unknown-unknown/release/resilient_fetch.wasm' \
   -printf '%T@ %p\n' 2>/dev/null | sort -rn | cut -d' ' -f2-)
 
-# The stack's minimum (bench/stack-minimum: the named crates with none of our logic), built
-# like the package; again without serde-wasm-bindgen, to show what decoding options with it costs.
+# The stack's minimum (bench/stack-minimum: the named crates with none of our logic), built as
+# scripts/build.sh builds the package: release_wasm, wasm-bindgen, wasm-opt, short names
+# (scripts/minify-names.mjs), stripped; talc is its allocator. Options are read with
+# js_sys::Reflect as the package reads them; once more with serde-wasm-bindgen's Deserializer
+# instead (--features serde), to show what that choice costs. Its own cargo target dir, next
+# to this checkout's.
 build_minimum() {
-  local out="$OUT/$1" target="$CACHE_DIR/target-$1" dir
+  local out="$OUT/$1" target="$CARGO_TARGET_DIR/bench-$1" dir
   shift
   dir="$(release_wasm "$BENCH/stack-minimum/Cargo.toml" "$target" "$@")"
   rm -rf "$out"
-  wasm-bindgen --target web --weak-refs --out-dir "$out" --out-name stack_minimum "$dir/stack_minimum.wasm"
-  wasm-opt "${WASM_OPT_FLAGS[@]}" "$out/stack_minimum_bg.wasm" -o "$out/stack_minimum_bg.wasm"
+  # minify-names.mjs knows a glue by the package's out-name: built under it, renamed after.
+  wasm-bindgen --target web --weak-refs --out-dir "$out" --out-name resilient_fetch "$dir/stack_minimum.wasm"
+  wasm-opt "${WASM_OPT_FLAGS[@]}" "$out/resilient_fetch_bg.wasm" -o "$out/resilient_fetch_bg.wasm"
+  node "$ROOT/scripts/minify-names.mjs" "$out/resilient_fetch_bg.wasm" "$out/resilient_fetch.js" 2>/dev/null
+  wasm-opt "$out/resilient_fetch_bg.wasm" --strip-producers --strip-target-features -o "$out/stack_minimum_bg.wasm"
+  grep -q "'resilient_fetch_bg.wasm'" "$out/resilient_fetch.js" || die "the minimum's glue does not load resilient_fetch_bg.wasm by name"
+  sed -e "s/'resilient_fetch_bg\.wasm'/'stack_minimum_bg.wasm'/" -e 's#"\./resilient_fetch\.d\.ts"#"./stack_minimum.d.ts"#' \
+    "$out/resilient_fetch.js" > "$out/stack_minimum.js"
+  mv "$out/resilient_fetch.d.ts" "$out/stack_minimum.d.ts"
+  rm -f "$out"/resilient_fetch*
   build_route "$dir" "$target" > "$out/route"
 }
-step "building the stack's minimum (bench/stack-minimum), with and without serde-wasm-bindgen"
+step "building the stack's minimum (bench/stack-minimum), options by Reflect and by serde-wasm-bindgen"
 build_minimum stack-minimum
-build_minimum stack-minimum-reflect --no-default-features
-export BENCH_STACK_MINIMUM="$OUT/stack-minimum" BENCH_STACK_MINIMUM_REFLECT="$OUT/stack-minimum-reflect"
+build_minimum stack-minimum-serde --features serde
+export BENCH_STACK_MINIMUM="$OUT/stack-minimum" BENCH_STACK_MINIMUM_SERDE="$OUT/stack-minimum-serde"
 
 step "packing pkg/ and installing it and the peers into bench/"
 rm -f "$OUT"/resilient-fetch-*.tgz
@@ -82,7 +94,7 @@ emit() { tee -a "$results"; echo | tee -a "$results"; }
   echo "peers: $(node -e '
     const l = require("./package-lock.json").packages;
     console.log(["ky", "ofetch", "cockatiel", "opossum"].map((n) => `${n} ${l["node_modules/" + n].version}`).join(", "));')"
-  echo "wasm builds (scripts/lib.sh release_wasm routes): ours $ours_route, stack minimum $(cat "$OUT/stack-minimum/route"), without serde $(cat "$OUT/stack-minimum-reflect/route")."
+  echo "wasm builds (scripts/lib.sh release_wasm routes): ours $ours_route, stack minimum $(cat "$OUT/stack-minimum/route"), with serde $(cat "$OUT/stack-minimum-serde/route")."
   echo "Ratios are the result; absolute times depend on the machine."
 } | emit
 

@@ -1,11 +1,13 @@
 //! The stack's minimum: what any resilient fetch built on wasm-bindgen, wasm-bindgen-futures,
-//! web-sys, gloo-timers, serde-wasm-bindgen and getrandom pays, with none of the package's
-//! logic. One exported function: the policy decoded by serde-wasm-bindgen (when given; with
-//! `--no-default-features`, read field by field with `js_sys::Reflect` instead), a
-//! Rust future turned into the returned promise, an `AbortController` and a gloo timer per
-//! attempt, the awaited `fetch`, and on a 503 one backoff sleep with a CSPRNG draw before
-//! the single retry. No breaker, budget, classification, events, keys or argument checks.
-//! Built and measured by bench/run.sh (size.mjs, overhead.mjs); never shipped.
+//! js-sys, web-sys, gloo-timers and getrandom pays, with none of the package's logic, built as
+//! the package is (talc as the allocator; bench/run.sh: wasm-opt, short names, stripped). One
+//! exported function: the policy read field by field with `js_sys::Reflect` as the package
+//! reads options (when given; with `--features serde`, decoded by serde-wasm-bindgen's
+//! Deserializer instead), a Rust future turned into the returned promise, an `AbortController`
+//! and a gloo timer per attempt, the awaited `fetch`, and on a 503 one backoff sleep with a
+//! CSPRNG draw before the single retry. No breaker, budget, classification, events, keys or
+//! argument checks. Built and measured by bench/run.sh (size.mjs, overhead.mjs, browser.mjs);
+//! never shipped.
 
 use gloo_timers::callback::Timeout;
 use gloo_timers::future::TimeoutFuture;
@@ -13,7 +15,12 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::{JsFuture, future_to_promise};
 use web_sys::{AbortController, RequestInit, Response};
 
-/// A policy of the usual shape, as serde-wasm-bindgen decodes one.
+/// The package's allocator (src/wasm/mod.rs): talc's wasm build.
+#[global_allocator]
+// SAFETY: the wasm module is single-threaded, which is what TalckWasm requires.
+static ALLOCATOR: talc::TalckWasm = unsafe { talc::TalckWasm::new_global() };
+
+/// A policy of the usual shape.
 #[cfg_attr(feature = "serde", derive(serde::Deserialize))]
 #[cfg_attr(feature = "serde", serde(rename_all = "camelCase", default))]
 struct Policy {
@@ -32,13 +39,13 @@ impl Default for Policy {
     }
 }
 
-/// The policy through serde-wasm-bindgen, as the package decodes options.
+/// The policy through serde-wasm-bindgen's Deserializer (built with `--features serde`).
 #[cfg(feature = "serde")]
 fn decode(policy: JsValue) -> Result<Policy, JsValue> {
     serde_wasm_bindgen::from_value(policy).map_err(JsValue::from)
 }
 
-/// The same fields read one by one with `Reflect` (built without the `serde` feature).
+/// The fields read one by one with `Reflect`, as the package reads options (the default).
 #[cfg(not(feature = "serde"))]
 fn decode(policy: JsValue) -> Result<Policy, JsValue> {
     let field = |name: &str| js_sys::Reflect::get(&policy, &JsValue::from_str(name));

@@ -1,9 +1,10 @@
-// ES module entry points (browser.js, node.mjs, deno.mjs, worker.js; workerd.js adds workerd.d.ts).
+// ES module entry points of the lean build, "resilient-fetch" (browser.js, node.mjs, deno.mjs,
+// worker.js, workerd.js). resilient-fetch/full (full/index.d.ts) adds the options of pacing,
+// throttling, hedging, coalescing, shared health and the outbox, and client.outbox.
 export { resilientFetch, ResilientClient, install, uninstall, memoryBytes } from "./web/resilient_fetch.js";
 export type {
   AttemptContext, BreakerState, BreakerPolicy, BulkheadPolicy, ClientStats, OriginStats, Policy, ResilienceEvent,
-  RetryBudgetPolicy, RetryPolicy, RateLimitPolicy, ThrottlePolicy, HedgePolicy,
-  Outbox, OutboxPolicy, OutboxStore, OutboxEntry, OutboxReason, OutboxFlush, SharePolicy,
+  RetryBudgetPolicy, RetryPolicy,
 } from "./web/resilient_fetch.js";
 export { TimeoutError, CircuitOpenError, BulkheadFullError, RateLimitError, ThrottledError, QueuedError } from "./errors.js";
 

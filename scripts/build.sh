@@ -3,6 +3,8 @@
 # once per target the package needs, wasm-opt (WASM_OPT_FLAGS, lib.sh), then pkg-template/ around it.
 #   web/  ES module glue: browsers, bundlers, Deno, workerd and Node ESM
 #   cjs/  CommonJS glue: Node's require()
+# twice: the lean build (no opt-in capability: `resilient-fetch`) in pkg/, the full build
+# (`--features full`: `resilient-fetch/full`) in pkg/full/.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -12,33 +14,39 @@ set -euo pipefail
 # wasm-bindgen reads them.
 node "$ROOT/scripts/join-js.mjs"
 
-WASM_DIR="$(release_wasm "$ROOT/Cargo.toml" "$CARGO_TARGET_DIR")"
-WASM="$WASM_DIR/resilient_fetch.wasm"
-
-PKG="$ROOT/pkg"
-rm -rf "$PKG"
-mkdir -p "$PKG"
-for target in web:web nodejs:cjs; do
-  out="$PKG/${target#*:}"
-  log "wasm-bindgen --target ${target%%:*} -> pkg/${target#*:}"
-  # --weak-refs: a ResilientClient nobody references is freed by the GC.
-  wasm-bindgen --target "${target%%:*}" --weak-refs --out-dir "$out" --out-name resilient_fetch "$WASM"
-  rm -f "$out/resilient_fetch_bg.wasm.d.ts" "$out/.gitignore" "$out/package.json"
-  # Declaring [Symbol.dispose] needs TypeScript's esnext.disposable lib, which
-  # most projects do not load; the method still exists at run time.
-  sed -i '/^    \[Symbol\.dispose\](): void;$/d' "$out/resilient_fetch.d.ts"
-  # The web glue's init declarations (InitInput, initSync, ...) name DOM-only types
-  # (BufferSource, WebAssembly.*); no entry point exports them: drop them, so the
-  # declarations compile with Node's or Workers' types alone.
-  if grep -q '^export type InitInput' "$out/resilient_fetch.d.ts"; then
-    sed -i '/^export type InitInput/,$d' "$out/resilient_fetch.d.ts"
-  fi
-  # A client used after free(): a clear TypeError before anything reaches the wasm
-  # (wasm-bindgen would throw "null pointer passed to rust" from inside it).
-  glue="$out/resilient_fetch.js"
-  grep -q 'wasm\.resilientclient_[a-zA-Z]*(this\.__wbg_ptr' "$glue" || die "no client methods to guard in $glue"
-  sed -i -E 's/(wasm\.resilientclient_[a-zA-Z]+)\(this\.__wbg_ptr/\1(livePtr(this)/' "$glue"
-  cat >> "$glue" <<'JS'
+# One build of the wasm (cargo features: the arguments) bound, optimised and wrapped into
+# $1: web/ and cjs/ glue, errors.js and cjs/errors.js. The lean build goes to pkg/, the full
+# one (every capability) to pkg/full/; the entries of pkg-template/ sit on top of each.
+bind_build() {
+  local PKG="$1"
+  shift
+  local WASM_DIR WASM
+  WASM_DIR="$(release_wasm "$ROOT/Cargo.toml" "$CARGO_TARGET_DIR" "$@")"
+  WASM="$PKG.cargo.wasm"
+  # The next build overwrites cargo's output: keep this one's.
+  cp "$WASM_DIR/resilient_fetch.wasm" "$WASM"
+  mkdir -p "$PKG"
+  for target in web:web nodejs:cjs; do
+    out="$PKG/${target#*:}"
+    log "wasm-bindgen --target ${target%%:*} -> ${out#"$ROOT/"}"
+    # --weak-refs: a ResilientClient nobody references is freed by the GC.
+    wasm-bindgen --target "${target%%:*}" --weak-refs --out-dir "$out" --out-name resilient_fetch "$WASM"
+    rm -f "$out/resilient_fetch_bg.wasm.d.ts" "$out/.gitignore" "$out/package.json"
+    # Declaring [Symbol.dispose] needs TypeScript's esnext.disposable lib, which
+    # most projects do not load; the method still exists at run time.
+    sed -i '/^    \[Symbol\.dispose\](): void;$/d' "$out/resilient_fetch.d.ts"
+    # The web glue's init declarations (InitInput, initSync, ...) name DOM-only types
+    # (BufferSource, WebAssembly.*); no entry point exports them: drop them, so the
+    # declarations compile with Node's or Workers' types alone.
+    if grep -q '^export type InitInput' "$out/resilient_fetch.d.ts"; then
+      sed -i '/^export type InitInput/,$d' "$out/resilient_fetch.d.ts"
+    fi
+    # A client used after free(): a clear TypeError before anything reaches the wasm
+    # (wasm-bindgen would throw "null pointer passed to rust" from inside it).
+    glue="$out/resilient_fetch.js"
+    grep -q 'wasm\.resilientclient_[a-zA-Z]*(this\.__wbg_ptr' "$glue" || die "no client methods to guard in $glue"
+    sed -i -E 's/(wasm\.resilientclient_[a-zA-Z]+)\(this\.__wbg_ptr/\1(livePtr(this)/' "$glue"
+    cat >> "$glue" <<'JS'
 
 function livePtr(client) {
     if (!(client instanceof ResilientClient)) {
@@ -50,52 +58,71 @@ function livePtr(client) {
     return client.__wbg_ptr;
 }
 JS
-done
-
-# The two runs emit the same wasm; ship it once and point the CommonJS glue at it.
-if cmp -s "$PKG/web/resilient_fetch_bg.wasm" "$PKG/cjs/resilient_fetch_bg.wasm" &&
-   grep -q '^const wasmPath = `${__dirname}/resilient_fetch_bg.wasm`;$' "$PKG/cjs/resilient_fetch.js"; then
-  sed -i 's|^const wasmPath = `${__dirname}/resilient_fetch_bg.wasm`;$|const wasmPath = `${__dirname}/../web/resilient_fetch_bg.wasm`;|' \
-    "$PKG/cjs/resilient_fetch.js"
-  rm "$PKG/cjs/resilient_fetch_bg.wasm"
-fi
-for wasm in "$PKG"/*/resilient_fetch_bg.wasm; do
-  log "wasm-opt ${WASM_OPT_FLAGS[*]} ${wasm#"$ROOT/"}"
-  wasm-opt "${WASM_OPT_FLAGS[@]}" "$wasm" -o "$wasm"
-done
-# Short import and export names in the one wasm and in both glues that load it, then
-# the sections no runtime reads (producers, target features).
-WEB_WASM="$PKG/web/resilient_fetch_bg.wasm"
-[[ -f "$PKG/cjs/resilient_fetch_bg.wasm" ]] && die "the CommonJS glue must share the web wasm for its names to match"
-node "$ROOT/scripts/minify-names.mjs" "$WEB_WASM" "$PKG/web/resilient_fetch.js" "$PKG/cjs/resilient_fetch.js"
-wasm-opt "$WEB_WASM" --strip-producers --strip-target-features -o "$WEB_WASM"
-
-# js/errors.js, js/body.js and js/joined/*.js reach the glue as wasm-bindgen snippets.
-# Users must get the very same error classes (for instanceof), so the package re-exports
-# the errors snippet; the CommonJS copies are turned into CommonJS modules (each snippet
-# ends with one `export { ... };` line).
-snippet_dir() {
-  local found=("$PKG/$1"/snippets/*/js)
-  [[ ${#found[@]} -eq 1 && -f "${found[0]}/errors.js" ]] || die "expected one js/ snippet folder in pkg/$1"
-  echo "${found[0]#"$PKG/$1/"}"
+  done
+  
+  # The two runs emit the same wasm; ship it once and point the CommonJS glue at it.
+  if cmp -s "$PKG/web/resilient_fetch_bg.wasm" "$PKG/cjs/resilient_fetch_bg.wasm" &&
+     grep -q '^const wasmPath = `${__dirname}/resilient_fetch_bg.wasm`;$' "$PKG/cjs/resilient_fetch.js"; then
+    sed -i 's|^const wasmPath = `${__dirname}/resilient_fetch_bg.wasm`;$|const wasmPath = `${__dirname}/../web/resilient_fetch_bg.wasm`;|' \
+      "$PKG/cjs/resilient_fetch.js"
+    rm "$PKG/cjs/resilient_fetch_bg.wasm"
+  fi
+  for wasm in "$PKG"/*/resilient_fetch_bg.wasm; do
+    log "wasm-opt ${WASM_OPT_FLAGS[*]} ${wasm#"$ROOT/"}"
+    wasm-opt "${WASM_OPT_FLAGS[@]}" "$wasm" -o "$wasm"
+  done
+  # Short import and export names in the one wasm and in both glues that load it, then
+  # the sections no runtime reads (producers, target features).
+  WEB_WASM="$PKG/web/resilient_fetch_bg.wasm"
+  [[ -f "$PKG/cjs/resilient_fetch_bg.wasm" ]] && die "the CommonJS glue must share the web wasm for its names to match"
+  node "$ROOT/scripts/minify-names.mjs" "$WEB_WASM" "$PKG/web/resilient_fetch.js" "$PKG/cjs/resilient_fetch.js"
+  wasm-opt "$WEB_WASM" --strip-producers --strip-target-features -o "$WEB_WASM"
+  
+  # js/errors.js, js/body.js and js/joined/*.js reach the glue as wasm-bindgen snippets.
+  # Users must get the very same error classes (for instanceof), so the package re-exports
+  # the errors snippet; the CommonJS copies are turned into CommonJS modules (each snippet
+  # ends with one `export { ... };` line).
+  snippet_dir() {
+    local found=("$PKG/$1"/snippets/*/js)
+    [[ ${#found[@]} -eq 1 && -f "${found[0]}/errors.js" ]] || die "expected one js/ snippet folder in ${PKG#"$ROOT/"}/$1"
+    echo "${found[0]#"$PKG/$1/"}"
+  }
+  web_snippets="$(snippet_dir web)"
+  cjs_snippets="$(snippet_dir cjs)"
+  echo "export { TimeoutError, CircuitOpenError, BulkheadFullError, RateLimitError, ThrottledError, QueuedError } from \"./web/$web_snippets/errors.js\";" > "$PKG/errors.js"
+  exports_line='^export \{ ([A-Za-z_, ]+) \};$'
+  # A snippet may import another snippet by name: `import { a, b } from "./x.js";` (or "../x.js"
+  # from js/joined/).
+  import_line='^import \{ ([A-Za-z_, ]+) \} from "(\.\.?/[a-z]+\.js)";$'
+  local snippet snippets
+  snippets=("$PKG/cjs/$cjs_snippets"/*.js)
+  # The joined modules the build binds (the lean build binds fewer).
+  [[ -d "$PKG/cjs/$cjs_snippets/joined" ]] && snippets+=("$PKG/cjs/$cjs_snippets"/joined/*.js)
+  for snippet in "${snippets[@]}"; do
+    grep -Eq "$exports_line" "$snippet" || die "$(basename "$snippet") must end with one export { ... } line"
+    sed -E -i "s/$exports_line/module.exports = { \1 };/; s#$import_line#const { \1 } = require(\"\2\");#" "$snippet"
+    ! grep -Eq '^(import|export) ' "$snippet" || die "$(basename "$snippet") keeps an import or export the CommonJS copy cannot run"
+  done
+  echo "module.exports = require(\"./$cjs_snippets/errors.js\");" > "$PKG/cjs/errors.js"
+  rm -f "$WASM"
+  BUILD_ROUTE="$(build_route "$WASM_DIR" "$CARGO_TARGET_DIR")"
 }
-web_snippets="$(snippet_dir web)"
-cjs_snippets="$(snippet_dir cjs)"
-echo "export { TimeoutError, CircuitOpenError, BulkheadFullError, RateLimitError, ThrottledError, QueuedError } from \"./web/$web_snippets/errors.js\";" > "$PKG/errors.js"
-exports_line='^export \{ ([A-Za-z_, ]+) \};$'
-# A snippet may import another snippet by name: `import { a, b } from "./x.js";` (or "../x.js"
-# from js/joined/).
-import_line='^import \{ ([A-Za-z_, ]+) \} from "(\.\.?/[a-z]+\.js)";$'
-for snippet in "$PKG/cjs/$cjs_snippets"/*.js "$PKG/cjs/$cjs_snippets"/joined/*.js; do
-  grep -Eq "$exports_line" "$snippet" || die "$(basename "$snippet") must end with one export { ... } line"
-  sed -E -i "s/$exports_line/module.exports = { \1 };/; s#$import_line#const { \1 } = require(\"\2\");#" "$snippet"
-  ! grep -Eq '^(import|export) ' "$snippet" || die "$(basename "$snippet") keeps an import or export the CommonJS copy cannot run"
-done
-echo "module.exports = require(\"./$cjs_snippets/errors.js\");" > "$PKG/cjs/errors.js"
+
+PKG="$ROOT/pkg"
+rm -rf "$PKG" "$PKG.cargo.wasm" "$PKG/full.cargo.wasm"
+mkdir -p "$PKG"
+bind_build "$PKG" --no-default-features
+bind_build "$PKG/full" --features full
 
 cp -R "$ROOT/pkg-template/." "$PKG/"
+# resilient-fetch/full: the same entries around the full build; pkg-template/full/ holds the
+# files that differ (its declarations, and the Workers entry with its Durable Objects).
+for entry in browser.js node.mjs node.cjs deno.mjs worker.js errors.d.ts index.d.cts cjs/package.json; do
+  [[ -f "$PKG/full/$entry" ]] || cp "$ROOT/pkg-template/$entry" "$PKG/full/$entry"
+done
 # The error classes' declarations, once for the ES modules and once for CommonJS (index.d.cts).
 cp "$PKG/errors.d.ts" "$PKG/cjs/errors.d.ts"
+cp "$PKG/errors.d.ts" "$PKG/full/cjs/errors.d.ts"
 cp "$ROOT/LICENSE" "$PKG/LICENSE"
 # The package page and the pages it links (the release notes, a page per topic), so that its
 # links work in the installed package too.
@@ -124,6 +151,8 @@ sed -e '1s#(ES modules)#(CommonJS: what require("resilient-fetch/otel") returns)
   "$PKG/otel.d.ts" > "$PKG/otel.d.cts"
 grep -q 'from "./index.cjs";$' "$PKG/otel.d.cts" || die "otel.d.ts must import its types from ./index.js"
 
-raw=$(stat -c %s "$PKG/web/resilient_fetch_bg.wasm")
-gz=$(gzip -9 -c "$PKG/web/resilient_fetch_bg.wasm" | wc -c)
-log "built pkg/ (resilient-fetch $version, $(build_route "$WASM_DIR" "$CARGO_TARGET_DIR") build): web wasm $raw bytes, $gz gzipped"
+for build in "$PKG" "$PKG/full"; do
+  raw=$(stat -c %s "$build/web/resilient_fetch_bg.wasm")
+  gz=$(gzip -9 -c < "$build/web/resilient_fetch_bg.wasm" | wc -c)
+  log "built ${build#"$ROOT/"}/ (resilient-fetch $version, $BUILD_ROUTE build): web wasm $raw bytes, $gz gzipped"
+done

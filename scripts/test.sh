@@ -64,7 +64,10 @@ layer() {
 lint() {
   cargo fmt --check &&
     cargo clippy --quiet --all-targets -- -D warnings &&
-    wasm_cargo clippy --quiet --lib --test wasm_api --test wasm_browser -- -D warnings
+    wasm_cargo clippy --quiet --lib --test wasm_api --test wasm_browser -- -D warnings &&
+    # The lean build (no opt-in capability), natively and for wasm32.
+    cargo clippy --quiet --no-default-features --lib -- -D warnings &&
+    wasm_cargo clippy --quiet --no-default-features --lib -- -D warnings
 }
 
 wasm_node() { RF_EXPECT_RUNTIME=node wasm_cargo test --test wasm_api; }

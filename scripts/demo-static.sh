@@ -22,6 +22,8 @@ if [[ $build == 1 ]]; then
   "$ROOT/scripts/build.sh"
 fi
 PKG="$ROOT/pkg"
+# The page shows every capability: it loads the full build (pkg/full/).
+PKG="$PKG/full"
 [[ -f "$PKG/browser.js" && -f "$PKG/errors.js" && -d "$PKG/web" ]] || die "pkg/ is not built (run scripts/build.sh)"
 
 mkdir -p "$OUT"
@@ -32,11 +34,11 @@ cp "$ROOT"/www-demo/{index.html,demo.css,demo.js,tab.html,tab.js,sw.js} "$OUT/"
 cat > "$OUT/backend.json" <<'JSON'
 {"a":"https://a.demo.invalid","b":"https://b.demo.invalid","serviceWorker":"sw.js"}
 JSON
-# What pkg/browser.js loads: errors.js and web/ (the ES module glue, its snippets, the wasm),
-# without the type declarations.
-mkdir -p "$OUT/pkg"
-cp "$PKG/browser.js" "$PKG/errors.js" "$OUT/pkg/"
-cp -R "$PKG/web" "$OUT/pkg/web"
+# What pkg/full/browser.js loads: errors.js and web/ (the ES module glue, its snippets, the
+# wasm), without the type declarations.
+mkdir -p "$OUT/pkg/full"
+cp "$PKG/browser.js" "$PKG/errors.js" "$OUT/pkg/full/"
+cp -R "$PKG/web" "$OUT/pkg/full/web"
 find "$OUT/pkg" -name '*.d.ts' -delete
 # GitHub Pages: serve the files as they are (no Jekyll).
 touch "$OUT/.nojekyll"

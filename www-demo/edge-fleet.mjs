@@ -17,7 +17,7 @@ export const OUTAGE_MS = 5000, LEAD_MS = 1000, TAIL_MS = 1500, EVERY_MS = 50, CO
 // `env`; with RF_HEALTH bound, its breakers are shared over the OriginHealth object.
 const WORKER = `
 import { env } from "cloudflare:workers";
-import { ResilientClient, OriginHealth } from "resilient-fetch";
+import { ResilientClient, OriginHealth } from "resilient-fetch/full";
 export { OriginHealth };
 
 const moves = [];

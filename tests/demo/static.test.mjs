@@ -63,8 +63,8 @@ test("the static site: relative paths, the package's browser files, the static b
   assert.match(html, /"resilient-fetch": "\.\/pkg\/browser\.js"/);
   assert.deepEqual(JSON.parse(fs.readFileSync(path.join(site, "backend.json"), "utf8")),
     { a: "https://a.demo.invalid", b: "https://b.demo.invalid", serviceWorker: "sw.js" });
-  for (const f of ["sw.js", "demo.js", "demo.css", "pkg/browser.js", "pkg/errors.js", "pkg/web/resilient_fetch.js",
-    "pkg/web/resilient_fetch_bg.wasm"]) {
+  for (const f of ["sw.js", "demo.js", "demo.css", "pkg/full/browser.js", "pkg/full/errors.js", "pkg/full/web/resilient_fetch.js",
+    "pkg/full/web/resilient_fetch_bg.wasm"]) {
     assert.ok(fs.existsSync(path.join(site, f)), f);
   }
 });

@@ -8,8 +8,7 @@ import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
 import {
-  ORIGIN_A, SCRATCH, launchChromium, pageResult, serveStatic, serverLog as logOf, uid, waitLog,
-} from "./helpers.mjs";
+  ORIGIN_A, SCRATCH, launchChromium, pageResult, serveStatic, serverLog as logOf, uid, waitLog, fullOnly } from "./helpers.mjs";
 import { ResilientClient } from "resilient-fetch";
 
 const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
@@ -185,14 +184,14 @@ test("totalTimeoutMs bounds a stalled body in Chromium: TimeoutError, the connec
   assert.ok(log[0]?.closedEarly, "the server never saw the connection closed");
 });
 
-test("coalesce in Chromium: 20 identical GETs reach the server once, each caller reads its own whole body", async () => {
+test("coalesce in Chromium: 20 identical GETs reach the server once, each caller reads its own whole body", fullOnly(), async () => {
   const id = uid("coalesce-chromium");
   const r = await runCase("coalesce", id);
   assert.deepEqual(r, { distinct: 20, whole: 20 });
   assert.equal((await logOf(ORIGIN_A, id)).length, 1);
 });
 
-test("coalesce in Chromium: each caller's body is its own (abort, bodyTimeoutMs, cancel)", async () => {
+test("coalesce in Chromium: each caller's body is its own (abort, bodyTimeoutMs, cancel)", fullOnly(), async () => {
   const id = uid("coalesce-bodies-chromium");
   const r = await runCase("coalesceBodies", id);
   assert.deepEqual(r, {
@@ -202,7 +201,7 @@ test("coalesce in Chromium: each caller's body is its own (abort, bodyTimeoutMs,
   assert.equal((await waitLog(ORIGIN_A, `${id}-lone`, (l) => l[0]?.closedEarly === true))[0]?.closedEarly, true);
 });
 
-test("hedge in Chromium: the hedge answers a slow GET, the first attempt's connection is closed", async () => {
+test("hedge in Chromium: the hedge answers a slow GET, the first attempt's connection is closed", fullOnly(), async () => {
   const id = uid("hedge-chromium");
   const r = await runCase("hedge", id);
   assert.equal(r.text, "tail");

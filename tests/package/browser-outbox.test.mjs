@@ -1,3 +1,4 @@
+// builds: full (a capability of resilient-fetch/full: tests/package/run.mjs)
 // The outbox in Chromium, with its real IndexedDB: 200 POSTs while the origin is down, part of
 // the time with the browser context offline, the page reloaded twice mid-way; then the origin
 // comes back. The fault server's /ledger applies each key's effect once and counts answers.

@@ -1,3 +1,4 @@
+// builds: full (a capability of resilient-fetch/full: tests/package/run.mjs)
 // Shared origin health across Chromium tabs: five pages of one site, each a client of one
 // share name sending a GET every 50 ms (share-tab.mjs), through a 10 s outage of an origin
 // of the fault server with a 1 s cooldown, beside one page alone.

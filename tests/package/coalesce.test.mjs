@@ -1,3 +1,4 @@
+// builds: full (a capability of resilient-fetch/full: tests/package/run.mjs)
 // Coalescing (policy `coalesce`): identical GETs and HEADs in flight on one client are sent
 // once, each caller with its own response, through the package used by name against the
 // fault server on 127.0.0.1.

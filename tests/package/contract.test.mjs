@@ -4,7 +4,7 @@
 // server on 127.0.0.1.
 import test from "node:test";
 import assert from "node:assert/strict";
-import { ORIGIN_A, errorOf, serverLog, uid } from "./helpers.mjs";
+import { ORIGIN_A, errorOf, serverLog, uid, fullOnly } from "./helpers.mjs";
 import {
   BulkheadFullError, CircuitOpenError, QueuedError, RateLimitError, ResilientClient, ThrottledError, TimeoutError,
 } from "resilient-fetch";
@@ -125,7 +125,7 @@ test("the error classes are Errors with stable names; the library makes them wit
   client.free();
 });
 
-test("throttled retries give up with reason throttled; isFailure can count a 200 against the breaker", async () => {
+test("throttled retries give up with reason throttled; isFailure can count a 200 against the breaker", fullOnly(), async () => {
   const events = [];
   const throttled = new ResilientClient({ throttle: { k: 1 }, breaker: false, retry: FAST, onEvent: (e) => events.push(e) });
   // Every call's first attempt fails and its retry would succeed. The throttle refuses at

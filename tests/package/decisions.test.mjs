@@ -1,4 +1,4 @@
-// Decisions the caller owns: retry.shouldRetry and breaker.isFailure, the README's three
+// Decisions the caller owns: retry.shouldRetry and breaker.isFailure, the README's two
 // recipes, and the rules they cannot bend. The package used by name, against the fault
 // server on 127.0.0.1.
 import test from "node:test";

@@ -1,3 +1,4 @@
+// builds: full (a capability of resilient-fetch/full: tests/package/run.mjs)
 // The edge fleet: shared origin health and the outbox across the isolates of a Cloudflare
 // Worker, over Durable Objects, in the real runtime: workerd, with one service per isolate
 // (each its own globals), one Durable Object namespace per class, the package bundled as

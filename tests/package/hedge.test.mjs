@@ -1,3 +1,4 @@
+// builds: full (a capability of resilient-fetch/full: tests/package/run.mjs)
 // Hedged reads (policy `hedge`) through the package used by name against the fault server
 // on 127.0.0.1: the hedge answers for a slow first attempt, whose request is really aborted.
 import test from "node:test";

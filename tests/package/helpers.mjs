@@ -165,3 +165,8 @@ export async function pageResult(browser, url, { screenshot, timeout = 20000 } =
     await page.close();
   }
 }
+
+/** Whether this copy of a test file runs against resilient-fetch/full (tests/package/run.mjs). */
+export const full = () => globalThis.RF_BUILD === "full";
+/** A test's options that run it against the full build only (a capability the lean lacks). */
+export const fullOnly = () => (full() ? {} : { skip: "a capability of resilient-fetch/full" });

@@ -6,7 +6,7 @@ import test, { after } from "node:test";
 import assert from "node:assert/strict";
 import { createRequire } from "node:module";
 import path from "node:path";
-import { ORIGIN_A, SCRATCH, errorOf, linkTools, serverLog, uid } from "./helpers.mjs";
+import { ORIGIN_A, SCRATCH, errorOf, linkTools, serverLog, uid, fullOnly } from "./helpers.mjs";
 
 linkTools(["@opentelemetry/api", "@opentelemetry/core", "@opentelemetry/sdk-trace-base", "@opentelemetry/sdk-metrics",
   "@opentelemetry/context-async-hooks"]);
@@ -226,7 +226,7 @@ test("timeouts: attempt spans with error.type timeout, the call's TimeoutError, 
   await t.shutdown();
 });
 
-test("a hedged read: the hedge is a span event and an attribute of its attempt, the slow one is aborted; hedges and wins counted", async () => {
+test("a hedged read: the hedge is a span event and an attribute of its attempt, the slow one is aborted; hedges and wins counted", fullOnly(), async () => {
   const t = telemetry();
   const client = instrument(ResilientClient, { hedge: { delayMs: 30 }, breaker: false }, t.options);
   const id = uid("otel-hedge");
@@ -249,7 +249,7 @@ test("a hedged read: the hedge is a span event and an attribute of its attempt, 
   await t.shutdown();
 });
 
-test("rate limits: a call that waits for its origin's quota has the wait as a span event and in the wait histogram", async () => {
+test("rate limits: a call that waits for its origin's quota has the wait as a span event and in the wait histogram", fullOnly(), async () => {
   const t = telemetry();
   const client = instrument(ResilientClient, { breaker: false }, t.options);
   const id = uid("otel-quota");
@@ -327,7 +327,7 @@ test("each attempt's fetch runs in its attempt span's context; a call's own onEv
   await t.shutdown();
 });
 
-test("the outbox: a kept call's span and counters, and the queue depth gauge as it fills and drains", async () => {
+test("the outbox: a kept call's span and counters, and the queue depth gauge as it fills and drains", fullOnly(), async () => {
   const t = telemetry();
   const name = uid("otel-outbox");
   const client = instrument(ResilientClient, { outbox: { name }, retry: { maxAttempts: 1 }, breaker: false }, t.options);

@@ -1,3 +1,4 @@
+// builds: full (a capability of resilient-fetch/full: tests/package/run.mjs)
 // One page of the outbox's Chromium proof (browser-outbox.test.mjs): a client whose outbox is
 // the browser's IndexedDB, posting numbered bodies to the fault server's /ledger.
 

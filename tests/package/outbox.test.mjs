@@ -1,3 +1,4 @@
+// builds: full (a capability of resilient-fetch/full: tests/package/run.mjs)
 // The outbox (policy `outbox`): a keyed write that got no definite answer is kept before its
 // call settles, and delivered later with the same key, exactly once per key at an idempotent
 // server (the fault server's /ledger), through the package used by name on 127.0.0.1.

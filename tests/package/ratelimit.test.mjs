@@ -1,3 +1,4 @@
+// builds: full (a capability of resilient-fetch/full: tests/package/run.mjs)
 // Listening before the 429: rate-limit headers, origin-wide Retry-After holds and adaptive
 // throttling, through the package used by name against the fault server on 127.0.0.1.
 import test from "node:test";

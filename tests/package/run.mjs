@@ -1,7 +1,7 @@
 // Installs the packed tarball into a scratch project the way a user would
 // (`npm install ./resilient-fetch-x.y.z.tgz`), copies the package tests beside
 // it, and runs them there with `node --test`, so they import "resilient-fetch"
-// by name. Environment: RF_TARBALL, RF_TOOLS_DIR, RF_OUT, RF_TEST_ORIGIN_A/B.
+// (and "resilient-fetch/full") by name. Environment: RF_TARBALL, RF_TOOLS_DIR, RF_OUT, RF_TEST_ORIGIN_A/B.
 import { execFileSync, spawnSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
@@ -20,8 +20,28 @@ console.error(`[package] npm install ${path.basename(tarball)} in ${scratch}`);
 execFileSync("npm", ["install", "--no-audit", "--no-fund", "--loglevel=error", tarball],
   { cwd: scratch, stdio: "inherit" });
 
+// The two builds (README, "Two builds"): a file that says `// builds: full` in its first lines
+// (a capability's tests, and the modules they load) runs against resilient-fetch/full only; one
+// that says `// builds: lean` (the default entry's packaging) against "resilient-fetch" only;
+// every other test file (the contract) against both: as written, and as a copy
+// `<name>.full.test.mjs` that imports resilient-fetch/full wherever it names the package (and
+// sets globalThis.RF_BUILD = "full" first, which helpers.mjs's `full` reads).
+const toFull = (text) => text
+  .replace(/(["'])resilient-fetch\1/g, "$1resilient-fetch/full$1")
+  // A path into the installed package (a page's import of /node_modules/resilient-fetch/browser.js).
+  .replace(/\/resilient-fetch\/(?=browser\.js["']|errors\.js["']|web\/|cjs\/)/g, "/resilient-fetch/full/");
+const buildsOf = (text) => /^\/\/ builds: (full|lean)\b/m.exec(text.split("\n").slice(0, 8).join("\n"))?.[1] ?? "both";
 for (const f of fs.readdirSync(here)) {
-  if ((f.endsWith(".mjs") || f.endsWith(".cjs")) && f !== "run.mjs") fs.copyFileSync(path.join(here, f), path.join(scratch, f));
+  if (!(f.endsWith(".mjs") || f.endsWith(".cjs")) || f === "run.mjs") continue;
+  const text = fs.readFileSync(path.join(here, f), "utf8");
+  const builds = buildsOf(text);
+  fs.writeFileSync(path.join(scratch, f), builds === "full" ? toFull(text) : text);
+  const test = /\.test\.(mjs|cjs)$/.exec(f);
+  if (test && builds === "both") {
+    const mark = `globalThis.RF_BUILD = "full";\n`;
+    const copy = toFull(text).replace(/^("use strict";\n)?/, (strict) => strict + mark);
+    fs.writeFileSync(path.join(scratch, f.replace(/\.test\.(mjs|cjs)$/, ".full.test.$1")), copy);
+  }
 }
 // RF_ONLY=word runs only the test files whose name contains it.
 const files = fs.readdirSync(scratch)

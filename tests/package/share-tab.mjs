@@ -1,3 +1,4 @@
+// builds: full (a capability of resilient-fetch/full: tests/package/run.mjs)
 // One "tab" of the shared-health proof (share.test.mjs runs it in Node worker_threads,
 // browser-share.test.mjs in Chromium pages): a client sending a GET every `everyMs` until
 // `stopAt` (wall clock), keeping when its breaker changed state. It imports nothing: the

@@ -1,3 +1,4 @@
+// builds: full (a capability of resilient-fetch/full: tests/package/run.mjs)
 // Shared origin health (policy `share`): clients of one share name in one process, in
 // Node worker_threads, and what crosses their BroadcastChannel, through the package used
 // by name against the fault server on 127.0.0.1. (Chromium tabs: browser-share.test.mjs.)

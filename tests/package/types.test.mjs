@@ -1,3 +1,4 @@
+// builds: full (its programs use every capability: tests/package/run.mjs; builds.test.mjs checks the lean entry's declarations)
 // The TypeScript declarations, as a TypeScript user meets them: a strict
 // program using the installed package must compile, and misuse must not.
 import test from "node:test";

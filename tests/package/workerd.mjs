@@ -21,7 +21,8 @@ export function freePort() {
 }
 
 /**
- * Bundles `source` (a Worker module importing "resilient-fetch") into `out` as wrangler would:
+ * Bundles `source` (a Worker module importing "resilient-fetch" or "resilient-fetch/full", whose
+ * wasm it takes) into `out` as wrangler would:
  * conditions workerd, worker, browser; the wasm a module of its own, copied beside it. `project`
  * is the folder whose node_modules hold resilient-fetch; `bin` the folder of the esbuild binary.
  */
@@ -31,7 +32,8 @@ export function bundle({ source, project, out, bin }) {
   execFileSync(path.join(bin, "esbuild"), ["edge-worker.mjs", "--bundle", "--format=esm",
     "--platform=neutral", "--conditions=workerd,worker,browser", "--external:*.wasm", "--external:cloudflare:*",
     `--outfile=${path.join(out, "worker.js")}`, "--log-level=warning"], { cwd: project, stdio: ["ignore", "inherit", "inherit"] });
-  fs.copyFileSync(path.join(project, "node_modules", "resilient-fetch", "web", "resilient_fetch_bg.wasm"),
+  const build = /["']resilient-fetch\/full["']/.test(source) ? ["full"] : [];
+  fs.copyFileSync(path.join(project, "node_modules", "resilient-fetch", ...build, "web", "resilient_fetch_bg.wasm"),
     path.join(out, "web", "resilient_fetch_bg.wasm"));
 }
 

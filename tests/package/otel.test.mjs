@@ -393,7 +393,7 @@ test("CommonJS: require('resilient-fetch/otel') instruments a client of require(
   const client = cjs.instrument(require("resilient-fetch").ResilientClient, { breaker: false }, { ...t.options, name: "cjs" });
   assert.equal((await client.fetch(`${ORIGIN_A}/ok`)).status, 200);
   const [call] = callSpans(t.spans());
-  assert.equal(call.instrumentationScope.name, "resilient-fetch");
+  assert.equal(call.instrumentationScope.name, require("resilient-fetch/package.json").name);
   assert.equal(call.instrumentationScope.version, require("resilient-fetch/package.json").version);
   const m = await t.metrics();
   assert.equal(total(points(m, "attempts", { [M + "origin"]: ORIGIN_A, [M + "client"]: "cjs" })), 1);

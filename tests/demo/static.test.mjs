@@ -60,7 +60,7 @@ after(async () => {
 
 test("the static site: relative paths, the package's browser files, the static backend.json", () => {
   const html = fs.readFileSync(path.join(site, "index.html"), "utf8");
-  assert.match(html, /"resilient-fetch": "\.\/pkg\/browser\.js"/);
+  assert.match(html, /"resilient-fetch": "\.\/pkg\/full\/browser\.js"/);
   assert.deepEqual(JSON.parse(fs.readFileSync(path.join(site, "backend.json"), "utf8")),
     { a: "https://a.demo.invalid", b: "https://b.demo.invalid", serviceWorker: "sw.js" });
   for (const f of ["sw.js", "demo.js", "demo.css", "pkg/full/browser.js", "pkg/full/errors.js", "pkg/full/web/resilient_fetch.js",

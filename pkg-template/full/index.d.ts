@@ -8,5 +8,9 @@ export type {
 } from "./web/resilient_fetch.js";
 export { TimeoutError, CircuitOpenError, BulkheadFullError, RateLimitError, ThrottledError, QueuedError } from "./errors.js";
 
-/** Resolves once the module is ready; every entry point is ready when its import resolves. */
+/**
+ * Resolves once the wasm is ready: at once in Node, Deno and Workers (their import instantiates it);
+ * in the browser entry, whose import does not wait, when its fetch and compile are done (calls made
+ * before wait for it by themselves). Rejects if the wasm cannot be loaded.
+ */
 export default function ready(): Promise<void>;

@@ -25,7 +25,9 @@ use crate::policy::Policy;
 use crate::share::{self, Note};
 #[cfg(feature = "throttle")]
 use crate::throttle::Throttle;
-use crate::vocab::{BreakerState, Judgement, Transition, Why};
+#[cfg(feature = "pacing")]
+use crate::vocab::Why;
+use crate::vocab::{BreakerState, Judgement, Transition};
 
 /// Counters of one origin.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -123,6 +125,7 @@ pub enum Refusal {
     Deadline,
     /// The origin asks the call to wait first: `wait_ms` as told (a booked send's due time),
     /// `sleep_ms` until the call asks again, `booked` the send booked for it.
+    #[cfg(feature = "pacing")]
     Pace {
         /// How long the origin makes the call wait.
         wait_ms: f64,
@@ -134,8 +137,10 @@ pub enum Refusal {
         booked: Option<Ticket>,
     },
     /// The origin's wait is too long for the call: rejected without sending.
+    #[cfg(feature = "pacing")]
     RateLimit(f64, Why),
     /// Adaptive throttling refused it (at this probability).
+    #[cfg(feature = "throttle")]
     Throttled(f64),
     /// The breaker refused; it may let a call through in this many ms.
     Breaker(f64),

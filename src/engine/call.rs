@@ -63,6 +63,7 @@ enum Began<'a, O> {
     /// It goes.
     Go(Flight<'a>),
     /// The origin asks the call to wait this many ms first.
+    #[cfg(feature = "pacing")]
     Wait(f64),
     /// The call ends.
     End(CallResult<O>),
@@ -145,6 +146,7 @@ pub async fn run<T: Transport, E: Env>(
                 }
                 match hold.begin(&ctx, env, &mut progress, start, on_event) {
                     Began::Go(flight) => Phase::Send(flight),
+                    #[cfg(feature = "pacing")]
                     Began::Wait(ms) => Phase::Wait(ms),
                     Began::End(result) => return result,
                 }
@@ -224,6 +226,7 @@ impl<'a, O> Hold<'a, O> {
         } else {
             Err((Refusal::Deadline, None))
         };
+        #[cfg(feature = "pacing")]
         if let Err((
             Refusal::Pace {
                 wait_ms,
@@ -237,7 +240,6 @@ impl<'a, O> Hold<'a, O> {
             // The attempt starts once its origin lets it, and the origin counts as in use
             // meanwhile. A call booked behind others sleeps on untold until its turn.
             let told = match booked.zip(id) {
-                #[cfg_attr(not(feature = "pacing"), allow(unreachable_code))]
                 Some((ticket, id)) if self.booking.is_none() => {
                     self.booking = Some(Booking::new(ctx, id, ticket));
                     true
@@ -296,6 +298,7 @@ impl<'a, O> Hold<'a, O> {
                 CallResult::ShortCircuited { retry_after_ms }
             }
             // (A wait the call may take is taken above.)
+            #[cfg(feature = "pacing")]
             (
                 Refusal::RateLimit(retry_after_ms, reason)
                 | Refusal::Pace {
@@ -308,11 +311,14 @@ impl<'a, O> Hold<'a, O> {
                 retry_after_ms,
                 reason,
             },
+            #[cfg(feature = "throttle")]
             (Refusal::Throttled(_), None) => CallResult::Throttled,
             (refusal, Some(output)) => {
                 let reason = match refusal {
                     Refusal::Breaker(_) => GiveUpReason::BreakerOpen,
+                    #[cfg(feature = "pacing")]
                     Refusal::RateLimit(..) | Refusal::Pace { .. } => GiveUpReason::RateLimit,
+                    #[cfg(feature = "throttle")]
                     Refusal::Throttled(_) => GiveUpReason::Throttled,
                     Refusal::Deadline | Refusal::Quiet => GiveUpReason::Deadline,
                 };

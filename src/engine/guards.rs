@@ -75,6 +75,7 @@ pub(super) struct Booking<'a> {
 
 impl<'a> Booking<'a> {
     /// The send booked with `ticket` on the origin's entry `id`.
+    #[cfg(feature = "pacing")]
     pub(super) fn new(ctx: &Ctx<'a>, id: EntryId, ticket: Ticket) -> Self {
         Booking {
             registry: ctx.registry,
@@ -116,6 +117,7 @@ pub(super) struct WaitHold<'a> {
 impl<'a> WaitHold<'a> {
     /// Marks the origin in use while the call waits for it (its rate limit), so that it is
     /// not evicted with what its pacing knows.
+    #[cfg(feature = "pacing")]
     pub(super) fn take(ctx: &Ctx<'a>) -> Self {
         let id = ctx.registry.borrow_mut().with(ctx.origin, |id, s| {
             s.wait_begins();
@@ -180,10 +182,12 @@ impl<'a> AttemptGuard<'a> {
                         origin,
                         retry_after_ms,
                     }),
+                    #[cfg(feature = "throttle")]
                     Refusal::Throttled(probability) => on_event(&Event::Throttled {
                         origin,
                         probability,
                     }),
+                    #[cfg(feature = "pacing")]
                     Refusal::RateLimit(retry_after_ms, reason) => {
                         on_event(&Event::RateLimitRejected {
                             origin,

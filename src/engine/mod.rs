@@ -45,6 +45,7 @@ use crate::origin::{Ask, Refusal};
 use crate::policy::Policy;
 use crate::registry::Registry;
 use crate::retry_after;
+#[cfg(feature = "pacing")]
 use crate::vocab::Why;
 use std::cell::RefCell;
 use std::future::{Future, poll_fn};
@@ -215,6 +216,7 @@ pub enum CallResult<O> {
     /// The total deadline ran out before any attempt could start.
     DeadlineExceeded,
     /// The origin's rate-limit wait was too long for the call: nothing was sent.
+    #[cfg(feature = "pacing")]
     RateLimited {
         /// When the origin may be sent to, in ms from now.
         retry_after_ms: f64,
@@ -222,6 +224,7 @@ pub enum CallResult<O> {
         reason: Why,
     },
     /// Adaptive throttling refused the call locally: nothing was sent.
+    #[cfg(feature = "throttle")]
     Throttled,
 }
 

@@ -273,10 +273,12 @@ pub fn check_scope(root: &Value, per_call: bool) -> Result<(), PolicyError> {
     };
     for (key, value) in map {
         let message = match get(key).map(|f| f.scope) {
+            #[cfg(feature = "outbox")]
             Some(Scope::Client) if per_call && key == "outbox" => {
                 "outbox keeps a client's writes for later: give it to new ResilientClient(...), \
                  not to one call (a call opts out with idempotencyKey: false)"
             }
+            #[cfg(feature = "share")]
             Some(Scope::Client) if per_call && key == "share" => {
                 "share names the peers a client's origin health is shared with: give it to new \
                  ResilientClient(...), not to one call"

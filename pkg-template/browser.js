@@ -12,13 +12,18 @@ import init, * as wasm from "./web/resilient_fetch.js";
 
 const loading = init();
 let loaded = false;
-loading.then(() => { loaded = true; }, () => {});
+// Once the wasm is ready, the installs made before are made first, in their order.
+loading.then(() => { loaded = true; installEarly(); }, (e) => { for (const { settle } of early.splice(0)) settle.reject(e); });
 
 const Inner = wasm.ResilientClient;
-// What install() passes the constructor to make the face of its client (no policy of its own).
-const FACE = Symbol("install");
 const unbound = () =>
   new TypeError("resilientFetch: a ResilientClient method was called without its client: pass api.fetch.bind(api), not api.fetch");
+// What install() passes the constructor to make the face of its client (no policy of its own).
+const FACE = Symbol("install");
+// js/install.js's realm-wide map of what each install() wrapper wraps, and its mark on an
+// attempt's init: a wrapper put on the global before the wasm is ready is one of them.
+const WRAPPED_KEY = Symbol.for("resilient-fetch wrappers");
+const ATTEMPT = Symbol.for("resilient-fetch attempt");
 
 /** Resolves once the wasm is instantiated (every export works before: calls wait for it). */
 export default function ready() {
@@ -29,6 +34,9 @@ export default function ready() {
 export function resilientFetch(input, init, policy) {
   return loaded ? wasm.resilientFetch(input, init, policy) : loading.then(() => wasm.resilientFetch(input, init, policy));
 }
+
+// The face of an install's client (made by install(), below): set in the class's static block.
+let faceOf;
 
 /**
  * A client with its own policy, breakers, budgets and stats. Made before the wasm is ready, its
@@ -56,7 +64,7 @@ export class ResilientClient {
 
   /** This object's client now (null until the wasm is ready); a TypeError for another `this`. */
   static #of(self) {
-    if (!(self instanceof ResilientClient)) throw unbound();
+    if (typeof self !== "object" || self === null || !(#client in self)) throw unbound();
     return self.#client;
   }
 
@@ -87,7 +95,8 @@ export class ResilientClient {
   reset(origin) {
     const client = ResilientClient.#of(this);
     if (client) return client.reset(origin);
-    this.#making.then((c) => c.reset(origin), () => {});
+    // Nothing to forget yet; a bad origin is reported once the wasm is ready, as a call would be.
+    this.#making.then((c) => c.reset(origin)).catch(() => {});
   }
 
   get outbox() {
@@ -100,51 +109,100 @@ export class ResilientClient {
     this.#making.then((c) => c.free(), () => {});
   }
 
-  /**
-   * The client of an install (`made`: the wasm's client, or a promise of it). The global wrapper
-   * calls the wasm client's own `fetch`, which is made to call this object's: what wraps this
-   * object's `fetch` (resilient-fetch/otel) wraps the global's too, as in the other entries.
-   */
-  static installed(made) {
-    const face = new ResilientClient(FACE);
-    const link = (client) => {
-      Object.defineProperty(client, "fetch", {
-        configurable: true,
-        writable: true,
-        value: (input, init, policy) => face.fetch(input, init, policy),
-      });
-      return client;
+  static {
+    // `made`: the wasm's client of an install, or a promise of it. The global wrapper calls that
+    // client's own `fetch`, which is made to call this face's: what wraps the face's `fetch`
+    // (resilient-fetch/otel) wraps the global's too, as in the other entries.
+    faceOf = (made) => {
+      const face = new ResilientClient(FACE);
+      const link = (client) => {
+        Object.defineProperty(client, "fetch", {
+          configurable: true,
+          writable: true,
+          value: (input, init, policy) => face.fetch(input, init, policy),
+        });
+        return client;
+      };
+      if (made instanceof Inner) face.#client = link(made);
+      else face.#pending(made.then(link));
+      return face;
     };
-    if (made instanceof Inner) face.#client = link(made);
-    else face.#pending(made.then(link));
-    return face;
   }
 }
 
 if (Symbol.dispose) ResilientClient.prototype[Symbol.dispose] = ResilientClient.prototype.free;
 
-// The install() still waiting for the wasm, if any: uninstall() before it is ready cancels it.
-let installing = null;
+// The installs made before the wasm was ready, in order: { policy, face, wrapper, original,
+// settle }. The last one owns the global once it is; uninstall() before then cancels them all.
+const early = [];
 
 /**
- * Puts a resilient wrapper on `globalThis.fetch` and returns its client. Called before the wasm
- * is ready, it takes effect once it is (calls until then go to the platform's `fetch`).
+ * Puts a resilient wrapper on `globalThis.fetch` and returns its client. Before the wasm is ready
+ * the wrapper is put there at once and its calls wait for the wasm; then the installed one
+ * takes its place.
  */
 export function install(policy) {
-  if (loaded) return ResilientClient.installed(wasm.install(policy));
-  const pending = loading.then(() => {
-    if (installing !== pending) throw new TypeError("resilientFetch: uninstall() was called before this install() took effect");
-    installing = null;
-    return wasm.install(policy);
-  });
-  installing = pending;
-  return ResilientClient.installed(pending);
+  if (loaded) return faceOf(wasm.install(policy));
+  const wrapped = (globalThis[WRAPPED_KEY] ??= new WeakMap());
+  const current = globalThis.fetch;
+  if (typeof current !== "function") throw new TypeError("install(): there is no globalThis.fetch to wrap");
+  const original = wrapped.get(current) ?? current;
+  const entry = { policy, original };
+  let settle;
+  entry.face = faceOf(new Promise((resolve, reject) => { settle = { resolve, reject }; }));
+  entry.settle = settle;
+  entry.wrapper = function fetch(input, init) {
+    let attempt = false;
+    try {
+      attempt = init?.[ATTEMPT] === true;
+    } catch { /* the call reports a bad init */ }
+    return attempt ? original(input, init) : entry.face.fetch(input, init);
+  };
+  wrapped.set(entry.wrapper, original);
+  globalThis.fetch = entry.wrapper;
+  if (globalThis.fetch !== entry.wrapper) {
+    throw new TypeError("install(): globalThis.fetch cannot be replaced here (read-only); give clients a `fetch` option instead");
+  }
+  early.push(entry);
+  return entry.face;
 }
 
-/** Puts back the `fetch` that `install()` wrapped, or cancels an install still waiting. */
+/** The wasm is ready: each early install is made in its order, so the last owns the global. */
+function installEarly() {
+  for (const entry of early.splice(0)) {
+    try {
+      // Its wrapper is still the global's (or what a later early install wraps): installed as
+      // it would have been then.
+      const inner = wasm.install(entry.policy);
+      Object.defineProperty(inner, "fetch", {
+        configurable: true,
+        writable: true,
+        value: (input, init, policy) => entry.face.fetch(input, init, policy),
+      });
+      entry.settle.resolve(inner);
+    } catch (e) {
+      entry.settle.reject(e);
+    }
+  }
+}
+
+/** Puts back the `fetch` that `install()` wrapped (an install still waiting for the wasm too). */
 export function uninstall() {
-  if (installing !== null) {
-    installing = null;
+  if (early.length > 0) {
+    // As after the wasm is ready: false, and nothing changed, when the global is no longer the
+    // wrapper.
+    if (globalThis.fetch !== early[early.length - 1].wrapper) return false;
+    globalThis.fetch = early[0].original;
+    // Their clients still work, sending through what each wrapped.
+    for (const entry of early.splice(0)) {
+      loading.then(() => {
+        try {
+          entry.settle.resolve(new Inner({ fetch: entry.original, ...(entry.policy ?? {}) }));
+        } catch (e) {
+          entry.settle.reject(e);
+        }
+      }, entry.settle.reject);
+    }
     return true;
   }
   return loaded ? wasm.uninstall() : false;

@@ -12,7 +12,8 @@ const HOLD_MS = 1500;
 
 const PAGE = `<!doctype html><meta charset="utf-8">
 <script type="module">
-const A = new URLSearchParams(location.search).get("a");
+const q = new URLSearchParams(location.search);
+const A = q.get("a"), id = q.get("id");
 const platform = globalThis.fetch;
 const api = await import("/node_modules/resilient-fetch/browser.js");
 const importedAt = Date.now();
@@ -25,11 +26,16 @@ const early = {
 // Made before the wasm is ready: nothing throws now; an invalid policy rejects the client's calls.
 const client = new api.ResilientClient({ retry: false });
 const invalid = new api.ResilientClient({ retry: { maxAttempts: 0 } });
-const installed = api.install({ retry: false });
+// Two installs before ready: the second owns the global, the first's client still works.
+const first = api.install({ retry: false });
+const installed = api.install({ retry: { baseDelayMs: 1, maxDelayMs: 5 } });
 early.installedYet = globalThis.fetch !== platform;
 let wrapped = 0;
 const own = installed.fetch;
 installed.fetch = function (...args) { wrapped++; return own.apply(this, args); };
+// The global's call before the wasm is ready is resilient too: the flaky 503 is retried.
+const earlyGlobal = fetch(A + "/flaky?fail=1&id=" + id).then((r) => r.status, (e) => String(e));
+const viaFirst = first.fetch(A + "/ok").then((r) => r.status, (e) => String(e));
 const calls = [api.resilientFetch(A + "/ok"), client.fetch(A + "/ok")].map((p) => p.then((r) => r.status, (e) => String(e)));
 const refused = invalid.fetch(A + "/ok").then(() => "resolved", (e) => e.constructor.name + ": " + e.message);
 await api.default();
@@ -37,17 +43,20 @@ const readyAt = Date.now();
 let thrown = null;
 try { new api.ResilientClient({ retry: { maxAttempts: 0 } }); } catch (e) { thrown = e.constructor.name; }
 const viaGlobal = await fetch(A + "/ok").then((r) => r.status, (e) => String(e));
+const flakyLog = await (await platform(A + "/log?id=" + id)).json();
 window.__result = {
   importedAt, readyAt, early, statuses: await Promise.all(calls), refused: await refused, thrown,
   installed: globalThis.fetch !== platform, viaGlobal, wrapped, attempts: client.stats()[A]?.attempts,
-  memory: api.memoryBytes(), uninstalled: api.uninstall(),
+  earlyGlobal: await earlyGlobal, flakyRequests: flakyLog.length, viaFirst: await viaFirst,
+  memory: api.memoryBytes(), uninstalled: api.uninstall(), restored: globalThis.fetch === platform,
 };
 </script>`;
 
-test("the browser entry's import waits for no wasm; calls made before it is ready run once it is", async () => {
-  const dir = path.join(SCRATCH, "startup-page");
+/** Serves `page` (held-back wasm) in Chromium: { result, wasmAnsweredAt, wasmRequests }. */
+async function runPage(name, page) {
+  const dir = path.join(SCRATCH, name);
   fs.mkdirSync(dir, { recursive: true });
-  fs.writeFileSync(path.join(dir, "index.html"), PAGE);
+  fs.writeFileSync(path.join(dir, "index.html"), page);
   let wasmAnsweredAt = null;
   let wasmRequests = 0;
   const server = await serveStatic(SCRATCH, (req, res) => {
@@ -63,32 +72,67 @@ test("the browser entry's import waits for no wasm; calls made before it is read
   });
   const browser = await launchChromium();
   try {
-    const page = await browser.newPage();
+    const tab = await browser.newPage();
     const errors = [];
-    page.on("pageerror", (e) => errors.push(String(e)));
-    await page.goto(`${server.url}/startup-page/index.html?a=${encodeURIComponent(ORIGIN_A)}`);
-    await page.waitForFunction(() => window.__result, null, { timeout: 20_000 });
-    const r = await page.evaluate(() => window.__result);
+    tab.on("pageerror", (e) => errors.push(String(e)));
+    const id = `startup-${Date.now()}-${Math.random().toString(36).slice(2)}`;
+    await tab.goto(`${server.url}/${name}/index.html?a=${encodeURIComponent(ORIGIN_A)}&id=${id}`);
+    await tab.waitForFunction(() => window.__result, null, { timeout: 20_000 });
+    const result = await tab.evaluate(() => window.__result);
     assert.deepEqual(errors, []);
-    assert.equal(wasmRequests, 1, "one fetch of the wasm");
-    // The import resolved while the server still held the wasm back: no top-level await.
-    assert.ok(r.importedAt < wasmAnsweredAt, `import resolved at ${r.importedAt}, the wasm was sent at ${wasmAnsweredAt}`);
-    assert.ok(r.readyAt >= wasmAnsweredAt, "ready() resolved before the wasm arrived");
-    assert.deepEqual(r.early, {
-      types: ["function", "function", "function", "function", "function", "function"],
-      stats: "{}", state: "closed", memory: 0, installedYet: false,
-    });
-    assert.deepEqual(r.statuses, [200, 200], "the calls made before the wasm was ready answered");
-    assert.match(r.refused, /^RangeError: retry\.maxAttempts must be an integer from 1 to 20/);
-    assert.equal(r.thrown, "RangeError", "once ready, the constructor throws at once");
-    assert.equal(r.installed, true, "install() before ready took effect once it was");
-    assert.equal(r.viaGlobal, 200);
-    assert.equal(r.wrapped, 1, "what wraps the installed client's fetch wraps the global's too");
-    assert.equal(r.attempts, 1);
-    assert.ok(r.memory > 0);
-    assert.equal(r.uninstalled, true);
+    return { result, wasmAnsweredAt, wasmRequests };
   } finally {
     await browser.close();
     await server.close();
   }
+}
+
+test("the browser entry's import waits for no wasm; calls made before it is ready run once it is", async () => {
+  const { result: r, wasmAnsweredAt, wasmRequests } = await runPage("startup-page", PAGE);
+  assert.equal(wasmRequests, 1, "one fetch of the wasm");
+  // The import resolved while the server still held the wasm back: no top-level await.
+  assert.ok(r.importedAt < wasmAnsweredAt, `import resolved at ${r.importedAt}, the wasm was sent at ${wasmAnsweredAt}`);
+  assert.ok(r.readyAt >= wasmAnsweredAt, "ready() resolved before the wasm arrived");
+  assert.deepEqual(r.early, {
+    types: ["function", "function", "function", "function", "function", "function"],
+    stats: "{}", state: "closed", memory: 0, installedYet: true,
+  });
+  assert.deepEqual(r.statuses, [200, 200], "the calls made before the wasm was ready answered");
+  assert.match(r.refused, /^RangeError: retry\.maxAttempts must be an integer from 1 to 20/);
+  assert.equal(r.thrown, "RangeError", "once ready, the constructor throws at once");
+  assert.equal(r.installed, true, "install() before ready wrapped the global at once, and still does");
+  assert.equal(r.viaGlobal, 200);
+  // The global's two calls (one made before the wasm was ready) went through the installed client.
+  assert.equal(r.wrapped, 2, `what wraps the installed client's fetch wraps the global's too: ${JSON.stringify(r)}`);
+  assert.equal(r.earlyGlobal, 200, "the global's call before ready was retried past the 503");
+  assert.equal(r.flakyRequests, 2);
+  assert.equal(r.viaFirst, 200, "the first install's client still works");
+  assert.equal(r.attempts, 1);
+  assert.ok(r.memory > 0);
+  assert.equal(r.uninstalled, true);
+  assert.equal(r.restored, true, "uninstall() put the platform's fetch back");
+});
+
+const UNINSTALL_PAGE = `<!doctype html><meta charset="utf-8">
+<script type="module">
+const A = new URLSearchParams(location.search).get("a");
+const platform = globalThis.fetch;
+const api = await import("/node_modules/resilient-fetch/browser.js");
+const client = api.install({ retry: false });
+const wrappedAtOnce = globalThis.fetch !== platform;
+const uninstalled = api.uninstall();
+const restoredAtOnce = globalThis.fetch === platform;
+const again = api.uninstall();
+await api.default();
+window.__result = {
+  wrappedAtOnce, uninstalled, restoredAtOnce, again, stillPlatform: globalThis.fetch === platform,
+  viaClient: await client.fetch(A + "/ok").then((r) => r.status, (e) => String(e)),
+};
+</script>`;
+
+test("uninstall() before the wasm is ready puts the platform's fetch back at once; the install's client still works", async () => {
+  const { result } = await runPage("startup-uninstall", UNINSTALL_PAGE);
+  assert.deepEqual(result, {
+    wrappedAtOnce: true, uninstalled: true, restoredAtOnce: true, again: false, stillPlatform: true, viaClient: 200,
+  });
 });

@@ -26,8 +26,20 @@ export interface OtelOptions {
  * policy that returns a client) and instruments it: a span per call and per attempt, and
  * metrics of its origins. The policy's own `onEvent` is still called. Returns the client.
  */
-export function instrument<C extends ResilientClient>(
-  make: (new (policy: Policy) => C) | ((policy: Policy) => C),
-  policy?: Policy | null,
+export function instrument<C extends InstrumentedClient, P = Policy>(
+  make: (new (policy: P) => C) | ((policy: P) => C),
+  policy?: PolicyOf<P> | null,
   options?: OtelOptions,
 ): C;
+
+/** What instrument() instruments: a client of either build (ResilientClient, or install()'s). */
+type InstrumentedClient = Pick<ResilientClient, "breakerState" | "reset"> & {
+  fetch(input: string | URL | Request, init?: RequestInit | null, policy?: any): Promise<Response>;
+  stats(): ReturnType<ResilientClient["stats"]>;
+};
+
+/**
+ * The policy `make` takes, as the type of `policy` (not inferred from it, so that its fields are
+ * checked against the build's: resilient-fetch/full's client takes every capability's options).
+ */
+type PolicyOf<P> = [P][P extends unknown ? 0 : never];

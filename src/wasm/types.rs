@@ -145,6 +145,66 @@ export interface BulkheadPolicy {
 }
 "#;
 
+/// `rateLimit` in a build without `pacing`: `false` (off) only.
+#[cfg(not(feature = "pacing"))]
+#[wasm_bindgen(typescript_custom_section)]
+const NO_PACING_TYPES: &str = r#"
+export interface Policy {
+  /** Not in this build: pacing by rate-limit headers is in resilient-fetch/full. `false` (off) is accepted. */
+  rateLimit?: false;
+}
+"#;
+
+/// `throttle` in a build without `throttle`: `false` (off) only.
+#[cfg(not(feature = "throttle"))]
+#[wasm_bindgen(typescript_custom_section)]
+const NO_THROTTLE_TYPES: &str = r#"
+export interface Policy {
+  /** Not in this build: adaptive throttling is in resilient-fetch/full. `false` (off) is accepted. */
+  throttle?: false;
+}
+"#;
+
+/// `hedge` in a build without `hedge`: `false` (off) only.
+#[cfg(not(feature = "hedge"))]
+#[wasm_bindgen(typescript_custom_section)]
+const NO_HEDGE_TYPES: &str = r#"
+export interface Policy {
+  /** Not in this build: hedged reads is in resilient-fetch/full. `false` (off) is accepted. */
+  hedge?: false;
+}
+"#;
+
+/// `coalesce` in a build without `coalesce`: `false` (off) only.
+#[cfg(not(feature = "coalesce"))]
+#[wasm_bindgen(typescript_custom_section)]
+const NO_COALESCE_TYPES: &str = r#"
+export interface Policy {
+  /** Not in this build: coalesced reads is in resilient-fetch/full. `false` (off) is accepted. */
+  coalesce?: false;
+}
+"#;
+
+/// `share` in a build without `share`: `false` (off) only.
+#[cfg(not(feature = "share"))]
+#[wasm_bindgen(typescript_custom_section)]
+const NO_SHARE_TYPES: &str = r#"
+export interface Policy {
+  /** Not in this build: shared origin health is in resilient-fetch/full. `false` (off) is accepted. */
+  share?: false;
+}
+"#;
+
+/// `outbox` in a build without `outbox`: `false` (off) only.
+#[cfg(not(feature = "outbox"))]
+#[wasm_bindgen(typescript_custom_section)]
+const NO_OUTBOX_TYPES: &str = r#"
+export interface Policy {
+  /** Not in this build: the outbox is in resilient-fetch/full. `false` (off) is accepted. */
+  outbox?: false;
+}
+"#;
+
 /// The options of rate limits (feature `pacing`): merged into `Policy` in the builds that have it.
 #[cfg(feature = "pacing")]
 #[wasm_bindgen(typescript_custom_section)]

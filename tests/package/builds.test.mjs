@@ -11,7 +11,7 @@ import fs from "node:fs";
 import path from "node:path";
 import * as lean from "resilient-fetch";
 import * as full from "resilient-fetch/full";
-import { ORIGIN_A, SCRATCH } from "./helpers.mjs";
+import { ORIGIN_A, SCRATCH, linkTools } from "./helpers.mjs";
 
 const require = createRequire(path.join(SCRATCH, "package.json"));
 
@@ -89,7 +89,7 @@ test("each entry ships its own wasm, and the lean one is the smaller", () => {
   assert.ok(leanWasm < fullWasm, `lean ${leanWasm} B, full ${fullWasm} B`);
 });
 
-test("TypeScript: the lean entry's Policy has no capability's option; the full entry's has each", () => {
+test("TypeScript: the lean entry's Policy takes only false for a capability's option; the full entry's takes each", () => {
   const tsc = path.join(process.env.RF_TOOLS_DIR, "node_modules", "typescript", "bin", "tsc");
   const compile = (name, source) => {
     const dir = path.join(SCRATCH, `ts-builds-${name}`);
@@ -109,6 +109,11 @@ void resilientFetch("https://example.test/", {}, policy);
 void new ResilientClient(policy).stats();
 `);
   assert.equal(mission.status, 0, mission.stdout + mission.stderr);
+  const off = compile("lean-off", `
+import { ResilientClient } from "resilient-fetch";
+void new ResilientClient({ rateLimit: false, throttle: false, hedge: false, coalesce: false, share: false, outbox: false });
+`);
+  assert.equal(off.status, 0, off.stdout + off.stderr);
   for (const option of Object.keys(OPTIONS)) {
     const value = JSON.stringify(OPTIONS[option]);
     const r = compile(`lean-${option}`, `
@@ -116,11 +121,24 @@ import { ResilientClient } from "resilient-fetch";
 void new ResilientClient({ ${option}: ${value} });
 `);
     assert.notEqual(r.status, 0, `${option} compiled against the lean entry`);
-    assert.match(r.stdout, new RegExp(`'${option}' does not exist in type 'Policy'`), r.stdout);
+    // The lean Policy declares each lacking option as `false` (off) only.
+    assert.match(r.stdout, new RegExp(`${option}|not assignable to type 'false'`), r.stdout);
     const ok = compile(`full-${option}`, `
 import { ResilientClient } from "resilient-fetch/full";
 void new ResilientClient({ ${option}: ${value} });
 `);
     assert.equal(ok.status, 0, `${option} against resilient-fetch/full: ${ok.stdout}${ok.stderr}`);
   }
+  // resilient-fetch/otel checks a policy against the build of the client it instruments.
+  linkTools(["@opentelemetry/api"]);
+  const otel = (entry) => compile(`otel-${entry.replace("/", "-")}`, `
+import { ResilientClient } from "${entry}";
+import { instrument } from "resilient-fetch/otel";
+void instrument(ResilientClient, { retry: false, hedge: { delayMs: 30 } }).stats();
+`);
+  const leanOtel = otel("resilient-fetch");
+  assert.notEqual(leanOtel.status, 0, "hedge compiled through instrument() with the lean client");
+  assert.match(leanOtel.stdout, /hedge|not assignable to type 'false'/, leanOtel.stdout);
+  const fullOtel = otel("resilient-fetch/full");
+  assert.equal(fullOtel.status, 0, fullOtel.stdout + fullOtel.stderr);
 });

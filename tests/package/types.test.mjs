@@ -238,6 +238,9 @@ const policy: Policy = { retry: { maxAttempts: 2 }, onEvent: (e) => void e.origi
 const api: ResilientClient = instrument(ResilientClient, policy, options);
 const global: ResilientClient = instrument(install, { timeoutMs: 1000 }, { propagate: true });
 const made = instrument((p: Policy) => new ResilientClient({ ...p, timeoutMs: 500 }));
+// The full build's client takes its capabilities' options through instrument() too.
+const hedged = instrument(ResilientClient, { hedge: { delayMs: 30 }, outbox: true, coalesce: true });
+void hedged.outbox;
 async function main(): Promise<number> {
   return (await api.fetch("http://127.0.0.1/x")).status + Object.keys(made.stats()).length + Object.keys(global.stats()).length;
 }

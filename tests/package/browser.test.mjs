@@ -15,7 +15,7 @@ import * as api from "resilient-fetch";
 import { smoke } from "${smokePath}";
 const q = new URLSearchParams(location.search);
 try {
-  const report = await smoke(api, q.get("a"), q.get("b"));
+  const report = await smoke(api, q.get("a"), q.get("b"), "resilient-fetch");
   window.__result = { isBrowser: typeof document, report };
   document.body.innerHTML = "<h1>resilient-fetch smoke</h1><pre>" + JSON.stringify(report, null, 2) + "</pre>";
 } catch (e) {

@@ -125,7 +125,7 @@ test("the error classes are Errors with stable names; the library makes them wit
   client.free();
 });
 
-test("throttled retries give up with reason throttled; isFailure can count a 200 against the breaker", fullOnly(), async () => {
+test("throttled retries give up with reason throttled", fullOnly(), async () => {
   const events = [];
   const throttled = new ResilientClient({ throttle: { k: 1 }, breaker: false, retry: FAST, onEvent: (e) => events.push(e) });
   // Every call's first attempt fails and its retry would succeed. The throttle refuses at
@@ -146,7 +146,9 @@ test("throttled retries give up with reason throttled; isFailure can count a 200
   assert.equal(sent, stats.attempts, "what was not refused reached the origin");
   assert.ok(stats.throttled > 0 && stats.attempts < ids.length * FAST_ATTEMPTS, JSON.stringify(stats));
   throttled.free();
+});
 
+test("isFailure can count a 200 against the breaker", async () => {
   const strict = new ResilientClient({ retry: false,
     breaker: { mode: "consecutive", failureThreshold: 2, cooldownMs: 60_000, isFailure: (ctx) => ctx.response?.status === 200 || undefined } });
   const id2 = uid("is-failure");

@@ -191,7 +191,8 @@ describe("install() and uninstall()", () => {
 
   test("two copies of the package in one program: the other copy's clients send through what install() wrapped", async () => {
     const here = path.join(SCRATCH, "node_modules", "resilient-fetch");
-    const there = path.join(SCRATCH, "node_modules", "resilient-fetch-second-copy");
+    // One folder per build's run of this file (its copy for the full build copies full/).
+    const there = path.join(SCRATCH, "node_modules", `resilient-fetch-second-copy-of-${path.basename(here)}`);
     cpSync(here, there, { recursive: true });
     const other = createRequire(path.join(SCRATCH, "package.json"))(path.join(there, "node.cjs"));
     assert.notEqual(other.ResilientClient, ResilientClient, "a copy of its own");

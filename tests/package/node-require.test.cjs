@@ -19,7 +19,7 @@ test("CJS: resilientFetch reaches a local server", async () => {
 
 test("CJS: the smoke checks (retries, key, timeout, breaker) through require()", async () => {
   const { smoke } = await import("./smoke.mjs");
-  const report = await smoke(rf, process.env.RF_TEST_ORIGIN_A, process.env.RF_TEST_ORIGIN_B);
+  const report = await smoke(rf, process.env.RF_TEST_ORIGIN_A, process.env.RF_TEST_ORIGIN_B, "resilient-fetch");
   for (const [name, { ok, detail }] of Object.entries(report)) {
     assert.ok(ok, `${name}: ${JSON.stringify(detail)}`);
   }

@@ -35,10 +35,13 @@ for (const f of fs.readdirSync(here)) {
   if (!(f.endsWith(".mjs") || f.endsWith(".cjs")) || f === "run.mjs") continue;
   const text = fs.readFileSync(path.join(here, f), "utf8");
   const builds = buildsOf(text);
+  // A copy for the full build that names the package nowhere would test the lean one.
+  if (builds === "full" && /\.test\.(mjs|cjs)$/.test(f) && toFull(text) === text) throw new Error(`${f}: "// builds: full" but it never names the package`);
   fs.writeFileSync(path.join(scratch, f), builds === "full" ? toFull(text) : text);
   const test = /\.test\.(mjs|cjs)$/.exec(f);
   if (test && builds === "both") {
     const mark = `globalThis.RF_BUILD = "full";\n`;
+    if (toFull(text) === text) throw new Error(`${f}: runs against both builds but never names the package`);
     const copy = toFull(text).replace(/^("use strict";\n)?/, (strict) => strict + mark);
     fs.writeFileSync(path.join(scratch, f.replace(/\.test\.(mjs|cjs)$/, ".full.test.$1")), copy);
   }

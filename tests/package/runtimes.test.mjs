@@ -46,7 +46,7 @@ function freePort() {
 }
 
 test("Node (ESM, by name): imports, retries, key, timeout, breaker, share", async () => {
-  assertSmoke("node", await smoke(api, ORIGIN_A, ORIGIN_B));
+  assertSmoke("node", await smoke(api, ORIGIN_A, ORIGIN_B, "resilient-fetch"));
 });
 
 // Node 18: Debian's build, unpacked by scripts/toolchain.sh (RF_NODE18); skipped only where
@@ -55,9 +55,9 @@ const node18 = process.env.RF_NODE18;
 for (const [kind, args] of [
   ["ESM import", ["--input-type=module", "-e", `import * as api from "resilient-fetch";
     import { smoke } from "./smoke.mjs";
-    console.log(JSON.stringify(await smoke(api, process.argv[1], process.argv[2])));`]],
+    console.log(JSON.stringify(await smoke(api, process.argv[1], process.argv[2], "resilient-fetch")));`]],
   ["CommonJS require", ["-e", `const api = require("resilient-fetch");
-    import("./smoke.mjs").then(({ smoke }) => smoke(api, process.argv[1], process.argv[2]))
+    import("./smoke.mjs").then(({ smoke }) => smoke(api, process.argv[1], process.argv[2], "resilient-fetch"))
       .then((r) => console.log(JSON.stringify(r)));`]],
 ]) {
   test(`Node 18 (${kind}): imports, retries, key, timeout, breaker, share`, { skip: !node18 && "no Node 18 here" }, async () => {
@@ -72,7 +72,7 @@ test("Deno (local node_modules, by name, no read permission): imports, retries, 
   fs.writeFileSync(path.join(SCRATCH, "deno-main.mjs"), `
 import * as api from "resilient-fetch";
 import { smoke } from "./smoke.mjs";
-console.log(JSON.stringify(await smoke(api, Deno.args[0], Deno.args[1])));
+console.log(JSON.stringify(await smoke(api, Deno.args[0], Deno.args[1], "resilient-fetch")));
 `);
   const out = await run(path.join(TOOLS_BIN, "deno"),
     ["run", "--allow-net=127.0.0.1", "--allow-env", "deno-main.mjs", ORIGIN_A, ORIGIN_B],
@@ -93,7 +93,7 @@ export default {
     const url = new URL(request.url), q = url.searchParams;
     if (url.pathname === "/upstream") return upstream.fetch(q.get("a") + "/flaky?fail=1&code=503&id=" + q.get("id"));
     if (url.pathname === "/upstream-stats") return Response.json(upstream.stats());
-    return Response.json(await smoke(api, q.get("a"), q.get("b")));
+    return Response.json(await smoke(api, q.get("a"), q.get("b"), "resilient-fetch"));
   },
 };
 `);

@@ -7,7 +7,14 @@
 
 const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
-export async function smoke(api, originA, originB) {
+/**
+ * `entry`: the specifier the caller imported `api` by ("resilient-fetch" or
+ * "resilient-fetch/full"): the lean build must refuse share and the outbox, the full one must
+ * keep both promises.
+ */
+export async function smoke(api, originA, originB, entry) {
+  if (entry !== "resilient-fetch" && entry !== "resilient-fetch/full") throw new TypeError(`smoke(): entry ${entry}`);
+  const lean = entry === "resilient-fetch";
   const { resilientFetch, ResilientClient, TimeoutError, CircuitOpenError } = api;
   const uid = (name) => `smoke-${name}-${Date.now()}-${Math.random().toString(36).slice(2)}`;
   const log = async (id) => (await fetch(`${originA}/log?id=${id}`)).json();
@@ -21,16 +28,15 @@ export async function smoke(api, originA, originB) {
     }
   };
   const fast = { retry: { baseDelayMs: 1, maxDelayMs: 5 } };
-  // The lean build ("resilient-fetch") has neither shared health nor the outbox: it refuses each
-  // with its TypeError (anything else fails the check), and the check says so.
-  const lacks = (option) => {
+  // The lean build ("resilient-fetch") has neither shared health nor the outbox: it must refuse
+  // each with its TypeError naming the full build, and accept `false`.
+  const refused = (option) => {
+    new ResilientClient({ [option]: false }).free();
     try {
-      new ResilientClient({ [option]: false }).free();
       new ResilientClient({ [option]: option === "share" ? uid("lacks") : { name: uid("lacks") } }).free();
-      return false;
+      return { ok: false, error: `${option} was accepted by the lean build` };
     } catch (e) {
-      if (e instanceof TypeError && e.message.startsWith(`${option} needs "resilient-fetch/full"`)) return true;
-      throw e;
+      return { ok: e instanceof TypeError && e.message.startsWith(`${option} needs "resilient-fetch/full"`), lean: true, error: String(e) };
     }
   };
   const report = {};
@@ -88,7 +94,7 @@ export async function smoke(api, originA, originB) {
   // a peer of the same share name opens with the client that tripped; where it has none
   // (workerd), share is accepted and the peer stays closed.
   report.share = await check(async () => {
-    if (lacks("share")) return { ok: true, lean: true };
+    if (lean) return refused("share");
     const share = uid("share"), breaker = { failureThreshold: 2, cooldownMs: 60000 };
     const a = new ResilientClient({ share, retry: false, breaker });
     const b = new ResilientClient({ share, retry: false, breaker });
@@ -107,7 +113,7 @@ export async function smoke(api, originA, originB) {
   // a POST to a down origin is kept, and delivered once when it is back (by flush(), or by the
   // outbox's own timer if that came first: flush() then finds it gone).
   report.outbox = await check(async () => {
-    if (lacks("outbox")) return { ok: true, lean: true };
+    if (lean) return refused("outbox");
     const id = uid("outbox"), url = `${originA}/ledger?id=${id}`;
     const down = (on) => fetch(`${url}&down=${on ? 1 : 0}`, { method: "PUT" });
     await down(true);

@@ -17,6 +17,8 @@ node "$ROOT/scripts/join-js.mjs"
 # One build of the wasm (cargo features: the arguments) bound, optimised and wrapped into
 # $1: web/ and cjs/ glue, errors.js and cjs/errors.js. The lean build goes to pkg/, the full
 # one (every capability) to pkg/full/; the entries of pkg-template/ sit on top of each.
+# The route each build took (release_wasm), by its folder.
+declare -A ROUTES
 bind_build() {
   local PKG="$1"
   shift
@@ -105,7 +107,7 @@ JS
   done
   echo "module.exports = require(\"./$cjs_snippets/errors.js\");" > "$PKG/cjs/errors.js"
   rm -f "$WASM"
-  BUILD_ROUTE="$(build_route "$WASM_DIR" "$CARGO_TARGET_DIR")"
+  ROUTES[$PKG]="$(build_route "$WASM_DIR" "$CARGO_TARGET_DIR")"
 }
 
 PKG="$ROOT/pkg"
@@ -154,5 +156,5 @@ grep -q 'from "./index.cjs";$' "$PKG/otel.d.cts" || die "otel.d.ts must import i
 for build in "$PKG" "$PKG/full"; do
   raw=$(stat -c %s "$build/web/resilient_fetch_bg.wasm")
   gz=$(gzip -9 -c < "$build/web/resilient_fetch_bg.wasm" | wc -c)
-  log "built ${build#"$ROOT/"}/ (resilient-fetch $version, $BUILD_ROUTE build): web wasm $raw bytes, $gz gzipped"
+  log "built ${build#"$ROOT/"}/ (resilient-fetch $version, ${ROUTES[$build]} build): web wasm $raw bytes, $gz gzipped"
 done

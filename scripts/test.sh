@@ -2,7 +2,7 @@
 # Runs every test layer and sums them on the last line as "N passed, N failed":
 #   lint      cargo fmt --check, clippy -D warnings (native and wasm32): a gate, counted
 #             as one failure when it fails, as nothing when it passes
-#   native    cargo test: the core, deterministic, no browser
+#   native    cargo test: the core, deterministic, no browser (full, then the lean build's unit tests)
 #   wasm-node wasm-bindgen-test in Node against the fault server on 127.0.0.1
 #   wasm-browser the same tests, plus browser-only ones, in headless Chromium
 #   package   the packed npm package installed into a scratch project, used by name
@@ -70,6 +70,10 @@ lint() {
     wasm_cargo clippy --quiet --no-default-features --lib -- -D warnings
 }
 
+# The core's tests, full (every capability), then the lean build's own (its unit tests; the
+# engine's integration tests exercise the capabilities and run in the full build).
+native() { cargo test && cargo test --no-default-features --lib; }
+
 wasm_node() { RF_EXPECT_RUNTIME=node wasm_cargo test --test wasm_api; }
 wasm_browser() {
   RF_EXPECT_RUNTIME=browser WASM_BINDGEN_USE_BROWSER=1 wasm_cargo test --test wasm_api --test wasm_browser
@@ -99,7 +103,7 @@ size_guard() {
 }
 
 layer lint lint
-layer native cargo test
+layer native native
 layer wasm-node wasm_node
 layer wasm-browser wasm_browser
 layer package package

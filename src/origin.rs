@@ -480,7 +480,7 @@ impl OriginState {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "hedge", feature = "pacing"))]
 mod tests {
     use super::*;
     use crate::policy::PolicyInput;

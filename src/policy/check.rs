@@ -105,6 +105,7 @@ impl Policy {
 mod tests {
     use super::super::test_support::*;
     use super::*;
+    #[cfg(feature = "full")]
     use crate::backoff::Jitter;
     use crate::policy::MAX_WINDOW_CALLS;
     use crate::policy::*;
@@ -113,6 +114,7 @@ mod tests {
     use serde_json::json;
 
     #[test]
+    #[cfg(feature = "full")]
     fn every_field_is_read() {
         let p = parse(json!({
             "timeoutMs": 1, "totalTimeoutMs": 2147483647,

@@ -27,7 +27,8 @@ const ROUNDS = Number(process.env.BENCH_EDGE_ROUNDS ?? 15);
 
 const WORKER = `
 import { env, DurableObject } from "cloudflare:workers";
-import { ResilientClient, OriginHealth } from "resilient-fetch";
+// Shared health and its Durable Object are in the full build.
+import { ResilientClient, OriginHealth } from "resilient-fetch/full";
 export { OriginHealth };
 export class FailingHealth extends DurableObject { exchange() { throw new Error("down"); } }
 export class HangingHealth extends DurableObject { exchange() { return new Promise(() => {}); } }
@@ -66,7 +67,7 @@ execFileSync(path.join(tools, "esbuild"), ["main.mjs", "--bundle", "--format=esm
   "--conditions=workerd,worker,browser", "--external:*.wasm", "--external:cloudflare:*", "--outfile=out/worker.js",
   "--log-level=warning"], { cwd: dir, stdio: "inherit" });
 fs.mkdirSync(path.join(dir, "out", "web"), { recursive: true });
-fs.copyFileSync(path.join(root, "pkg", "web", "resilient_fetch_bg.wasm"), path.join(dir, "out", "web", "resilient_fetch_bg.wasm"));
+fs.copyFileSync(path.join(root, "pkg", "full", "web", "resilient_fetch_bg.wasm"), path.join(dir, "out", "web", "resilient_fetch_bg.wasm"));
 const modules = `modules = [(name = "worker.js", esModule = embed "worker.js"),
   (name = "web/resilient_fetch_bg.wasm", wasm = embed "web/resilient_fetch_bg.wasm")], compatibilityDate = "2026-11-01"`;
 const ns = (name, className) => `(name = "${name}", durableObjectNamespace = (className = "${className}", serviceName = "objects"))`;

@@ -15,7 +15,8 @@
 import { createServer } from "node:http";
 import { performance } from "node:perf_hooks";
 
-import { ResilientClient } from "resilient-fetch";
+// Hedged reads are a capability of the full build.
+import { ResilientClient } from "resilient-fetch/full";
 
 const CALLS = Number(process.env.BENCH_HEDGE_CALLS ?? 10_000);
 const RATE = Number(process.env.BENCH_HEDGE_RATE ?? 1000);

@@ -30,7 +30,8 @@
 import { createServer } from "node:http";
 import { performance } from "node:perf_hooks";
 
-import { ResilientClient, RateLimitError, ThrottledError } from "resilient-fetch";
+// Pacing and throttling are capabilities of the full build.
+import { ResilientClient, RateLimitError, ThrottledError } from "resilient-fetch/full";
 
 const SECONDS = Number(process.env.BENCH_RATELIMIT_SECONDS ?? 10);
 const QUOTA = Number(process.env.BENCH_RATELIMIT_QUOTA ?? 50);

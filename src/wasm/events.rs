@@ -35,39 +35,61 @@ struct JsEvent<'a> {
     id: Option<&'a str>,
 }
 
-/// Adds `key: value` to `map` when there is a value.
-fn entry<M: SerializeMap, T: Serialize>(
-    map: &mut M,
-    key: &str,
-    value: Option<T>,
-) -> Result<(), M::Error> {
-    match value {
-        Some(value) => map.serialize_entry(key, &value),
-        None => Ok(()),
+/// A field's value as JS gets it: a number, a string or a boolean.
+#[derive(Clone, Copy)]
+enum Field<'a> {
+    Number(f64),
+    Text(&'a str),
+    Flag(bool),
+}
+
+/// A string field's value, if there is one.
+fn text(t: Option<&str>) -> Option<Field<'_>> {
+    t.map(Field::Text)
+}
+
+/// Adds the fields that have a value to `map`, in order: one loop over one field type, so
+/// each kind of value is serialised by one instance of the code.
+fn entries<M: SerializeMap>(map: &mut M, fields: &[(&str, Option<Field>)]) -> Result<(), M::Error> {
+    for &(key, value) in fields {
+        match value {
+            Some(Field::Number(n)) => map.serialize_entry(key, &n)?,
+            Some(Field::Text(t)) => map.serialize_entry(key, t)?,
+            Some(Field::Flag(b)) => map.serialize_entry(key, &b)?,
+            None => {}
+        }
     }
+    Ok(())
 }
 
 // Written as maps, not derived structs: serde-wasm-bindgen interns struct field names in a
 // hash map, code the package would ship for nothing but these two objects.
 impl Serialize for JsEvent<'_> {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let number = |n: Option<u32>| n.map(|n| Field::Number(f64::from(n)));
+        let ms = |n: Option<f64>| n.map(Field::Number);
         let mut map = serializer.serialize_map(None)?;
-        map.serialize_entry("type", self.kind)?;
-        map.serialize_entry("origin", self.origin)?;
-        entry(&mut map, "attempt", self.attempt)?;
-        entry(&mut map, "idempotencyKey", self.idempotency_key)?;
-        entry(&mut map, "attempts", self.attempts)?;
-        entry(&mut map, "outcome", self.outcome)?;
-        entry(&mut map, "status", self.status)?;
-        entry(&mut map, "durationMs", self.duration_ms)?;
-        entry(&mut map, "delayMs", self.delay_ms)?;
-        entry(&mut map, "reason", self.reason)?;
-        entry(&mut map, "retryAfter", self.retry_after)?;
-        entry(&mut map, "from", self.from)?;
-        entry(&mut map, "to", self.to)?;
-        entry(&mut map, "timeoutMs", self.timeout_ms)?;
-        entry(&mut map, "probability", self.probability)?;
-        entry(&mut map, "id", self.id)?;
+        entries(
+            &mut map,
+            &[
+                ("type", Some(Field::Text(self.kind))),
+                ("origin", Some(Field::Text(self.origin))),
+                ("attempt", number(self.attempt)),
+                ("idempotencyKey", text(self.idempotency_key)),
+                ("attempts", number(self.attempts)),
+                ("outcome", text(self.outcome)),
+                ("status", number(self.status.map(u32::from))),
+                ("durationMs", ms(self.duration_ms)),
+                ("delayMs", ms(self.delay_ms)),
+                ("reason", text(self.reason)),
+                ("retryAfter", self.retry_after.map(Field::Flag)),
+                ("from", text(self.from)),
+                ("to", text(self.to)),
+                ("timeoutMs", ms(self.timeout_ms)),
+                ("probability", ms(self.probability)),
+                ("id", text(self.id)),
+            ],
+        )?;
         map.end()
     }
 }
@@ -177,22 +199,33 @@ struct JsOriginStats<'a>(&'a OriginSnapshot);
 impl Serialize for JsOriginStats<'_> {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let (snapshot, s) = (self.0, &self.0.stats);
+        let count = |n: u64| Some(Field::Number(n as f64));
         let mut map = serializer.serialize_map(Some(15))?;
-        map.serialize_entry("attempts", &(s.attempts as f64))?;
-        map.serialize_entry("successes", &(s.successes as f64))?;
-        map.serialize_entry("failures", &(s.failures as f64))?;
-        map.serialize_entry("retries", &(s.retries as f64))?;
-        map.serialize_entry("shortCircuits", &(s.short_circuits as f64))?;
-        map.serialize_entry("timeouts", &(s.timeouts as f64))?;
-        map.serialize_entry("inFlight", &f64::from(s.in_flight))?;
-        map.serialize_entry("breakerState", snapshot.breaker.as_str())?;
-        map.serialize_entry("budgetTokens", &f64::from(snapshot.budget_tokens))?;
-        map.serialize_entry("rateLimited", &(s.rate_limited as f64))?;
-        map.serialize_entry("throttled", &(s.throttled as f64))?;
-        map.serialize_entry("waitMs", &snapshot.wait_ms)?;
-        map.serialize_entry("hedges", &(s.hedges as f64))?;
-        map.serialize_entry("hedgeWins", &(s.hedge_wins as f64))?;
-        entry(&mut map, "quotaRemaining", snapshot.quota_remaining)?;
+        entries(
+            &mut map,
+            &[
+                ("attempts", count(s.attempts)),
+                ("successes", count(s.successes)),
+                ("failures", count(s.failures)),
+                ("retries", count(s.retries)),
+                ("shortCircuits", count(s.short_circuits)),
+                ("timeouts", count(s.timeouts)),
+                ("inFlight", count(s.in_flight.into())),
+                ("breakerState", Some(Field::Text(snapshot.breaker.as_str()))),
+                ("budgetTokens", count(snapshot.budget_tokens.into())),
+                ("rateLimited", count(s.rate_limited)),
+                ("throttled", count(s.throttled)),
+                ("waitMs", Some(Field::Number(snapshot.wait_ms))),
+                ("hedges", count(s.hedges)),
+                ("hedgeWins", count(s.hedge_wins)),
+                (
+                    "quotaRemaining",
+                    snapshot
+                        .quota_remaining
+                        .map(|q| Field::Number(f64::from(q))),
+                ),
+            ],
+        )?;
         map.end()
     }
 }

@@ -1,4 +1,3 @@
-// builds: full (its programs use every capability: tests/package/run.mjs; builds.test.mjs checks the lean entry's declarations)
 // The TypeScript declarations, as a TypeScript user meets them: a strict
 // program using the installed package must compile, and misuse must not.
 import test from "node:test";
@@ -6,7 +5,7 @@ import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
-import { SCRATCH, linkTools } from "./helpers.mjs";
+import { SCRATCH, full, fullOnly, linkTools } from "./helpers.mjs";
 
 const tsc = path.join(process.env.RF_TOOLS_DIR, "node_modules", "typescript", "bin", "tsc");
 // @types/node and @cloudflare/workers-types, installed in tools/ (scripts/toolchain.sh).
@@ -34,7 +33,9 @@ function compile(name, source, file = "main.ts", options = {}, extraFiles = []) 
   return spawnSync(process.execPath, [tsc, "-p", dir], { encoding: "utf8" });
 }
 
-test("a strict TypeScript program using the whole API compiles", () => {
+// Run against both builds (tests/package/run.mjs): the programs that use a capability, against
+// the full one only.
+test("a strict TypeScript program using the whole API compiles", fullOnly(), () => {
   const r = compile("ok", `
 import { resilientFetch, ResilientClient, TimeoutError, CircuitOpenError, BulkheadFullError, RateLimitError, ThrottledError,
   QueuedError, type Policy, type ResilienceEvent, type ClientStats, type BreakerState, type RateLimitPolicy,
@@ -196,7 +197,7 @@ test("the declarations compile with Cloudflare's workers types (no DOM lib)", ()
   assert.equal(r.status, 0, r.stdout + r.stderr);
 });
 
-test("in a Worker (the workerd condition): the Durable Objects, share over one and an outbox store over another", () => {
+test("in a Worker (the workerd condition): the Durable Objects, share over one and an outbox store over another", fullOnly(), () => {
   const r = compile("workerd-entry", `
 import { ResilientClient, OriginHealth, DurableOutbox, durableOutbox, type SharePolicy } from "resilient-fetch";
 export { OriginHealth, DurableOutbox };
@@ -238,9 +239,9 @@ const policy: Policy = { retry: { maxAttempts: 2 }, onEvent: (e) => void e.origi
 const api: ResilientClient = instrument(ResilientClient, policy, options);
 const global: ResilientClient = instrument(install, { timeoutMs: 1000 }, { propagate: true });
 const made = instrument((p: Policy) => new ResilientClient({ ...p, timeoutMs: 500 }));
-// The full build's client takes its capabilities' options through instrument() too.
+${full() ? `// The full build's client takes its capabilities' options through instrument() too.
 const hedged = instrument(ResilientClient, { hedge: { delayMs: 30 }, outbox: true, coalesce: true });
-void hedged.outbox;
+void hedged.outbox;` : ""}
 async function main(): Promise<number> {
   return (await api.fetch("http://127.0.0.1/x")).status + Object.keys(made.stats()).length + Object.keys(global.stats()).length;
 }

@@ -16,6 +16,7 @@ let loaded = false;
 loading.then(() => { loaded = true; installEarly(); }, (e) => { for (const { settle } of early.splice(0)) settle.reject(e); });
 
 const Inner = wasm.ResilientClient;
+const innerFetch = Inner.prototype.fetch;
 const unbound = () =>
   new TypeError("resilientFetch: a ResilientClient method was called without its client: pass api.fetch.bind(api), not api.fetch");
 // What install() passes the constructor to make the face of its client (no policy of its own).
@@ -68,18 +69,16 @@ export class ResilientClient {
     return self.#client;
   }
 
-  /** Runs `use(client)` now, or once the client is made (a rejection if it cannot be). */
-  static #later(self, use) {
-    const client = ResilientClient.#of(self);
-    return client ? use(client) : self.#making.then(use);
-  }
-
   fetch(input, init, policy) {
+    let client;
     try {
-      return ResilientClient.#later(this, (c) => Inner.prototype.fetch.call(c, input, init, policy));
+      client = ResilientClient.#of(this);
     } catch (e) {
       return Promise.reject(e);
     }
+    // Once the wasm is ready, the call goes straight to the wasm's client (no closure per call).
+    if (client) return innerFetch.call(client, input, init, policy);
+    return this.#making.then((c) => innerFetch.call(c, input, init, policy));
   }
 
   breakerState(origin) {

@@ -20,7 +20,7 @@ const innerFetch = Inner.prototype.fetch;
 const unbound = () =>
   new TypeError("resilientFetch: a ResilientClient method was called without its client: pass api.fetch.bind(api), not api.fetch");
 // What install() passes the constructor to make the face of its client (no policy of its own).
-const FACE = Symbol("install");
+const FACE = Symbol();
 // js/install.js's realm-wide map of what each install() wrapper wraps, and its mark on an
 // attempt's init: a wrapper put on the global before the wasm is ready is one of them.
 const WRAPPED_KEY = Symbol.for("resilient-fetch wrappers");
@@ -36,6 +36,15 @@ export function resilientFetch(input, init, policy) {
   return loaded ? wasm.resilientFetch(input, init, policy) : loading.then(() => wasm.resilientFetch(input, init, policy));
 }
 
+/** `client.outbox` before the wasm is ready: each method waits for the client, then is its outbox's. */
+function outboxLater(making) {
+  const box = {};
+  for (const name of ["list", "deadLetters", "flush", "retry", "discard"]) {
+    box[name] = (...args) => making.then((client) => client.outbox[name](...args));
+  }
+  return box;
+}
+
 // The face of an install's client (made by install(), below): set in the class's static block.
 let faceOf;
 
@@ -45,8 +54,11 @@ let faceOf;
  * constructor throws it at once, as in the other entries.
  */
 export class ResilientClient {
-  #client = null;
-  #making = null;
+  // The wasm's client (until it is made, none), and the promise of it.
+  #client;
+  #making;
+  // Before the wasm is ready, for a policy that asks for an outbox: its methods wait for it.
+  #outbox;
 
   constructor(policy) {
     if (policy === FACE) return;
@@ -54,6 +66,8 @@ export class ResilientClient {
       this.#client = new Inner(policy);
     } else {
       this.#pending(loading.then(() => new Inner(policy)));
+      const asked = policy?.outbox;
+      if (asked !== undefined && asked !== null && asked !== false) this.#outbox = outboxLater(this.#making);
     }
   }
 
@@ -63,7 +77,7 @@ export class ResilientClient {
     this.#making.catch(() => {});
   }
 
-  /** This object's client now (null until the wasm is ready); a TypeError for another `this`. */
+  /** This object's client now (none until the wasm is ready); a TypeError for another `this`. */
   static #of(self) {
     if (typeof self !== "object" || self === null || !(#client in self)) throw unbound();
     return self.#client;
@@ -92,14 +106,13 @@ export class ResilientClient {
   }
 
   reset(origin) {
-    const client = ResilientClient.#of(this);
-    if (client) return client.reset(origin);
-    // Nothing to forget yet; a bad origin is reported once the wasm is ready, as a call would be.
-    this.#making.then((c) => c.reset(origin)).catch(() => {});
+    // Before the wasm is ready nothing has happened: there is nothing to forget.
+    return ResilientClient.#of(this)?.reset(origin);
   }
 
   get outbox() {
-    return ResilientClient.#of(this)?.outbox;
+    const client = ResilientClient.#of(this);
+    return client ? client.outbox : this.#outbox;
   }
 
   free() {
@@ -109,27 +122,32 @@ export class ResilientClient {
   }
 
   static {
-    // `made`: the wasm's client of an install, or a promise of it. The global wrapper calls that
-    // client's own `fetch`, which is made to call this face's: what wraps the face's `fetch`
-    // (resilient-fetch/otel) wraps the global's too, as in the other entries.
+    // `made`: the wasm's client of an install (linked to its face), or a promise of it (linked
+    // by installEarly() as it is made).
     faceOf = (made) => {
       const face = new ResilientClient(FACE);
-      const link = (client) => {
-        Object.defineProperty(client, "fetch", {
-          configurable: true,
-          writable: true,
-          value: (input, init, policy) => face.fetch(input, init, policy),
-        });
-        return client;
-      };
-      if (made instanceof Inner) face.#client = link(made);
-      else face.#pending(made.then(link));
+      if (made instanceof Inner) face.#client = link(made, face);
+      else face.#pending(made);
       return face;
     };
   }
 }
 
 if (Symbol.dispose) ResilientClient.prototype[Symbol.dispose] = ResilientClient.prototype.free;
+
+/**
+ * The global wrapper of an install calls the wasm client's own `fetch`, which is made to call its
+ * face's: what wraps the face's `fetch` (resilient-fetch/otel) wraps the global's too, as in the
+ * other entries.
+ */
+function link(client, face) {
+  Object.defineProperty(client, "fetch", {
+    configurable: true,
+    writable: true,
+    value: (input, init, policy) => face.fetch(input, init, policy),
+  });
+  return client;
+}
 
 // The installs made before the wasm was ready, in order: { policy, face, wrapper, original,
 // settle }. The last one owns the global once it is; uninstall() before then cancels them all.
@@ -147,9 +165,7 @@ export function install(policy) {
   if (typeof current !== "function") throw new TypeError("install(): there is no globalThis.fetch to wrap");
   const original = wrapped.get(current) ?? current;
   const entry = { policy, original };
-  let settle;
-  entry.face = faceOf(new Promise((resolve, reject) => { settle = { resolve, reject }; }));
-  entry.settle = settle;
+  entry.face = faceOf(new Promise((resolve, reject) => { entry.settle = { resolve, reject }; }));
   entry.wrapper = function fetch(input, init) {
     let attempt = false;
     try {
@@ -172,13 +188,7 @@ function installEarly() {
     try {
       // Its wrapper is still the global's (or what a later early install wraps): installed as
       // it would have been then.
-      const inner = wasm.install(entry.policy);
-      Object.defineProperty(inner, "fetch", {
-        configurable: true,
-        writable: true,
-        value: (input, init, policy) => entry.face.fetch(input, init, policy),
-      });
-      entry.settle.resolve(inner);
+      entry.settle.resolve(link(wasm.install(entry.policy), entry.face));
     } catch (e) {
       entry.settle.reject(e);
     }
@@ -194,13 +204,7 @@ export function uninstall() {
     globalThis.fetch = early[0].original;
     // Their clients still work, sending through what each wrapped.
     for (const entry of early.splice(0)) {
-      loading.then(() => {
-        try {
-          entry.settle.resolve(new Inner({ fetch: entry.original, ...(entry.policy ?? {}) }));
-        } catch (e) {
-          entry.settle.reject(e);
-        }
-      }, entry.settle.reject);
+      loading.then(() => new Inner({ fetch: entry.original, ...(entry.policy ?? {}) })).then(entry.settle.resolve, entry.settle.reject);
     }
     return true;
   }

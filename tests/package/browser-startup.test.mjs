@@ -6,7 +6,7 @@ import test from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
-import { ORIGIN_A, SCRATCH, launchChromium, serveStatic } from "./helpers.mjs";
+import { ORIGIN_A, SCRATCH, full, launchChromium, serveStatic } from "./helpers.mjs";
 
 const HOLD_MS = 1500;
 
@@ -38,6 +38,10 @@ const earlyGlobal = fetch(A + "/flaky?fail=1&id=" + id).then((r) => r.status, (e
 const viaFirst = first.fetch(A + "/ok").then((r) => r.status, (e) => String(e));
 const calls = [api.resilientFetch(A + "/ok"), client.fetch(A + "/ok")].map((p) => p.then((r) => r.status, (e) => String(e)));
 const refused = invalid.fetch(A + "/ok").then(() => "resolved", (e) => e.constructor.name + ": " + e.message);
+// A client that asks for an outbox has one at once (the lean build refuses the option once ready).
+const writer = new api.ResilientClient({ outbox: { name: "startup-" + id }, retry: false });
+const outboxAtOnce = typeof writer.outbox?.list;
+const listed = writer.outbox.list().then((l) => l.length, (e) => e.constructor.name + ": " + e.message);
 await api.default();
 const readyAt = Date.now();
 let thrown = null;
@@ -49,6 +53,7 @@ const flakyLog = await (await platform(A + "/log?id=" + id)).json();
 window.__result = {
   importedAt, readyAt, early, statuses: await Promise.all(calls), refused: await refused, thrown,
   installed: globalThis.fetch !== platform, viaGlobal, wrapped, attempts: client.stats()[A]?.attempts,
+  outboxAtOnce, listed: await listed,
   earlyGlobal: earlyStatus, flakyRequests: flakyLog.length, viaFirst: await viaFirst,
   memory: api.memoryBytes(), uninstalled: api.uninstall(), restored: globalThis.fetch === platform,
 };
@@ -102,6 +107,9 @@ test("the browser entry's import waits for no wasm; calls made before it is read
   assert.deepEqual(r.statuses, [200, 200], "the calls made before the wasm was ready answered");
   assert.match(r.refused, /^RangeError: retry\.maxAttempts must be an integer from 1 to 20/);
   assert.equal(r.thrown, "RangeError", "once ready, the constructor throws at once");
+  assert.equal(r.outboxAtOnce, "function", "client.outbox before the wasm is ready");
+  if (full()) assert.equal(r.listed, 0, "the outbox's list() once ready");
+  else assert.match(r.listed, /^TypeError: outbox needs "resilient-fetch\/full"/);
   assert.equal(r.installed, true, "install() before ready wrapped the global at once, and still does");
   assert.equal(r.viaGlobal, 200);
   // The global's two calls (one made before the wasm was ready) went through the installed client.

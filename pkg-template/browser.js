@@ -9,6 +9,9 @@
 // until then `stats()` is empty and `breakerState()` "closed" (no call has ended). `ready()`
 // (the default export) resolves once the wasm is ready, and rejects if it cannot load.
 import init, * as wasm from "./web/resilient_fetch.js";
+// js/install.js's own functions, from the very module the glue loads (scripts/build.sh names its
+// folder): an install made before the wasm is ready is one as any other.
+import { fetchToWrap, installFetch, uninstallFetch } from "./web/snippets/[crate]/js/joined/arguments.js";
 
 const loading = init();
 let loaded = false;
@@ -21,10 +24,6 @@ const unbound = () =>
   new TypeError("resilientFetch: a ResilientClient method was called without its client: pass api.fetch.bind(api), not api.fetch");
 // What install() passes the constructor to make the face of its client (no policy of its own).
 const FACE = Symbol();
-// js/install.js's realm-wide map of what each install() wrapper wraps, and its mark on an
-// attempt's init: a wrapper put on the global before the wasm is ready is one of them.
-const WRAPPED_KEY = Symbol.for("resilient-fetch wrappers");
-const ATTEMPT = Symbol.for("resilient-fetch attempt");
 
 /** Resolves once the wasm is instantiated (every export works before: calls wait for it). */
 export default function ready() {
@@ -149,8 +148,7 @@ function link(client, face) {
   return client;
 }
 
-// The installs made before the wasm was ready, in order: { policy, face, wrapper, original,
-// settle }. The last one owns the global once it is; uninstall() before then cancels them all.
+// The installs made before the wasm was ready, in order: { policy, original, face, settle }. The last one owns the global once it is; uninstall() before then cancels them all.
 const early = [];
 
 /**
@@ -160,24 +158,9 @@ const early = [];
  */
 export function install(policy) {
   if (loaded) return faceOf(wasm.install(policy));
-  const wrapped = (globalThis[WRAPPED_KEY] ??= new WeakMap());
-  const current = globalThis.fetch;
-  if (typeof current !== "function") throw new TypeError("install(): there is no globalThis.fetch to wrap");
-  const original = wrapped.get(current) ?? current;
-  const entry = { policy, original };
+  const entry = { policy, original: fetchToWrap() };
   entry.face = faceOf(new Promise((resolve, reject) => { entry.settle = { resolve, reject }; }));
-  entry.wrapper = function fetch(input, init) {
-    let attempt = false;
-    try {
-      attempt = init?.[ATTEMPT] === true;
-    } catch { /* the call reports a bad init */ }
-    return attempt ? original(input, init) : entry.face.fetch(input, init);
-  };
-  wrapped.set(entry.wrapper, original);
-  globalThis.fetch = entry.wrapper;
-  if (globalThis.fetch !== entry.wrapper) {
-    throw new TypeError("install(): globalThis.fetch cannot be replaced here (read-only); give clients a `fetch` option instead");
-  }
+  installFetch(entry.face, entry.original);
   early.push(entry);
   return entry.face;
 }
@@ -200,8 +183,7 @@ export function uninstall() {
   if (early.length > 0) {
     // As after the wasm is ready: false, and nothing changed, when the global is no longer the
     // wrapper.
-    if (globalThis.fetch !== early[early.length - 1].wrapper) return false;
-    globalThis.fetch = early[0].original;
+    if (!uninstallFetch()) return false;
     // Their clients still work, sending through what each wrapped.
     for (const entry of early.splice(0)) {
       loading.then(() => new Inner({ fetch: entry.original, ...(entry.policy ?? {}) })).then(entry.settle.resolve, entry.settle.reject);

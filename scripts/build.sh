@@ -122,6 +122,14 @@ cp -R "$ROOT/pkg-template/." "$PKG/"
 for entry in browser.js node.mjs node.cjs deno.mjs worker.js errors.d.ts index.d.cts cjs/package.json; do
   [[ -f "$PKG/full/$entry" ]] || cp "$ROOT/pkg-template/$entry" "$PKG/full/$entry"
 done
+# The browser entry imports js/install.js's functions from the snippet module the glue loads
+# (one instance, so one install at a time): its folder's name is wasm-bindgen's.
+for build in "$PKG" "$PKG/full"; do
+  arguments=("$build"/web/snippets/*/js/joined/arguments.js)
+  [[ ${#arguments[@]} -eq 1 && -f "${arguments[0]}" ]] || die "expected one joined arguments.js snippet in ${build#"$ROOT/"}/web"
+  grep -q '"./web/snippets/\[crate\]/js/joined/arguments.js"' "$build/browser.js" || die "browser.js must import ./web/snippets/[crate]/js/joined/arguments.js"
+  sed -i "s#\"./web/snippets/\[crate\]/js/joined/arguments.js\"#\"./${arguments[0]#"$build/"}\"#" "$build/browser.js"
+done
 # The error classes' declarations, once for the ES modules and once for CommonJS (index.d.cts).
 cp "$PKG/errors.d.ts" "$PKG/cjs/errors.d.ts"
 cp "$PKG/errors.d.ts" "$PKG/full/cjs/errors.d.ts"

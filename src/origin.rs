@@ -206,7 +206,7 @@ impl OriginState {
         #[cfg(not(feature = "throttle"))]
         let _ = random;
         #[cfg(feature = "pacing")]
-        let paced = policy.rate_limit.is_some();
+        let paced = policy.paced();
         #[cfg(feature = "pacing")]
         if paced {
             match ask {
@@ -364,7 +364,7 @@ impl OriginState {
             self.latency.record(ms);
         }
         #[cfg(feature = "pacing")]
-        if policy.rate_limit.is_some() {
+        if policy.paced() {
             let cap = f64::from(policy.max_retry_after_ms());
             self.pacer
                 .heard((ended.answered, ended.quota), ended.probe, now, cap);

@@ -127,7 +127,7 @@ pub fn apply(
             Some(b),
         ) => breaker_state.follow(until, (theirs, rank), now, b),
         (Note::Closed, Some(_)) => breaker_state.close(),
-        (Note::Hold { until }, _) if policy.rate_limit.is_some() => {
+        (Note::Hold { until }, _) if policy.paced() => {
             pacer.hold(until.min(now + f64::from(policy.max_retry_after_ms())));
             None
         }

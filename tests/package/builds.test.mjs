@@ -5,13 +5,12 @@
 // module of its own, in ES modules, CommonJS and TypeScript.
 import test from "node:test";
 import assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
 import { createRequire } from "node:module";
 import fs from "node:fs";
 import path from "node:path";
 import * as lean from "resilient-fetch";
 import * as full from "resilient-fetch/full";
-import { ORIGIN_A, SCRATCH, linkTools } from "./helpers.mjs";
+import { ORIGIN_A, SCRATCH, compileTs, linkTools } from "./helpers.mjs";
 
 const require = createRequire(path.join(SCRATCH, "package.json"));
 
@@ -90,18 +89,7 @@ test("each entry ships its own wasm, and the lean one is the smaller", () => {
 });
 
 test("TypeScript: the lean entry's Policy takes only false for a capability's option; the full entry's takes each", () => {
-  const tsc = path.join(process.env.RF_TOOLS_DIR, "node_modules", "typescript", "bin", "tsc");
-  const compile = (name, source) => {
-    const dir = path.join(SCRATCH, `ts-builds-${name}`);
-    fs.mkdirSync(dir, { recursive: true });
-    fs.writeFileSync(path.join(dir, "tsconfig.json"), JSON.stringify({
-      compilerOptions: { strict: true, noEmit: true, target: "es2022", module: "nodenext", moduleResolution: "nodenext", lib: ["es2022", "dom"], skipLibCheck: false, types: [] },
-      files: ["main.ts"],
-    }));
-    fs.writeFileSync(path.join(dir, "package.json"), JSON.stringify({ type: "module" }));
-    fs.writeFileSync(path.join(dir, "main.ts"), source);
-    return spawnSync(process.execPath, [tsc, "-p", dir], { encoding: "utf8" });
-  };
+  const compile = (name, source) => compileTs(`builds-${name}`, source);
   const mission = compile("lean-ok", `
 import { resilientFetch, ResilientClient, type Policy } from "resilient-fetch";
 const policy: Policy = { timeoutMs: 5000, retry: { maxAttempts: 4 }, breaker: { mode: "consecutive" }, bulkhead: true };

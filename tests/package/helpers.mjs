@@ -1,5 +1,6 @@
 // Shared by the package tests: origins of the fault server, a static file
 // server on 127.0.0.1, and headless Chromium through playwright-core.
+import { spawnSync } from "node:child_process";
 import { createRequire } from "node:module";
 import fs from "node:fs";
 import http from "node:http";
@@ -170,3 +171,27 @@ export async function pageResult(browser, url, { screenshot, timeout = 20000 } =
 export const full = () => globalThis.RF_BUILD === "full";
 /** A test's options that run it against the full build only (a capability the lean lacks). */
 export const fullOnly = () => (full() ? {} : { skip: "a capability of resilient-fetch/full" });
+
+// tsc and @types/node from tools/ (scripts/toolchain.sh), for the TypeScript tests.
+const TSC = path.join(must("RF_TOOLS_DIR"), "node_modules", "typescript", "bin", "tsc");
+const TYPE_ROOTS = path.join(must("RF_TOOLS_DIR"), "node_modules", "@types");
+const TS_OPTIONS = {
+  strict: true, noEmit: true, target: "es2022", module: "nodenext", moduleResolution: "nodenext",
+  lib: ["es2022", "dom"], skipLibCheck: false, types: [],
+};
+
+/**
+ * Type-checks `source` as main.ts of an ES module package in the scratch project (folder
+ * ts-`name`), or as main.cts (CommonJS), with the DOM lib, or with `options` laid over the
+ * compiler options (another lib and types): tsc's { status, stdout, stderr }.
+ */
+export function compileTs(name, source, file = "main.ts", options = {}, extraFiles = []) {
+  const dir = path.join(SCRATCH, "ts-" + name);
+  fs.mkdirSync(dir, { recursive: true });
+  const compilerOptions = { ...TS_OPTIONS, typeRoots: [TYPE_ROOTS], ...options };
+  fs.writeFileSync(path.join(dir, "tsconfig.json"),
+    JSON.stringify({ compilerOptions, files: [file, ...extraFiles] }));
+  fs.writeFileSync(path.join(dir, file), source);
+  fs.writeFileSync(path.join(dir, "package.json"), JSON.stringify({ type: "module" }));
+  return spawnSync(process.execPath, [TSC, "-p", dir], { encoding: "utf8" });
+}

@@ -2,36 +2,11 @@
 // program using the installed package must compile, and misuse must not.
 import test from "node:test";
 import assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
-import fs from "node:fs";
 import path from "node:path";
-import { SCRATCH, full, fullOnly, linkTools } from "./helpers.mjs";
+import { compileTs as compile, full, fullOnly, linkTools } from "./helpers.mjs";
 
-const tsc = path.join(process.env.RF_TOOLS_DIR, "node_modules", "typescript", "bin", "tsc");
-// @types/node and @cloudflare/workers-types, installed in tools/ (scripts/toolchain.sh).
-const TYPE_ROOTS = path.join(process.env.RF_TOOLS_DIR, "node_modules", "@types");
+// @cloudflare/workers-types, installed in tools/ (scripts/toolchain.sh).
 const WORKERS_TYPES = path.join(process.env.RF_TOOLS_DIR, "node_modules", "@cloudflare", "workers-types");
-const CONFIG = {
-  compilerOptions: {
-    strict: true, noEmit: true, target: "es2022", module: "nodenext", moduleResolution: "nodenext",
-    lib: ["es2022", "dom"], skipLibCheck: false, types: [],
-  },
-};
-
-/**
- * Type-checks `source` as main.ts of an ES module package, or as main.cts (CommonJS), with
- * the DOM lib, or with `options` laid over the compiler options (another lib and types).
- */
-function compile(name, source, file = "main.ts", options = {}, extraFiles = []) {
-  const dir = path.join(SCRATCH, "ts-" + name);
-  fs.mkdirSync(dir, { recursive: true });
-  const compilerOptions = { ...CONFIG.compilerOptions, typeRoots: [TYPE_ROOTS], ...options };
-  fs.writeFileSync(path.join(dir, "tsconfig.json"),
-    JSON.stringify({ compilerOptions, files: [file, ...extraFiles] }));
-  fs.writeFileSync(path.join(dir, file), source);
-  fs.writeFileSync(path.join(dir, "package.json"), JSON.stringify({ type: "module" }));
-  return spawnSync(process.execPath, [tsc, "-p", dir], { encoding: "utf8" });
-}
 
 // Run against both builds (tests/package/run.mjs): the programs that use a capability, against
 // the full one only.

@@ -16,6 +16,18 @@ function callListener(listener, event) {
 }
 
 /**
+ * An event as onEvent gets it: { type, origin }, then each of `values` that is not undefined
+ * under its name in `names` (space-separated, in order; src/wasm/events.rs).
+ */
+function makeEvent(type, origin, names, ...values) {
+  const event = { type, origin };
+  names.split(" ").forEach((name, i) => {
+    if (values[i] !== undefined) event[name] = values[i];
+  });
+  return event;
+}
+
+/**
  * What retry.shouldRetry and breaker.isFailure see of an attempt that ended. The response
  * is a clone made when first read, so the body the caller gets stays whole.
  */
@@ -71,4 +83,4 @@ function discardBody(response) {
   } catch { /* not a Response (a mock's), or already gone */ }
 }
 
-export { callListener, hookContext, askIsFailure, askShouldRetry, discardBody };
+export { callListener, makeEvent, hookContext, askIsFailure, askShouldRetry, discardBody };

@@ -586,6 +586,18 @@ function callListener(listener, event) {
 }
 
 /**
+ * An event as onEvent gets it: { type, origin }, then each of `values` that is not undefined
+ * under its name in `names` (space-separated, in order; src/wasm/events.rs).
+ */
+function makeEvent(type, origin, names, ...values) {
+  const event = { type, origin };
+  names.split(" ").forEach((name, i) => {
+    if (values[i] !== undefined) event[name] = values[i];
+  });
+  return event;
+}
+
+/**
  * What retry.shouldRetry and breaker.isFailure see of an attempt that ended. The response
  * is a clone made when first read, so the body the caller gets stays whole.
  */
@@ -827,4 +839,4 @@ function joinFlight(client, key, signal, start) {
 }
 
 
-export { INIT_MEMBERS, readArguments, headerOf, originKey, setKey, requestError, keepReferrer, CHAIN, SENDING, chainOf, isLocalError, ATTEMPT, platformFetch, fetchToWrap, installFetch, uninstallFetch, crossOrigin, isTimeout, SETTLER, setSettler, sendAttempt, sendLocal, statusOf, limitsOf, callListener, hookContext, askIsFailure, askShouldRetry, discardBody, readPolicy, flightKey, joinFlight };
+export { INIT_MEMBERS, readArguments, headerOf, originKey, setKey, requestError, keepReferrer, CHAIN, SENDING, chainOf, isLocalError, ATTEMPT, platformFetch, fetchToWrap, installFetch, uninstallFetch, crossOrigin, isTimeout, SETTLER, setSettler, sendAttempt, sendLocal, statusOf, limitsOf, callListener, makeEvent, hookContext, askIsFailure, askShouldRetry, discardBody, readPolicy, flightKey, joinFlight };

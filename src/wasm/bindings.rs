@@ -117,6 +117,18 @@ unsafe extern "C" {
     /// Calls `listener(event)`; what it throws, or the promise it returns rejects with, is dropped.
     #[wasm_bindgen(js_name = callListener)]
     pub fn call_listener(listener: &js_sys::Function, event: &JsValue);
+    /// The event `{ type, origin }` with `a`..`d` under the space-separated `names`, in order
+    /// (an undefined one left out).
+    #[wasm_bindgen(js_name = makeEvent)]
+    pub fn make_event(
+        kind: &str,
+        origin: &str,
+        names: &str,
+        a: &JsValue,
+        b: &JsValue,
+        c: &JsValue,
+        d: &JsValue,
+    ) -> JsValue;
     /// What `retry.shouldRetry` and `breaker.isFailure` see of an ended attempt.
     #[wasm_bindgen(js_name = hookContext)]
     pub fn hook_context(

@@ -1,8 +1,9 @@
-//! Core events and stats to plain JS objects, by name: each crosses the boundary as one
-//! typed value serialised by serde-wasm-bindgen's `Serializer` (absent fields are left
-//! out), so an event added later is one more variant here and in the core. A listener
-//! that throws or rejects is ignored: it must not break the call or the breaker's
-//! bookkeeping.
+//! Core events and stats to plain JS objects. An event is made in JS (js/hooks.js
+//! `makeEvent`) from its type, its origin and up to four values named in order: one call
+//! across the boundary per event, where a serialiser crosses it for each key and each value
+//! (and ships its map code for one object). Stats cross as one value serialised by
+//! serde-wasm-bindgen's `Serializer` (absent fields are left out). A listener that throws or
+//! rejects is ignored: it must not break the call or the breaker's bookkeeping.
 
 use js_sys::Function;
 use serde::Serialize;
@@ -10,30 +11,9 @@ use serde::ser::{SerializeMap, Serializer as _};
 use serde_wasm_bindgen::Serializer;
 use wasm_bindgen::JsValue;
 
-use super::bindings::call_listener;
+use super::bindings::{call_listener, make_event};
 use crate::events::Event;
 use crate::registry::OriginSnapshot;
-
-/// An event as `onEvent` receives it (see `ResilienceEvent` in the declarations).
-#[derive(Default)]
-struct JsEvent<'a> {
-    kind: &'static str,
-    origin: &'a str,
-    attempt: Option<u32>,
-    idempotency_key: Option<&'a str>,
-    attempts: Option<u32>,
-    outcome: Option<&'static str>,
-    status: Option<u16>,
-    duration_ms: Option<f64>,
-    delay_ms: Option<f64>,
-    reason: Option<&'static str>,
-    retry_after: Option<bool>,
-    from: Option<&'static str>,
-    to: Option<&'static str>,
-    timeout_ms: Option<f64>,
-    probability: Option<f64>,
-    id: Option<&'a str>,
-}
 
 /// A field's value as JS gets it: a number, a string or a boolean.
 #[derive(Clone, Copy)]
@@ -43,9 +23,124 @@ enum Field<'a> {
     Flag(bool),
 }
 
-/// A string field's value, if there is one.
-fn text(t: Option<&str>) -> Option<Field<'_>> {
-    t.map(Field::Text)
+impl From<Field<'_>> for JsValue {
+    fn from(field: Field<'_>) -> JsValue {
+        match field {
+            Field::Number(n) => n.into(),
+            Field::Text(t) => t.into(),
+            Field::Flag(b) => b.into(),
+        }
+    }
+}
+
+/// The event as a JS object: `{ type, origin, ... }` (see `ResilienceEvent` in the
+/// declarations), its fields in one order for every kind; `key` is the call's idempotency
+/// key, shown on `attemptStart` and `queued`.
+pub fn to_js(origin: &str, key: Option<&str>, event: &Event) -> JsValue {
+    use Field::{Flag, Number as N, Text as T};
+    let n = |v: u32| Some(N(f64::from(v)));
+    let status = |v: Option<u16>| v.map(|v| N(f64::from(v)));
+    let key = key.map(T);
+    // The names of the values that follow, space-separated: JS sets those that are given.
+    let (names, values): (&str, [Option<Field>; 4]) = match *event {
+        Event::AttemptStart { attempt, .. } => {
+            ("attempt idempotencyKey", [n(attempt), key, None, None])
+        }
+        Event::AttemptEnd {
+            attempt,
+            outcome,
+            status: s,
+            duration_ms,
+        } => (
+            "attempt outcome status durationMs",
+            [
+                n(attempt),
+                Some(T(outcome.as_str())),
+                status(s),
+                Some(N(duration_ms)),
+            ],
+        ),
+        Event::Retry {
+            attempt,
+            delay_ms,
+            reason,
+            retry_after,
+        } => (
+            "attempt delayMs reason retryAfter",
+            [
+                n(attempt),
+                Some(N(delay_ms)),
+                Some(T(reason.as_str())),
+                Some(Flag(retry_after)),
+            ],
+        ),
+        Event::GiveUp { reason, attempts } => (
+            "attempts reason",
+            [n(attempts), Some(T(reason.as_str())), None, None],
+        ),
+        Event::BreakerTransition { from, to, .. } => (
+            "from to",
+            [Some(T(from.as_str())), Some(T(to.as_str())), None, None],
+        ),
+        Event::ShortCircuit { retry_after_ms, .. } => {
+            ("delayMs", [Some(N(retry_after_ms)), None, None, None])
+        }
+        Event::BulkheadRejected { .. } => ("", [None; 4]),
+        Event::RateLimitWait {
+            wait_ms: ms,
+            reason,
+            ..
+        }
+        | Event::RateLimitRejected {
+            retry_after_ms: ms,
+            reason,
+            ..
+        } => (
+            "delayMs reason",
+            [Some(N(ms)), Some(T(reason.as_str())), None, None],
+        ),
+        Event::Throttled { probability, .. } => {
+            ("probability", [Some(N(probability)), None, None, None])
+        }
+        Event::BodyTimeout {
+            timeout_ms,
+            deadline,
+        } => (
+            "reason timeoutMs",
+            [
+                Some(T(if deadline { "deadline" } else { "idle" })),
+                Some(N(timeout_ms)),
+                None,
+                None,
+            ],
+        ),
+        Event::Hedge { attempt, delay_ms } => (
+            "attempt delayMs",
+            [n(attempt), Some(N(delay_ms)), None, None],
+        ),
+        Event::Success { attempts } => ("attempts", [n(attempts), None, None, None]),
+        Event::Queued { id, reason } => (
+            "idempotencyKey reason id",
+            [key, Some(T(reason.as_str())), Some(T(id)), None],
+        ),
+        Event::Replayed { id, attempt } => ("attempt id", [n(attempt), Some(T(id)), None, None]),
+        Event::Delivered { id, status: s } => ("status id", [n(s.into()), Some(T(id)), None, None]),
+        Event::DeadLettered {
+            id,
+            reason,
+            status: s,
+        } => (
+            "status reason id",
+            [status(s), Some(T(reason.as_str())), Some(T(id)), None],
+        ),
+    };
+    let [a, b, c, d] = values.map(|v| v.map_or(JsValue::UNDEFINED, JsValue::from));
+    make_event(event.kind(), origin, names, &a, &b, &c, &d)
+}
+
+/// Calls `listener` with the event; whatever it throws, or its promise rejects with, is dropped.
+pub fn emit(listener: &Function, origin: &str, key: Option<&str>, event: &Event) {
+    call_listener(listener, &to_js(origin, key, event));
 }
 
 /// Adds the fields that have a value to `map`, in order: one loop over one field type, so
@@ -62,137 +157,8 @@ fn entries<M: SerializeMap>(map: &mut M, fields: &[(&str, Option<Field>)]) -> Re
     Ok(())
 }
 
-// Written as maps, not derived structs: serde-wasm-bindgen interns struct field names in a
-// hash map, code the package would ship for nothing but these two objects.
-impl Serialize for JsEvent<'_> {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let number = |n: Option<u32>| n.map(|n| Field::Number(f64::from(n)));
-        let ms = |n: Option<f64>| n.map(Field::Number);
-        let mut map = serializer.serialize_map(None)?;
-        entries(
-            &mut map,
-            &[
-                ("type", Some(Field::Text(self.kind))),
-                ("origin", Some(Field::Text(self.origin))),
-                ("attempt", number(self.attempt)),
-                ("idempotencyKey", text(self.idempotency_key)),
-                ("attempts", number(self.attempts)),
-                ("outcome", text(self.outcome)),
-                ("status", number(self.status.map(u32::from))),
-                ("durationMs", ms(self.duration_ms)),
-                ("delayMs", ms(self.delay_ms)),
-                ("reason", text(self.reason)),
-                ("retryAfter", self.retry_after.map(Field::Flag)),
-                ("from", text(self.from)),
-                ("to", text(self.to)),
-                ("timeoutMs", ms(self.timeout_ms)),
-                ("probability", ms(self.probability)),
-                ("id", text(self.id)),
-            ],
-        )?;
-        map.end()
-    }
-}
-
-/// The event as a JS object: `{ type, origin, ... }`; `key` is the call's idempotency
-/// key, shown on `attemptStart`.
-pub fn to_js(origin: &str, key: Option<&str>, event: &Event) -> JsValue {
-    let mut e = JsEvent {
-        kind: event.kind(),
-        origin,
-        ..JsEvent::default()
-    };
-    match *event {
-        Event::AttemptStart { attempt, .. } => {
-            e.attempt = Some(attempt);
-            e.idempotency_key = key;
-        }
-        Event::AttemptEnd {
-            attempt,
-            outcome,
-            status,
-            duration_ms,
-        } => {
-            e.attempt = Some(attempt);
-            e.outcome = Some(outcome.as_str());
-            e.status = status;
-            e.duration_ms = Some(duration_ms);
-        }
-        Event::Retry {
-            attempt,
-            delay_ms,
-            reason,
-            retry_after,
-        } => {
-            e.attempt = Some(attempt);
-            e.delay_ms = Some(delay_ms);
-            e.reason = Some(reason.as_str());
-            e.retry_after = Some(retry_after);
-        }
-        Event::GiveUp { reason, attempts } => {
-            e.reason = Some(reason.as_str());
-            e.attempts = Some(attempts);
-        }
-        Event::BreakerTransition { from, to, .. } => {
-            e.from = Some(from.as_str());
-            e.to = Some(to.as_str());
-        }
-        Event::ShortCircuit { retry_after_ms, .. } => e.delay_ms = Some(retry_after_ms),
-        Event::BulkheadRejected { .. } => {}
-        Event::RateLimitWait {
-            wait_ms: ms,
-            reason,
-            ..
-        }
-        | Event::RateLimitRejected {
-            retry_after_ms: ms,
-            reason,
-            ..
-        } => {
-            e.delay_ms = Some(ms);
-            e.reason = Some(reason.as_str());
-        }
-        Event::Throttled { probability, .. } => e.probability = Some(probability),
-        Event::BodyTimeout {
-            timeout_ms,
-            deadline,
-        } => {
-            e.timeout_ms = Some(timeout_ms);
-            e.reason = Some(if deadline { "deadline" } else { "idle" });
-        }
-        Event::Hedge { attempt, delay_ms } => {
-            e.attempt = Some(attempt);
-            e.delay_ms = Some(delay_ms);
-        }
-        Event::Success { attempts } => e.attempts = Some(attempts),
-        Event::Queued { id, reason } => {
-            e.id = Some(id);
-            e.idempotency_key = key;
-            e.reason = Some(reason.as_str());
-        }
-        Event::Replayed { id, attempt } => {
-            e.id = Some(id);
-            e.attempt = Some(attempt);
-        }
-        Event::Delivered { id, status } => {
-            e.id = Some(id);
-            e.status = Some(status);
-        }
-        Event::DeadLettered { id, reason, status } => {
-            e.id = Some(id);
-            e.status = status;
-            e.reason = Some(reason.as_str());
-        }
-    }
-    e.serialize(&Serializer::new().serialize_maps_as_objects(true))
-        .unwrap_or(JsValue::UNDEFINED)
-}
-
-/// Calls `listener` with the event; whatever it throws, or its promise rejects with, is dropped.
-pub fn emit(listener: &Function, origin: &str, key: Option<&str>, event: &Event) {
-    call_listener(listener, &to_js(origin, key, event));
-}
-
+// Written as a map, not a derived struct: serde-wasm-bindgen interns struct field names in a
+// hash map, code the package would ship for nothing but this object.
 /// One origin's counters and state (see `OriginStats` in the declarations).
 struct JsOriginStats<'a>(&'a OriginSnapshot);
 

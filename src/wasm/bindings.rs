@@ -21,9 +21,14 @@ unsafe extern "C" {
     /// of one attempt, of the whole call or of a body that stalled, for the limit `timeout_ms`.
     #[wasm_bindgen(js_name = makeTimeoutError)]
     pub fn make_timeout_error(kind: u8, timeout_ms: f64) -> JsValue;
-    /// A `CircuitOpenError` for `origin`; `half_open`: its probes are in flight.
+    /// A `CircuitOpenError` for `origin` (the JS string the call's arguments gave: not copied
+    /// out of the wasm again); `half_open`: its probes are in flight.
     #[wasm_bindgen(js_name = makeCircuitOpenError)]
-    pub fn make_circuit_open_error(origin: &str, retry_after_ms: f64, half_open: bool) -> JsValue;
+    pub fn make_circuit_open_error(
+        origin: &JsValue,
+        retry_after_ms: f64,
+        half_open: bool,
+    ) -> JsValue;
     /// A `BulkheadFullError` for `origin`.
     #[wasm_bindgen(js_name = makeBulkheadFullError)]
     pub fn make_bulkhead_full_error(origin: &str) -> JsValue;

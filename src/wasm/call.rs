@@ -194,7 +194,8 @@ fn prepare(
     // keep goes through the loop.
     if flight.is_none()
         && !(keep && key.is_some())
-        && let Some(refused) = refused_at_once(&client, &resolved, &origin, key.as_deref())
+        && let Some(refused) =
+            refused_at_once(&client, &resolved, &origin, &origin_js, key.as_deref())
     {
         return Err(refused);
     }
@@ -253,6 +254,7 @@ fn refused_at_once(
     client: &ClientInner,
     resolved: &Resolved,
     origin: &str,
+    origin_js: &JsValue,
     key: Option<&str>,
 ) -> Option<JsValue> {
     let ms = engine::refused_at_once(
@@ -266,7 +268,7 @@ fn refused_at_once(
             }
         },
     )?;
-    Some(circuit_open_error(client, origin, ms))
+    Some(circuit_open_error(client, origin, origin_js, ms))
 }
 
 impl Ready {

@@ -22,13 +22,18 @@ use crate::events::OutcomeKind;
 use crate::outbox::End;
 
 /// The `CircuitOpenError` of a call `origin`'s breaker refused: open, or half-open with its
-/// probes out (told apart with no clock read).
-pub fn circuit_open_error(client: &ClientInner, origin: &str, retry_after_ms: f64) -> JsValue {
+/// probes out (told apart with no clock read). `origin_js`: the same origin as a JS string.
+pub fn circuit_open_error(
+    client: &ClientInner,
+    origin: &str,
+    origin_js: &JsValue,
+    retry_after_ms: f64,
+) -> JsValue {
     let half_open = client.registry.try_borrow().is_ok_and(|r| {
         r.peek(origin)
             .is_some_and(|s| !s.breaker.is_closed() && s.breaker.open_until().is_none())
     });
-    make_circuit_open_error(origin, retry_after_ms, half_open)
+    make_circuit_open_error(origin_js, retry_after_ms, half_open)
 }
 
 /// How a call ended, as the outbox sees it, and the attempts it made.
@@ -106,9 +111,12 @@ impl Ended<'_> {
         transport.discard_previous();
         match result {
             CallResult::Done { output, .. } => output,
-            CallResult::ShortCircuited { retry_after_ms } => {
-                Err(circuit_open_error(self.client, self.origin, retry_after_ms))
-            }
+            CallResult::ShortCircuited { retry_after_ms } => Err(circuit_open_error(
+                self.client,
+                self.origin,
+                self.origin_js,
+                retry_after_ms,
+            )),
             CallResult::BulkheadFull => Err(make_bulkhead_full_error(self.origin)),
             // Read only now: an AbortError is made when the signal has no reason, and making
             // one for every call that ends otherwise cost more than the call.

@@ -1,6 +1,8 @@
 //! Events: what the engine reports while a call runs (the shell hands them to `onEvent`).
 
-use crate::vocab::{BreakerState, DeadReason, KeepReason};
+use crate::vocab::BreakerState;
+#[cfg(feature = "outbox")]
+use crate::vocab::{DeadReason, KeepReason};
 pub use crate::vocab::{GiveUpReason, OutcomeKind, RetryReason, Why};
 
 /// One thing that happened during a call. Borrowed strings: the shell converts at once.
@@ -65,6 +67,7 @@ pub enum Event<'a> {
     },
     /// A call waits for its origin before sending: its quota is spent until the window
     /// resets, or a `Retry-After` on a 429 or 503 holds it.
+    #[cfg(feature = "pacing")]
     RateLimitWait {
         /// Normalised origin.
         origin: &'a str,
@@ -75,6 +78,7 @@ pub enum Event<'a> {
     },
     /// A call is rejected without sending: its origin's wait is longer than
     /// `rateLimit.maxWaitMs` or than the call's deadline allows.
+    #[cfg(feature = "pacing")]
     RateLimitRejected {
         /// Normalised origin.
         origin: &'a str,
@@ -84,6 +88,7 @@ pub enum Event<'a> {
         reason: Why,
     },
     /// Adaptive throttling refused an attempt locally.
+    #[cfg(feature = "throttle")]
     Throttled {
         /// Normalised origin.
         origin: &'a str,
@@ -100,6 +105,7 @@ pub enum Event<'a> {
     },
     /// A hedge is sent: attempt `attempt` goes beside those still in flight, after
     /// `delay_ms` without an answer.
+    #[cfg(feature = "hedge")]
     Hedge {
         /// Number of the hedge's attempt.
         attempt: u32,
@@ -112,6 +118,7 @@ pub enum Event<'a> {
         attempts: u32,
     },
     /// The call got no definite answer: its request is kept in the outbox.
+    #[cfg(feature = "outbox")]
     Queued {
         /// The entry's id.
         id: &'a str,
@@ -119,6 +126,7 @@ pub enum Event<'a> {
         reason: KeepReason,
     },
     /// A kept request is sent again (`attempt`: its attempts so far, this one included).
+    #[cfg(feature = "outbox")]
     Replayed {
         /// The entry's id.
         id: &'a str,
@@ -126,6 +134,7 @@ pub enum Event<'a> {
         attempt: u32,
     },
     /// A kept request got its answer and left the outbox.
+    #[cfg(feature = "outbox")]
     Delivered {
         /// The entry's id.
         id: &'a str,
@@ -133,6 +142,7 @@ pub enum Event<'a> {
         status: u16,
     },
     /// A kept request will not be sent again: a final refusal, too old, or unsendable.
+    #[cfg(feature = "outbox")]
     DeadLettered {
         /// The entry's id.
         id: &'a str,
@@ -157,15 +167,23 @@ impl Event<'_> {
             Event::BreakerTransition { .. } => "breakerTransition",
             Event::ShortCircuit { .. } => "shortCircuit",
             Event::BulkheadRejected { .. } => "bulkheadRejected",
+            #[cfg(feature = "pacing")]
             Event::RateLimitWait { .. } => "rateLimitWait",
+            #[cfg(feature = "pacing")]
             Event::RateLimitRejected { .. } => "rateLimitRejected",
+            #[cfg(feature = "throttle")]
             Event::Throttled { .. } => "throttled",
             Event::BodyTimeout { .. } => "bodyTimeout",
+            #[cfg(feature = "hedge")]
             Event::Hedge { .. } => "hedge",
             Event::Success { .. } => "success",
+            #[cfg(feature = "outbox")]
             Event::Queued { .. } => "queued",
+            #[cfg(feature = "outbox")]
             Event::Replayed { .. } => "replayed",
+            #[cfg(feature = "outbox")]
             Event::Delivered { .. } => "delivered",
+            #[cfg(feature = "outbox")]
             Event::DeadLettered { .. } => "deadLettered",
         }
     }
@@ -177,7 +195,7 @@ mod tests {
 
     #[test]
     fn kinds_are_the_js_names() {
-        let all = [
+        let mut all = vec![
             (
                 Event::AttemptStart {
                     attempt: 1,
@@ -226,6 +244,10 @@ mod tests {
                 "shortCircuit",
             ),
             (Event::BulkheadRejected { origin: "o" }, "bulkheadRejected"),
+            (Event::Success { attempts: 1 }, "success"),
+        ];
+        #[cfg(feature = "pacing")]
+        all.extend([
             (
                 Event::RateLimitWait {
                     origin: "o",
@@ -242,15 +264,15 @@ mod tests {
                 },
                 "rateLimitRejected",
             ),
-            (
-                Event::Throttled {
-                    origin: "o",
-                    probability: 0.5,
-                },
-                "throttled",
-            ),
-            (Event::Success { attempts: 1 }, "success"),
-        ];
+        ]);
+        #[cfg(feature = "throttle")]
+        all.push((
+            Event::Throttled {
+                origin: "o",
+                probability: 0.5,
+            },
+            "throttled",
+        ));
         for (event, kind) in all {
             assert_eq!(event.kind(), kind);
         }

@@ -86,6 +86,7 @@ pub fn to_js(origin: &str, key: Option<&str>, event: &Event) -> JsValue {
             ("delayMs", [Some(N(retry_after_ms)), None, None, None])
         }
         Event::BulkheadRejected { .. } => ("", [None; 4]),
+        #[cfg(feature = "pacing")]
         Event::RateLimitWait {
             wait_ms: ms,
             reason,
@@ -99,6 +100,7 @@ pub fn to_js(origin: &str, key: Option<&str>, event: &Event) -> JsValue {
             "delayMs reason",
             [Some(N(ms)), Some(T(reason.as_str())), None, None],
         ),
+        #[cfg(feature = "throttle")]
         Event::Throttled { probability, .. } => {
             ("probability", [Some(N(probability)), None, None, None])
         }
@@ -114,17 +116,22 @@ pub fn to_js(origin: &str, key: Option<&str>, event: &Event) -> JsValue {
                 None,
             ],
         ),
+        #[cfg(feature = "hedge")]
         Event::Hedge { attempt, delay_ms } => (
             "attempt delayMs",
             [n(attempt), Some(N(delay_ms)), None, None],
         ),
         Event::Success { attempts } => ("attempts", [n(attempts), None, None, None]),
+        #[cfg(feature = "outbox")]
         Event::Queued { id, reason } => (
             "idempotencyKey reason id",
             [key, Some(T(reason.as_str())), Some(T(id)), None],
         ),
+        #[cfg(feature = "outbox")]
         Event::Replayed { id, attempt } => ("attempt id", [n(attempt), Some(T(id)), None, None]),
+        #[cfg(feature = "outbox")]
         Event::Delivered { id, status: s } => ("status id", [n(s.into()), Some(T(id)), None, None]),
+        #[cfg(feature = "outbox")]
         Event::DeadLettered {
             id,
             reason,

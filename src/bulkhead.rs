@@ -31,6 +31,7 @@ struct Slots {
     queue: Vec<Rc<Ticket>>,
     /// The slots hedges hold, youngest last (counted in `active`). None while calls wait:
     /// a call that would queue takes a hedge's slot instead.
+    #[cfg(feature = "hedge")]
     hedges: Vec<Rc<Ticket>>,
 }
 
@@ -77,6 +78,7 @@ pub enum Admission {
 pub struct BulkheadPermit(Bulkhead);
 
 /// A hedge's slot, released when dropped unless a call took it meanwhile.
+#[cfg(feature = "hedge")]
 #[derive(Debug)]
 #[must_use = "dropping the permit releases the slot at once"]
 pub struct HedgePermit {
@@ -110,7 +112,11 @@ impl Bulkhead {
             }
             // Hedges hold no slot while calls wait (they never take one then, and a call
             // that would wait takes theirs), so no waiter is overtaken here.
-            match slots.hedges.pop() {
+            #[cfg(feature = "hedge")]
+            let hedge = slots.hedges.pop();
+            #[cfg(not(feature = "hedge"))]
+            let hedge: Option<Rc<Ticket>> = None;
+            match hedge {
                 Some(hedge) => hedge,
                 None if slots.queue.len() >= policy.max_queue as usize => return Admission::Full,
                 None => {
@@ -132,6 +138,7 @@ impl Bulkhead {
 
     /// A free slot for a hedge now, or none: never a place in the queue, never while calls
     /// wait, and a call that finds no free slot may take it back.
+    #[cfg(feature = "hedge")]
     pub fn hedge(&self, policy: &BulkheadPolicy) -> Option<HedgePermit> {
         let mut slots = self.0.borrow_mut();
         if slots.active < policy.max_concurrent && slots.queue.is_empty() {
@@ -181,6 +188,7 @@ impl Drop for BulkheadPermit {
     }
 }
 
+#[cfg(feature = "hedge")]
 impl HedgePermit {
     /// Ready once a call took this slot: the hedge is to be aborted (its slot is the
     /// call's already).
@@ -193,6 +201,7 @@ impl HedgePermit {
     }
 }
 
+#[cfg(feature = "hedge")]
 impl Drop for HedgePermit {
     fn drop(&mut self) {
         if self.ticket.granted.get() {
@@ -283,10 +292,12 @@ mod tests {
         }
     }
 
+    #[cfg(feature = "hedge")]
     fn taken(hedge: &HedgePermit, waker: &Waker) -> bool {
         hedge.poll_taken(&mut Context::from_waker(waker)).is_ready()
     }
 
+    #[cfg(feature = "hedge")]
     #[test]
     fn a_hedge_takes_a_free_slot_and_never_queues_or_overtakes() {
         let b = Bulkhead::new();
@@ -308,6 +319,7 @@ mod tests {
         );
     }
 
+    #[cfg(feature = "hedge")]
     #[test]
     fn a_call_that_finds_every_slot_taken_takes_the_youngest_hedges() {
         let b = Bulkhead::new();
@@ -334,6 +346,7 @@ mod tests {
         assert_eq!(b.active(), 1);
     }
 
+    #[cfg(feature = "hedge")]
     #[test]
     fn a_call_takes_a_hedges_slot_rather_than_wait_for_one() {
         let b = Bulkhead::new();

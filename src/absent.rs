@@ -27,10 +27,3 @@ pub type Notes = [Option<crate::share::Note>; 2];
 /// The notes an attempt's end has for the peers: none without `share`.
 #[cfg(not(feature = "share"))]
 pub type Notes = [Never; 0];
-
-/// A hedge's bulkhead slot ([`crate::bulkhead`]).
-#[cfg(feature = "hedge")]
-pub use crate::bulkhead::HedgePermit;
-/// A hedge's bulkhead slot: none without `hedge`.
-#[cfg(not(feature = "hedge"))]
-pub type HedgePermit = Never;

@@ -13,7 +13,7 @@ use super::{
     retry_after_of,
 };
 #[cfg(feature = "hedge")]
-use crate::absent::HedgePermit;
+use crate::bulkhead::HedgePermit;
 use crate::classify::{AttemptOutcome, Judgement, Verdict, classify, judge};
 use crate::events::{Event, GiveUpReason, RetryReason};
 use crate::origin::Finished;

@@ -164,11 +164,11 @@ fn entries<M: SerializeMap>(map: &mut M, fields: &[(&str, Option<Field>)]) -> Re
     Ok(())
 }
 
-// Written as a map, not a derived struct: serde-wasm-bindgen interns struct field names in a
-// hash map, code the package would ship for nothing but this object.
 /// One origin's counters and state (see `OriginStats` in the declarations).
 struct JsOriginStats<'a>(&'a OriginSnapshot);
 
+// Written as a map, not a derived struct: serde-wasm-bindgen interns struct field names in a
+// hash map, code the package would ship for nothing but this object.
 impl Serialize for JsOriginStats<'_> {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let (snapshot, s) = (self.0, &self.0.stats);

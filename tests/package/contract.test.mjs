@@ -104,6 +104,72 @@ test("calls refused without sending: shortCircuit and bulkheadRejected events, s
   narrow.free();
 });
 
+// What onEvent gets: each kind exactly the fields its ResilienceEvent declaration names, in one
+// order, each of its type; an optional one only when it has a value.
+const EVENT_FIELDS = {
+  attemptStart: ["attempt", "idempotencyKey?"],
+  attemptEnd: ["attempt", "outcome", "status?", "durationMs"],
+  retry: ["attempt", "delayMs", "reason", "retryAfter"],
+  giveUp: ["attempts", "reason"],
+  breakerTransition: ["from", "to"],
+  shortCircuit: ["delayMs"],
+  bulkheadRejected: [],
+  bodyTimeout: ["reason", "timeoutMs"],
+  success: ["attempts"],
+};
+const FIELD_TYPES = { type: "string", origin: "string", attempt: "number", idempotencyKey: "string",
+  attempts: "number", outcome: "string", status: "number", durationMs: "number", delayMs: "number",
+  reason: "string", retryAfter: "boolean", from: "string", to: "string", timeoutMs: "number" };
+
+test("every event has exactly its declared fields, in their order, of their types", async () => {
+  const events = [];
+  const onEvent = (e) => events.push(e);
+  const client = new ResilientClient({ retry: FAST, bodyTimeoutMs: 50, onEvent,
+    breaker: { mode: "consecutive", failureThreshold: 2, cooldownMs: 60_000 } });
+  const id = (name) => uid(`event-fields-${name}`);
+  // A dropped connection, then 200: no status on the first attemptEnd, a retry without Retry-After.
+  assert.equal((await client.fetch(`${ORIGIN_A}/flaky?id=${id("drop")}&fail=1&code=drop`)).status, 200);
+  const dropped = events.slice();
+  // A keyed POST answered 503 with Retry-After: 0, then 200: the key on each attemptStart.
+  const posted = events.length;
+  assert.equal((await client.fetch(`${ORIGIN_A}/retry-after?id=${id("post")}&value=0`, { method: "POST", body: "{}" })).status, 200);
+  const post = events.slice(posted);
+  // A body that stalls: bodyTimeout.
+  const stalled = await client.fetch(`${ORIGIN_A}/stalled-body?id=${id("stall")}`);
+  assert.ok((await errorOf(stalled.text())) instanceof TimeoutError);
+  // 503 twice: giveUp, and the breaker opens; then a call it refuses.
+  assert.equal((await client.fetch(`${ORIGIN_A}/status?id=${id("down")}&code=503`, undefined,
+    { retry: { ...FAST, maxAttempts: 2 } })).status, 503);
+  assert.ok((await errorOf(client.fetch(`${ORIGIN_A}/status?id=${id("down")}&code=503`))) instanceof CircuitOpenError);
+  client.free();
+  const narrow = new ResilientClient({ bulkhead: { maxConcurrent: 1, maxQueue: 0 }, onEvent });
+  const first = narrow.fetch(`${ORIGIN_A}/slow?id=${id("bulkhead")}&ms=50`);
+  assert.ok((await errorOf(narrow.fetch(`${ORIGIN_A}/slow?id=${id("bulkhead")}&ms=50`))) instanceof BulkheadFullError);
+  assert.equal((await first).status, 200);
+  narrow.free();
+
+  assert.deepEqual([...new Set(events.map((e) => e.type))].sort(), Object.keys(EVENT_FIELDS).sort(), "every kind seen");
+  for (const e of events) {
+    const declared = EVENT_FIELDS[e.type];
+    const keys = Object.keys(e);
+    const expected = ["type", "origin", ...declared.map((f) => f.replace("?", ""))
+      .filter((f, i) => !declared[i].endsWith("?") || f in e)];
+    assert.deepEqual(keys, expected, `${e.type}: ${JSON.stringify(e)}`);
+    for (const key of keys) assert.equal(typeof e[key], FIELD_TYPES[key], `${e.type}.${key}: ${JSON.stringify(e)}`);
+    assert.equal(e.origin, ORIGIN_A);
+  }
+  const end = dropped.find((e) => e.type === "attemptEnd");
+  assert.ok(end.outcome === "networkError" && !("status" in end), JSON.stringify(end));
+  assert.equal(dropped.find((e) => e.type === "retry").retryAfter, false);
+  assert.ok(dropped.filter((e) => e.type === "attemptStart").every((e) => !("idempotencyKey" in e)), "no key on a GET");
+  const keys = post.filter((e) => e.type === "attemptStart").map((e) => e.idempotencyKey);
+  assert.ok(keys.length === 2 && keys[0] === keys[1] && keys[0].length === 36, JSON.stringify(post));
+  assert.equal(post.find((e) => e.type === "retry").retryAfter, true);
+  assert.ok(post.some((e) => e.type === "attemptEnd" && e.status === 503));
+  const transition = events.find((e) => e.type === "breakerTransition");
+  assert.deepEqual([transition.from, transition.to], ["closed", "open"]);
+});
+
 // (A TimeoutError that fetch rejected with may carry fetch's frames: Node's fetch captures a
 // stack on the errors it rethrows.)
 test("the error classes are Errors with stable names; the library makes them without a stack trace", async () => {

@@ -82,6 +82,8 @@ test("calls refused without sending: shortCircuit and bulkheadRejected events, s
   for (let i = 0; i < 3; i++) {
     const e = await errorOf(client.fetch(`${ORIGIN_A}/status?id=${id}&code=503`));
     assert.ok(e instanceof CircuitOpenError, String(e));
+    assert.equal(e.origin, ORIGIN_A);
+    assert.ok(e.message.includes(ORIGIN_A), e.message);
   }
   assert.equal(await attempts(id), 1, "nothing sent while open");
   const short = events.filter((e) => e.type === "shortCircuit");

@@ -45,10 +45,15 @@ pub(super) fn lacking(map: &Map) -> Option<PolicyError> {
     lacking_in(map, &CAPABILITIES)
 }
 
+/// Whether `value` asks for a capability off: `false` or `null`, what the lean build does.
+fn off(value: &Value) -> bool {
+    matches!(value, Value::Null | Value::Bool(false))
+}
+
 /// Whether `key: value` asks a capability this build lacks to be off (`false` or `null`).
 pub(super) fn asks_off(key: &str, value: &Value) -> bool {
     !FULL
-        && matches!(value, Value::Null | Value::Bool(false))
+        && off(value)
         && CAPABILITIES
             .iter()
             .any(|&(option, _, here)| !here && option == key)
@@ -61,7 +66,7 @@ fn lacking_in(map: &Map, capabilities: &[(&str, &str, bool)]) -> Option<PolicyEr
         .filter(|(_, _, here)| !here)
         .find_map(|&(option, what, _)| {
             let (_, value) = map.iter().find(|(key, _)| key == option)?;
-            if matches!(value, Value::Null | Value::Bool(false)) {
+            if off(value) {
                 return None;
             }
             let mut message = String::from(option);

@@ -59,6 +59,14 @@ const SECRET_PARAMS = ["AWSAccessKeyId", "Signature", "sig", "X-Goog-Signature"]
 const DURATIONS = [0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10, 30];
 const WAITS = [0, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 const RETRY_COUNTS = [0, 1, 2, 3, 4, 5, 10, 19];
+// The client's registry bound when its policy sets none: the core's default `maxOrigins`
+// (src/policy/types.rs `defaults::MAX_ORIGINS`; tests/core_ts_defaults.rs keeps them equal).
+const MAX_ORIGINS = 1000;
+// What the metrics name an origin past the bound: OpenTelemetry's word for an attribute value
+// left out to keep a set bounded.
+const OTHER = "_OTHER";
+// Request headers whose values are credentials: none may reach a span or a metric.
+const SECRET_HEADERS = ["authorization", "cookie", "proxy-authorization"];
 
 /**
  * Makes a client with `make(policy)` (or `new make(policy)` for ResilientClient) and
@@ -153,6 +161,10 @@ class Telemetry {
     this.propagate = options.propagate;
     this.keepQuery = options.keepQuery;
     this.extra = options.name === undefined ? {} : { [CLIENT]: options.name };
+    // The origins the metrics name, at most the client's registry bound; every origin after
+    // them is OTHER (the client validates maxOrigins itself, before any call).
+    this.named = new Set();
+    this.maxNamed = Number.isInteger(policy.maxOrigins) && policy.maxOrigins > 0 ? policy.maxOrigins : MAX_ORIGINS;
     this.breaker = policy.breaker !== false;
     this.budget = policy.retryBudget !== false;
     this.outbox = policy.outbox !== undefined && policy.outbox !== false
@@ -163,6 +175,19 @@ class Telemetry {
     this.ref = undefined;
     this.watching = undefined;
     this.observe = (result) => this.observeClient(result);
+  }
+
+  /**
+   * The value of the origin attribute for `origin`: itself while the client's metrics name fewer
+   * origins than its registry keeps (first come, first named, for the client's life: a series
+   * never changes its name), else OTHER. A client calling a million hosts exports at most
+   * maxOrigins + 1 origin values.
+   */
+  originOf(origin) {
+    if (this.named.has(origin)) return origin;
+    if (this.named.size >= this.maxNamed) return OTHER;
+    this.named.add(origin);
+    return origin;
   }
 
   /** The instruments of the meter in force (the global provider may change: they follow it). */
@@ -209,13 +234,26 @@ class Telemetry {
       return;
     }
     const m = this.m;
+    // By origin attribute: an origin the metrics name has its own values; those past the bound
+    // are added up under OTHER (how many are in each breaker state, their tokens, their wins).
+    const by = new Map();
     for (const [origin, s] of Object.entries(stats)) {
+      const name = this.originOf(origin);
+      let sum = by.get(name);
+      if (sum === undefined) by.set(name, sum = { states: [0, 0, 0], tokens: 0, wins: 0, hedged: false });
+      const state = STATES.indexOf(s.breakerState);
+      if (state >= 0) sum.states[state] += 1;
+      sum.tokens += s.budgetTokens;
+      sum.wins += s.hedgeWins;
+      sum.hedged ||= s.hedges > 0;
+    }
+    for (const [origin, sum] of by) {
       const o = { [ORIGIN]: origin, ...this.extra };
       if (this.breaker) {
-        for (const state of STATES) result.observe(m.breakerState, s.breakerState === state ? 1 : 0, { ...o, [STATE]: state });
+        STATES.forEach((state, i) => result.observe(m.breakerState, sum.states[i], { ...o, [STATE]: state }));
       }
-      if (this.budget) result.observe(m.budgetTokens, s.budgetTokens, o);
-      if (s.hedges > 0) result.observe(m.hedgeWins, s.hedgeWins, o);
+      if (this.budget) result.observe(m.budgetTokens, sum.tokens, o);
+      if (sum.hedged) result.observe(m.hedgeWins, sum.wins, o);
     }
     const box = this.outbox === undefined ? undefined : client.outbox;
     if (box !== undefined) {
@@ -250,7 +288,7 @@ class Telemetry {
 
   /** The metrics of one event. */
   record(e, m) {
-    const o = { [ORIGIN]: e.origin, ...this.extra };
+    const o = { [ORIGIN]: this.originOf(e.origin), ...this.extra };
     switch (e.type) {
       case "attemptEnd": {
         const a = { ...o, [OUTCOME]: e.outcome };
@@ -383,7 +421,8 @@ class Call {
     for (const { span } of this.attempts.values()) span.end();
     this.attempts.clear();
     const span = this.span;
-    const attributes = { [ORIGIN]: this.target.origin, [METHOD]: this.target.attributes[METHOD], ...this.t.extra };
+    const origin = this.t.originOf(this.target.origin);
+    const attributes = { [ORIGIN]: origin, [METHOD]: this.target.attributes[METHOD], ...this.t.extra };
     span.setAttribute(ATTEMPTS, this.made);
     if (response !== undefined) {
       const status = response?.status;
@@ -400,13 +439,21 @@ class Call {
       const type = errorType(error);
       span.setAttribute(ERROR_TYPE, type);
       attributes[ERROR_TYPE] = type;
-      if (typeof error === "string" || (typeof error === "object" && error !== null)) span.recordException(error);
-      span.setStatus({ code: SpanStatusCode.ERROR, message: String(error?.message ?? error) });
+      // The platform's errors may quote the URL (userinfo included) or a header's value: what
+      // the span keeps of an error is redacted as url.full is.
+      const secrets = this.target.secrets;
+      const said = (value) => typeof value === "string" ? redact(value, secrets) : undefined;
+      if (typeof error === "string") span.recordException(redact(error, secrets));
+      else if (typeof error === "object" && error !== null) {
+        span.recordException({ name: said(safely(() => error.name)), message: said(safely(() => error.message)),
+          stack: said(safely(() => error.stack)), code: safely(() => error.code) });
+      }
+      span.setStatus({ code: SpanStatusCode.ERROR, message: redact(String(safely(() => error?.message ?? error)), secrets) });
     }
     span.end();
     this.m.callDuration.record((performance.now() - this.started) / 1000, attributes);
     if (this.made > 0) {
-      this.m.callRetries.record(this.made - 1, { [ORIGIN]: this.target.origin, [METHOD]: attributes[METHOD], ...this.t.extra });
+      this.m.callRetries.record(this.made - 1, { [ORIGIN]: origin, [METHOD]: attributes[METHOD], ...this.t.extra });
     }
   }
 }
@@ -515,7 +562,45 @@ function targetOf(input, init, keepQuery) {
   };
   // fetch sends the normalized methods upper-cased, any other as given.
   if (method === "_OTHER") attributes[METHOD_ORIGINAL] = given;
-  return { origin: url.origin, href: url.href, attributes, spanMethod: method === "_OTHER" ? "HTTP" : method };
+  return {
+    origin: url.origin, href: url.href, attributes, spanMethod: method === "_OTHER" ? "HTTP" : method,
+    secrets: secretsOf(url, input, init, isRequest),
+  };
+}
+
+/**
+ * The credentials of a call: its URL's userinfo, and the values of its Authorization, Cookie and
+ * Proxy-Authorization headers (from init, else the Request), as fetch would send them.
+ */
+function secretsOf(url, input, init, isRequest) {
+  const out = [];
+  for (const part of [url.username, url.password]) {
+    if (part !== "") out.push(part, safely(() => decodeURIComponent(part)));
+  }
+  const headers = init?.headers !== undefined ? init.headers : isRequest ? input.headers : undefined;
+  const entries = safely(() => typeof headers?.[Symbol.iterator] === "function" ? [...headers]
+    : typeof headers === "object" && headers !== null ? Object.entries(headers) : []) ?? [];
+  for (const entry of entries) {
+    const [name, value] = safely(() => [String(entry[0]).toLowerCase(), String(entry[1])]) ?? [];
+    if (!SECRET_HEADERS.includes(name)) continue;
+    // The value, and its words and cookie values: a platform's message may quote the value
+    // with a control character replaced, or one cookie of several.
+    out.push(value);
+    for (const word of value.split(/[\s\x00-\x1f;,]+/)) out.push(word, word.slice(word.indexOf("=") + 1));
+  }
+  // A value this short stands in too many words to be cut out of a message; in a URL's
+  // userinfo it is cut out anyway. The longest first, so none is left half cut.
+  return [...new Set(out)].filter((v) => typeof v === "string" && v.length >= 3).sort((a, b) => b.length - a.length);
+}
+
+/**
+ * `text` without credentials: every URL's userinfo as REDACTED:REDACTED (up to the last `@`
+ * before its path, as the URL parser reads it), and each of `secrets` as REDACTED.
+ */
+function redact(text, secrets = []) {
+  let out = text.replace(/([a-z][a-z0-9+.-]*:\/\/)[^/?#\s]*@/gi, "$1REDACTED:REDACTED@");
+  for (const secret of secrets) out = out.split(secret).join("REDACTED");
+  return out;
 }
 
 /** error.type of a call that failed: the error's name (TimeoutError, CircuitOpenError, AbortError...), else _OTHER. */

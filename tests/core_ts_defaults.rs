@@ -359,3 +359,20 @@ fn readme_ranges_match_the_schema() {
     }
     assert!(checked >= 25, "only {checked} ranges checked");
 }
+
+/// The OpenTelemetry entry names at most a client's `maxOrigins` origins in its metrics; for a
+/// client whose policy sets none it needs the core's default, written there as one constant.
+#[test]
+fn otel_entry_default_origin_bound_matches_the_core() {
+    let source = include_str!("../pkg-template/otel.js");
+    let declared: Vec<&str> = source
+        .lines()
+        .filter_map(|line| line.strip_prefix("const MAX_ORIGINS = "))
+        .collect();
+    assert_eq!(
+        declared,
+        vec![format!("{};", d::MAX_ORIGINS).as_str()],
+        "pkg-template/otel.js must hold one `const MAX_ORIGINS = {};` line",
+        d::MAX_ORIGINS
+    );
+}

@@ -7,6 +7,7 @@ import test, { after, before } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import fs from "node:fs";
+import http from "node:http";
 import path from "node:path";
 import { ORIGIN_A, SCRATCH, launchChromium, linkTools, pageResult, serveStatic, serverLog, uid } from "./helpers.mjs";
 
@@ -59,6 +60,47 @@ try {
 }
 `;
 
+// Bounds and secrets (docs/otel.md): ten origins through a client of maxOrigins 3, and calls
+// carrying credentials (URL userinfo, credential headers) that fail.
+const BOUNDS_PAGE = `
+import { ResilientClient } from "resilient-fetch";
+import { instrument } from "resilient-fetch/otel";
+import { InMemorySpanExporter, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base";
+import { WebTracerProvider } from "@opentelemetry/sdk-trace-web";
+import { AggregationTemporality, InMemoryMetricExporter, MeterProvider, PeriodicExportingMetricReader } from "@opentelemetry/sdk-metrics";
+
+const q = new URLSearchParams(location.search);
+try {
+  const spans = new InMemorySpanExporter();
+  const tracerProvider = new WebTracerProvider({ spanProcessors: [new SimpleSpanProcessor(spans)] });
+  const metricExporter = new InMemoryMetricExporter(AggregationTemporality.CUMULATIVE);
+  const reader = new PeriodicExportingMetricReader({ exporter: metricExporter, exportIntervalMillis: 2 ** 31 - 1 });
+  const meterProvider = new MeterProvider({ readers: [reader] });
+  const events = [];
+  const api = instrument(ResilientClient, { maxOrigins: 3, retry: false, timeoutMs: 100, onEvent: (e) => events.push(e) },
+    { tracerProvider, meterProvider });
+  const statuses = [];
+  for (const origin of q.get("origins").split(",")) statuses.push((await api.fetch(origin + "/x")).status);
+  const errors = [];
+  const fail = (p) => p.then(() => errors.push("resolved"), (e) => errors.push({ name: e.name, message: e.message, stack: e.stack }));
+  const a = new URL(q.get("a"));
+  await fail(api.fetch("http://someone:hunter2pw@" + a.host + "/ok"));
+  await fail(api.fetch(a.origin + "/hang?id=" + q.get("id"),
+    { headers: { Authorization: "Bearer sekr3t-token" } }));
+  await reader.forceFlush();
+  const metrics = {};
+  for (const m of metricExporter.getMetrics().at(-1).scopeMetrics.flatMap((s) => s.metrics)) {
+    metrics[m.descriptor.name] = m.dataPoints.map((p) => ({ attributes: p.attributes, value: p.value }));
+  }
+  window.__result = {
+    statuses, errors, metrics, events: JSON.stringify(events),
+    spans: spans.getFinishedSpans().map((s) => JSON.stringify({ name: s.name, attributes: s.attributes, events: s.events, status: s.status })),
+  };
+} catch (e) {
+  window.__error = String(e && e.stack || e);
+}
+`;
+
 let browser;
 before(async () => {
   linkTools(["@opentelemetry/api", "@opentelemetry/core", "@opentelemetry/sdk-trace-base", "@opentelemetry/sdk-trace-web",
@@ -67,18 +109,23 @@ before(async () => {
 });
 after(async () => { await browser?.close(); });
 
-test("Chromium: the call span under the caller's span (captured when the call is made), a span per attempt, traceparent per attempt, metrics", async () => {
-  const app = path.join(SCRATCH, "otel-app");
+/** Bundles `page` with esbuild into a served folder with the wasm; returns the static site. */
+async function bundled(name, page) {
+  const app = path.join(SCRATCH, name);
   const dist = path.join(app, "dist");
   fs.mkdirSync(dist, { recursive: true });
-  fs.writeFileSync(path.join(app, "main.mjs"), PAGE);
+  fs.writeFileSync(path.join(app, "main.mjs"), page);
   const esbuild = path.join(process.env.RF_TOOLS_DIR, "node_modules", ".bin", "esbuild");
   execFileSync(esbuild, ["main.mjs", "--bundle", "--format=esm", "--minify", "--outfile=dist/app.js", "--log-level=warning"],
     { cwd: app, stdio: "inherit" });
   fs.copyFileSync(path.join(SCRATCH, "node_modules", "resilient-fetch", "web", "resilient_fetch_bg.wasm"),
     path.join(dist, "resilient_fetch_bg.wasm"));
   fs.writeFileSync(path.join(dist, "index.html"), `<!doctype html><meta charset="utf-8"><script type="module" src="./app.js"></script>`);
-  const site = await serveStatic(dist);
+  return serveStatic(dist);
+}
+
+test("Chromium: the call span under the caller's span (captured when the call is made), a span per attempt, traceparent per attempt, metrics", async () => {
+  const site = await bundled("otel-app", PAGE);
   const id = uid("browser-otel"), id2 = uid("browser-otel-open");
   try {
     const { result } = await pageResult(browser, `${site.url}/index.html?a=${ORIGIN_A}&id=${id}&id2=${id2}`);
@@ -117,5 +164,47 @@ test("Chromium: the call span under the caller's span (captured when the call is
     assert.equal(points("breaker.transitions", { ...o, "resilient_fetch.breaker.state": "open" })[0]?.value, 1);
   } finally {
     await site.close();
+  }
+});
+
+// Promises (docs/otel.md): a client's metrics name at most maxOrigins origins (the rest are
+// _OTHER); no credential in any span attribute, event or status, nor in the package's events.
+test("Chromium: metric origins bounded by maxOrigins (_OTHER past it); no credential in any span, metric or event", async () => {
+  // Ten origins a page may call: ports of 127.0.0.1 that allow any origin.
+  const hosts = await Promise.all(Array.from({ length: 10 }, () => new Promise((resolve) => {
+    const server = http.createServer((req, res) => res.writeHead(200, { "access-control-allow-origin": "*" }).end("ok"));
+    server.listen(0, "127.0.0.1", () => resolve(server));
+  })));
+  const origins = hosts.map((h) => `http://127.0.0.1:${h.address().port}`);
+  const site = await bundled("otel-bounds-app", BOUNDS_PAGE);
+  try {
+    const { result } = await pageResult(browser,
+      `${site.url}/index.html?a=${ORIGIN_A}&id=${uid("browser-otel-secret")}&origins=${origins.join(",")}`);
+    assert.deepEqual(result.statuses, Array(10).fill(200));
+    const { metrics } = result;
+    const named = origins.slice(0, 3);
+    for (const name of ["call.duration", "attempts", "attempt.duration", "breaker.state", "budget.tokens"]) {
+      const values = new Set((metrics["resilient_fetch." + name] ?? []).map((p) => p.attributes["resilient_fetch.origin"]));
+      for (const v of values) assert.ok(v === "_OTHER" || named.includes(v) || v === ORIGIN_A, `${name}: ${v}`);
+    }
+    const calls = (origin) => (metrics["resilient_fetch.call.duration"] ?? [])
+      .filter((p) => p.attributes["resilient_fetch.origin"] === origin).reduce((n, p) => n + p.value.count, 0);
+    assert.deepEqual(named.map(calls), [1, 1, 1], "the first three keep their names");
+    // Seven past the bound, and the two calls to ORIGIN_A (the fourth origin and after).
+    assert.equal(calls("_OTHER"), 9);
+    assert.equal(calls(ORIGIN_A), 0);
+    // Each call carrying a credential failed, and no span, metric or event says it.
+    assert.equal(result.errors.length, 2);
+    assert.equal(result.errors[0].name, "TypeError");
+    const secrets = ["someone", "hunter2pw", "sekr3t-token"];
+    const leaks = (text) => secrets.filter((secret) => text.includes(secret));
+    for (const span of result.spans) assert.deepEqual(leaks(span), [], span);
+    assert.ok(result.spans.some((span) => span.includes("REDACTED:REDACTED@127.0.0.1")), "the refused URL, redacted");
+    assert.deepEqual(leaks(JSON.stringify(metrics)), []);
+    assert.deepEqual(leaks(result.events), []);
+    assert.deepEqual(leaks(JSON.stringify(result.errors[1])), [], "the package's own TimeoutError");
+  } finally {
+    await site.close();
+    await Promise.all(hosts.map((h) => new Promise((resolve) => h.close(resolve))));
   }
 });

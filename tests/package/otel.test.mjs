@@ -5,6 +5,7 @@
 import test, { after } from "node:test";
 import assert from "node:assert/strict";
 import { createRequire } from "node:module";
+import http from "node:http";
 import path from "node:path";
 import { ORIGIN_A, SCRATCH, errorOf, linkTools, serverLog, uid, fullOnly } from "./helpers.mjs";
 
@@ -413,6 +414,107 @@ test("a freed client: collections go on without it, and stop reading it", async 
   await t.metrics();
   await t.metrics();
   assert.equal(reads, 2, "read once more (it throws: freed), then no more");
+  await t.shutdown();
+});
+
+/** `n` HTTP servers on 127.0.0.1 (ports of their own) answering 200 "ok"; close() stops them. */
+async function servers(n) {
+  const list = await Promise.all(Array.from({ length: n }, () => new Promise((resolve) => {
+    const server = http.createServer((req, res) => res.end("ok"));
+    server.listen(0, "127.0.0.1", () => resolve(server));
+  })));
+  return {
+    origins: list.map((s) => `http://127.0.0.1:${s.address().port}`),
+    close: () => Promise.all(list.map((s) => new Promise((resolve) => s.close(resolve)))),
+  };
+}
+
+// Promise (docs/otel.md, Metrics): every attribute set is bounded; a client's metrics name at
+// most maxOrigins origins, and every origin past them is _OTHER.
+test("metric origins are bounded by the client's maxOrigins: the origins past it share _OTHER, on every metric", async () => {
+  const t = telemetry();
+  const hosts = await servers(10);
+  try {
+    const client = instrument(ResilientClient, { maxOrigins: 3, retry: false }, t.options);
+    for (const origin of hosts.origins) assert.equal((await client.fetch(`${origin}/x`)).status, 200);
+    const m = await t.metrics();
+    const named = hosts.origins.slice(0, 3);
+    for (const name of ["call.duration", "call.retries", "attempts", "attempt.duration", "breaker.state", "budget.tokens"]) {
+      const values = new Set(points(m, name).map((p) => p.attributes[M + "origin"]));
+      assert.ok(values.size <= 4, `${name}: at most maxOrigins + 1 origin values, got ${[...values]}`);
+      for (const v of values) assert.ok(v === "_OTHER" || named.includes(v), `${name}: ${v} is named or _OTHER`);
+    }
+    // The first three keep their names; the seven after them are counted under _OTHER.
+    const calls = (origin) => total(points(m, "call.duration", { [M + "origin"]: origin }));
+    assert.deepEqual(named.map(calls), [1, 1, 1]);
+    assert.equal(calls("_OTHER"), 7);
+    assert.equal(total(points(m, "attempts", { [M + "origin"]: "_OTHER", [M + "outcome"]: "response" })), 7);
+    // The gauges: the registry keeps the last three origins, all past the bound: _OTHER holds
+    // how many are in each state, and their tokens added up.
+    const state = Object.fromEntries(points(m, "breaker.state", { [M + "origin"]: "_OTHER" })
+      .map((p) => [p.attributes[M + "breaker.state"], p.value]));
+    assert.deepEqual(state, { closed: 3, open: 0, "half-open": 0 });
+    const stats = client.stats();
+    assert.equal(Object.keys(stats).length, 3, "the registry keeps maxOrigins");
+    assert.equal(total(points(m, "budget.tokens", { [M + "origin"]: "_OTHER" })),
+      Object.values(stats).reduce((n, s) => n + s.budgetTokens, 0));
+    // A client without maxOrigins names up to the core's default: ten are all named.
+    const wide = instrument(ResilientClient, { retry: false }, { ...t.options, name: "wide" });
+    for (const origin of hosts.origins) await wide.fetch(`${origin}/x`);
+    const values = new Set(points(await t.metrics(), "attempts", { [M + "client"]: "wide" }).map((p) => p.attributes[M + "origin"]));
+    assert.deepEqual([...values].sort(), [...hosts.origins].sort());
+  } finally {
+    await hosts.close();
+    await t.shutdown();
+  }
+});
+
+const SECRETS = ["someone", "hunter2pw", "sekr3t-token", "cookie-s3cret", "proxy-pa55"];
+/** Every secret of SECRETS found in `text`. */
+const leaks = (text) => SECRETS.filter((secret) => text.includes(secret));
+/** What a span exports as text: its name, attributes, events with theirs, and its status. */
+const spanText = (s) => JSON.stringify({ name: s.name, attributes: s.attributes, events: s.events, status: s.status });
+
+// Promise (docs/otel.md, Traces): no credential (URL userinfo, Authorization, Cookie,
+// Proxy-Authorization) in any span attribute, event, status message or metric attribute; nor in
+// the package's own events and errors.
+test("no credential reaches a span, a metric, an event or the package's own errors: userinfo and credential headers redacted", async () => {
+  const t = telemetry();
+  const events = [];
+  const client = instrument(ResilientClient,
+    { timeoutMs: 100, retry: { maxAttempts: 2, baseDelayMs: 1, maxDelayMs: 1 }, breaker: { failureThreshold: 2, cooldownMs: 60_000 },
+      onEvent: (e) => events.push(e) }, t.options);
+  const port = new URL(ORIGIN_A).port;
+  // The platform refuses a URL with credentials, quoting it.
+  const withUserinfo = await errorOf(client.fetch(`http://someone:hunter2pw@127.0.0.1:${port}/ok`));
+  assert.ok(withUserinfo instanceof TypeError, String(withUserinfo));
+  // ... and a header value it cannot send, quoting the value.
+  const badHeader = await errorOf(client.fetch(`${ORIGIN_A}/ok`, { headers: { Authorization: "Bearer sekr3t-token\u0000" } }));
+  assert.ok(badHeader instanceof TypeError, String(badHeader));
+  assert.deepEqual(leaks(badHeader.message), ["sekr3t-token"], "the platform's message quotes the value (what the span must not)");
+  // The package's own errors of calls carrying every credential: a timeout, then the open breaker.
+  const headers = { Authorization: "Bearer sekr3t-token", Cookie: "a=1; session=cookie-s3cret", "Proxy-Authorization": "Basic proxy-pa55" };
+  const own = [];
+  own.push(await errorOf(client.fetch(`${ORIGIN_A}/hang?id=${uid("otel-secret")}`, { headers })));
+  own.push(await errorOf(client.fetch(new Request(`${ORIGIN_A}/hang?id=${uid("otel-secret")}`, { headers }))));
+  assert.ok(own[0] instanceof TimeoutError, String(own[0]));
+  own.push(await errorOf(client.fetch(`${ORIGIN_A}/ok`, { headers })));
+  assert.ok(own[2] instanceof CircuitOpenError, String(own[2]));
+  for (const e of own) assert.deepEqual(leaks(`${e.message} ${e.stack} ${JSON.stringify(e)}`), [], `${e.name}: ${e.message}`);
+  assert.ok(events.length > 0);
+  assert.deepEqual(leaks(JSON.stringify(events)), [], "the package's events carry no credential");
+  const spans = t.spans();
+  assert.equal(callSpans(spans).length, 5);
+  for (const s of spans) assert.deepEqual(leaks(spanText(s)), [], spanText(s));
+  const exceptions = callSpans(spans).flatMap((s) => s.events.filter((e) => e.name === "exception"));
+  assert.equal(exceptions.length, 5, "every failed call keeps its error, redacted");
+  const userinfo = exceptions.find((e) => /credentials/.test(e.attributes["exception.message"]));
+  assert.match(userinfo.attributes["exception.message"], /REDACTED:REDACTED@127\.0\.0\.1/);
+  assert.equal(userinfo.attributes["exception.type"], "TypeError");
+  const m = await t.metrics();
+  for (const [name, metric] of m) {
+    for (const p of metric.dataPoints) assert.deepEqual(leaks(JSON.stringify(p.attributes)), [], name);
+  }
   await t.shutdown();
 });
 

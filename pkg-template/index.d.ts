@@ -3,7 +3,7 @@
 // throttling, hedging, coalescing, shared health and the outbox, and client.outbox.
 export { resilientFetch, ResilientClient, install, uninstall, memoryBytes } from "./web/resilient_fetch.js";
 export type {
-  AttemptContext, BreakerState, BreakerPolicy, BulkheadPolicy, ClientStats, OriginStats, Policy, ResilienceEvent,
+  AttemptContext, BreakerState, BreakerPolicy, BulkheadPolicy, ClientStats, OpenReason, OriginStats, Policy, ResilienceEvent,
   RetryBudgetPolicy, RetryPolicy,
 } from "./web/resilient_fetch.js";
 export { TimeoutError, CircuitOpenError, BulkheadFullError, RateLimitError, ThrottledError, QueuedError } from "./errors.js";

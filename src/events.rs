@@ -1,6 +1,6 @@
 //! Events: what the engine reports while a call runs (the shell hands them to `onEvent`).
 
-use crate::vocab::BreakerState;
+use crate::vocab::{BreakerState, OpenReason};
 #[cfg(feature = "outbox")]
 use crate::vocab::{DeadReason, KeepReason};
 pub use crate::vocab::{GiveUpReason, OutcomeKind, RetryReason, Why};
@@ -52,6 +52,8 @@ pub enum Event<'a> {
         from: BreakerState,
         /// State after.
         to: BreakerState,
+        /// Why it opened (None unless `to` is open).
+        reason: Option<OpenReason>,
     },
     /// The breaker refused an attempt.
     ShortCircuit {
@@ -235,6 +237,7 @@ mod tests {
                     origin: "o",
                     from: BreakerState::Closed,
                     to: BreakerState::Open,
+                    reason: Some(OpenReason::Failures),
                 },
                 "breakerTransition",
             ),

@@ -176,6 +176,8 @@ pub struct Finished<'q> {
     pub hold_until: Option<f64>,
     /// How long it took to answer, when the origin's latency is learnt (hedging).
     pub latency_ms: Option<f64>,
+    /// How long it took to end, in ms: longer than the breaker's `slowCallMs` is slow.
+    pub duration_ms: f64,
     /// Whether it was pacing's probe.
     pub probe: bool,
     /// Whether the call goes on to retry (it keeps the origin in use meanwhile).
@@ -285,7 +287,7 @@ impl OriginState {
             }
         }
         // Every check passed: the leave is taken.
-        let permit = match breaker.map(|b| self.breaker.try_acquire(now, b)) {
+        let permit = match breaker.map(|b| self.breaker.try_acquire(now, b, random)) {
             Some(Err(rejected)) => {
                 self.stats.short_circuits += 1;
                 return Err(Refusal::Breaker(rejected.retry_after_ms));
@@ -372,9 +374,12 @@ impl OriginState {
                 self.pacer.hold(until);
             }
         }
-        let transition = permit
-            .zip(policy.breaker.as_ref())
-            .and_then(|(permit, p)| self.breaker.record(permit, judgement, now, p));
+        let transition = permit.zip(policy.breaker.as_ref()).and_then(|(permit, p)| {
+            let slow = p
+                .slow_call_ms()
+                .is_some_and(|ms| ended.duration_ms > f64::from(ms));
+            self.breaker.record(permit, judgement, slow, now, p)
+        });
         #[cfg(feature = "share")]
         let notes = match (rank, before) {
             (Some(rank), Some(before)) => {

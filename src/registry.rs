@@ -15,7 +15,7 @@
 //! dropping an origin shifts the entries after it, a memmove of at most n entries).
 
 use crate::absent::Notes;
-use crate::breaker::BreakerState;
+use crate::breaker::{BreakerState, OpenReason};
 pub use crate::origin::{OriginState, OriginStats};
 #[cfg(feature = "share")]
 use crate::policy::Policy;
@@ -37,6 +37,8 @@ pub struct OriginSnapshot {
     pub stats: OriginStats,
     /// Its breaker's state.
     pub breaker: BreakerState,
+    /// Why its breaker opened, while open or half-open.
+    pub opened_by: Option<OpenReason>,
     /// Tokens left in its retry budget.
     pub budget_tokens: u32,
     /// Calls holding or granted a bulkhead slot.
@@ -253,6 +255,7 @@ impl Registry {
                 origin: e.origin.clone(),
                 stats: e.state.stats(),
                 breaker: e.state.breaker.state(now_ms),
+                opened_by: e.state.breaker.opened_by(),
                 budget_tokens: e.state.budget.tokens_now(),
                 bulkhead_active: e.state.bulkhead.active(),
                 bulkhead_queued: e.state.bulkhead.queued(),
@@ -375,8 +378,8 @@ mod tests {
                     ..OriginStats::default()
                 };
                 assert!(s.budget.try_withdraw(5, 500));
-                let permit = s.breaker.try_acquire(0.0, &p).expect("closed");
-                let _ = s.breaker.record(permit, Judgement::Failure, 0.0, &p);
+                let permit = s.breaker.try_acquire(0.0, &p, &|| 0.5).expect("closed");
+                let _ = s.breaker.record(permit, Judgement::Failure, false, 0.0, &p);
             });
         }
         r.reset(Some("a"));
@@ -424,8 +427,8 @@ mod tests {
             ..BreakerPolicy::default()
         };
         r.with("a", |_, s| {
-            let permit = s.breaker.try_acquire(0.0, &p).expect("closed");
-            let _ = s.breaker.record(permit, Judgement::Failure, 0.0, &p);
+            let permit = s.breaker.try_acquire(0.0, &p, &|| 0.5).expect("closed");
+            let _ = s.breaker.record(permit, Judgement::Failure, false, 0.0, &p);
         });
         assert_eq!(r.stats(50.0)[0].breaker, BreakerState::Open);
         assert_eq!(r.stats(100.0)[0].breaker, BreakerState::HalfOpen);
@@ -458,8 +461,8 @@ mod tests {
             ..BreakerPolicy::default()
         };
         r.with(origin, |_, s| {
-            if let Ok(permit) = s.breaker.try_acquire(0.0, &p) {
-                let _ = s.breaker.record(permit, Judgement::Failure, 0.0, &p);
+            if let Ok(permit) = s.breaker.try_acquire(0.0, &p, &|| 0.5) {
+                let _ = s.breaker.record(permit, Judgement::Failure, false, 0.0, &p);
             }
         });
     }

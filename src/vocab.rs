@@ -160,6 +160,35 @@ pub struct Transition {
     pub from: BreakerState,
     /// State after.
     pub to: BreakerState,
+    /// Why it opened (None unless `to` is open).
+    pub reason: Option<OpenReason>,
+}
+
+/// Why a breaker opened: the rule that tripped it, a failed probe, or a peer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OpenReason {
+    /// `failureThreshold` failures in a row (the consecutive mode).
+    Failures,
+    /// The window's failure rate reached `failureRateThreshold`.
+    FailureRate,
+    /// The window's share of slow calls (longer than `slowCallMs`) reached
+    /// `slowCallRateThreshold`.
+    SlowCallRate,
+    /// A half-open trial call failed (or was slow, with the slow-call rule on).
+    Probe,
+    /// A peer's breaker of the same origin opened (`share`).
+    Peer,
+}
+
+impl OpenReason {
+    /// The JS names (events, stats), in declaration order.
+    pub const NAMES: [&'static str; 5] =
+        ["failures", "failureRate", "slowCallRate", "probe", "peer"];
+
+    /// The JS name.
+    pub fn as_str(self) -> &'static str {
+        Self::NAMES[self as usize]
+    }
 }
 
 /// Why a call must wait before sending.

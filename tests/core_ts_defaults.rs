@@ -112,6 +112,12 @@ fn typescript_defaults_match_the_core() {
             d::FAILURE_THRESHOLD.to_string(),
         ),
         ("BreakerPolicy.cooldownMs", d::COOLDOWN_MS.to_string()),
+        // Not a number: the policy's own cooldownMs (BreakerPolicy::default() has them equal).
+        ("BreakerPolicy.maxCooldownMs", "cooldownMs".into()),
+        (
+            "BreakerPolicy.slowCallRateThreshold",
+            d::SLOW_CALL_RATE_THRESHOLD.to_string(),
+        ),
         (
             "BreakerPolicy.halfOpenMaxCalls",
             d::HALF_OPEN_MAX_CALLS.to_string(),
@@ -291,9 +297,12 @@ fn typescript_ranges_match_the_schema() {
             .unwrap_or_else(|| panic!("{} is not declared in the TypeScript types", field.path));
         let range = match (field.kind, field.range_text) {
             (_, Some(text)) => text.to_string(),
-            (Kind::Int { min, max, .. } | Kind::IntOrOff { min, max, .. }, None) => {
-                format!("{min}..={max}")
-            }
+            (
+                Kind::Int { min, max, .. }
+                | Kind::IntOrOff { min, max, .. }
+                | Kind::OptInt { min, max },
+                None,
+            ) => format!("{min}..={max}"),
             (Kind::Statuses, None) => "400..=599".to_string(),
             _ => continue,
         };
@@ -335,7 +344,9 @@ fn readme_ranges_match_the_schema() {
     let mut checked = 0;
     for field in FIELDS {
         let (min, max) = match field.kind {
-            Kind::Int { min, max, .. } | Kind::IntOrOff { min, max, .. } => (min, max),
+            Kind::Int { min, max, .. }
+            | Kind::IntOrOff { min, max, .. }
+            | Kind::OptInt { min, max } => (min, max),
             _ => continue,
         };
         let shown = rows

@@ -2,7 +2,7 @@
 // deno.mjs, worker.js; workerd.js adds workerd.d.ts).
 export { resilientFetch, ResilientClient, install, uninstall, memoryBytes } from "./web/resilient_fetch.js";
 export type {
-  AttemptContext, BreakerState, BreakerPolicy, BulkheadPolicy, ClientStats, OriginStats, Policy, ResilienceEvent,
+  AttemptContext, BreakerState, BreakerPolicy, BulkheadPolicy, ClientStats, OpenReason, OriginStats, Policy, ResilienceEvent,
   RetryBudgetPolicy, RetryPolicy, RateLimitPolicy, ThrottlePolicy, HedgePolicy,
   Outbox, OutboxPolicy, OutboxStore, OutboxEntry, OutboxReason, OutboxFlush, SharePolicy,
 } from "./web/resilient_fetch.js";

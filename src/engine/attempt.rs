@@ -154,6 +154,7 @@ impl<'a> Flight<'a> {
             judgement,
             timed_out: *outcome == AttemptOutcome::Timeout,
             hold,
+            duration_ms: end - self.start,
             ..ended
         };
         let (transition, hold) = self.guard.finish(ended, end);

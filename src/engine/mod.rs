@@ -315,6 +315,7 @@ fn report(transition: Option<Transition>, origin: &str, on_event: &mut dyn FnMut
             origin,
             from: t.from,
             to: t.to,
+            reason: t.reason,
         });
     }
 }

@@ -26,6 +26,14 @@ pub enum Kind {
         /// When absent.
         default: u32,
     },
+    /// A whole number in `min..=max`, or absent: none (the field's section says what
+    /// absent means).
+    OptInt {
+        /// Smallest accepted.
+        min: u32,
+        /// Largest accepted.
+        max: u32,
+    },
     /// `true` (on, defaults), `false` (off) or an object of the fields under this path.
     Feature {
         /// On when absent.

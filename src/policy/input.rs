@@ -184,6 +184,7 @@ mod tests {
             p.breaker,
             Some(BreakerPolicy {
                 cooldown_ms: 7,
+                max_cooldown_ms: 7,
                 ..BreakerPolicy::default()
             })
         );

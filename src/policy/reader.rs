@@ -106,6 +106,21 @@ impl<R: Rows> Check<R> {
         }
     }
 
+    /// The optional integer field `key` of `o` (None when absent or bad), in the schema's range.
+    pub(super) fn opt_int(&mut self, o: &Object, key: &str) -> Option<u32> {
+        let path = o.path(key);
+        let Some(Kind::OptInt { min, max }) = find(R::FIELDS, &path).map(|f| f.kind) else {
+            // Every optional integer the validator asks for is in the schema (tested).
+            return None;
+        };
+        let v = o.get(key)?;
+        let n = as_int(v, min, max);
+        if n.is_none() {
+            self.int_error(path, v, min, max);
+        }
+        n
+    }
+
     /// An integer field in `min..=max` (`default` if absent or bad); JS numbers arrive as
     /// f64, so 3.0 counts and 3.5 does not.
     #[inline(never)]

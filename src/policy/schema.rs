@@ -76,6 +76,14 @@ pub const FIELDS: &[Field] = &[
     field("breaker.mode", Kind::Choice(&BreakerMode::NAMES)),
     int("breaker.failureThreshold", 1, 1000, d::FAILURE_THRESHOLD),
     int("breaker.cooldownMs", 1, MAX_MS, d::COOLDOWN_MS),
+    bounded(
+        "breaker.maxCooldownMs",
+        Kind::OptInt {
+            min: 1,
+            max: MAX_MS,
+        },
+        ">= cooldownMs, ..=2147483647",
+    ),
     int("breaker.halfOpenMaxCalls", 1, 1000, d::HALF_OPEN_MAX_CALLS),
     field("breaker.failureRateThreshold", Kind::Rate),
     bounded(
@@ -87,6 +95,14 @@ pub const FIELDS: &[Field] = &[
         },
         "1..=windowSize for a count window, 1..=1000 for a time window",
     ),
+    field(
+        "breaker.slowCallMs",
+        Kind::OptInt {
+            min: 1,
+            max: MAX_MS,
+        },
+    ),
+    field("breaker.slowCallRateThreshold", Kind::Rate),
     field("breaker.windowType", Kind::Choice(&WindowType::NAMES)),
     int("breaker.windowSize", 1, 1000, d::WINDOW_SIZE),
     int("breaker.windowMs", 1, MAX_MS, d::WINDOW_MS),

@@ -197,8 +197,13 @@ mod tests {
             TripRule::FailureRate {
                 threshold: 0.5,
                 minimum_calls: 10,
-                window: Window::Time(30_000)
+                window: Window::Time(30_000),
+                slow: None,
             }
+        );
+        assert_eq!(
+            b.max_cooldown_ms, b.cooldown_ms,
+            "a cooldown grows only when asked"
         );
         // The consecutive mode's and the count window's defaults, when asked for.
         assert_eq!(

@@ -78,9 +78,16 @@ pub fn to_js(origin: &str, key: Option<&str>, event: &Event) -> JsValue {
             "attempts reason",
             [n(attempts), Some(T(reason.as_str())), None, None],
         ),
-        Event::BreakerTransition { from, to, .. } => (
-            "from to",
-            [Some(T(from.as_str())), Some(T(to.as_str())), None, None],
+        Event::BreakerTransition {
+            from, to, reason, ..
+        } => (
+            "from to reason",
+            [
+                Some(T(from.as_str())),
+                Some(T(to.as_str())),
+                reason.map(|r| T(r.as_str())),
+                None,
+            ],
         ),
         Event::ShortCircuit { retry_after_ms, .. } => {
             ("delayMs", [Some(N(retry_after_ms)), None, None, None])
@@ -173,7 +180,7 @@ impl Serialize for JsOriginStats<'_> {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let (snapshot, s) = (self.0, &self.0.stats);
         let count = |n: u64| Some(Field::Number(n as f64));
-        let mut map = serializer.serialize_map(Some(15))?;
+        let mut map = serializer.serialize_map(Some(16))?;
         entries(
             &mut map,
             &[
@@ -185,6 +192,10 @@ impl Serialize for JsOriginStats<'_> {
                 ("timeouts", count(s.timeouts)),
                 ("inFlight", count(s.in_flight.into())),
                 ("breakerState", Some(Field::Text(snapshot.breaker.as_str()))),
+                (
+                    "openedBy",
+                    snapshot.opened_by.map(|r| Field::Text(r.as_str())),
+                ),
                 ("budgetTokens", count(snapshot.budget_tokens.into())),
                 ("rateLimited", count(s.rate_limited)),
                 ("throttled", count(s.throttled)),

@@ -115,6 +115,7 @@ fn hear(client: &impl Peer, origin: &str, note: Note) {
             origin,
             from: t.from,
             to: t.to,
+            reason: t.reason,
         };
         emit(listener, origin, None, &event);
     }

@@ -107,6 +107,12 @@ export interface BreakerPolicy {
   failureThreshold?: number;
   /** Time the breaker stays open before it lets probes through, in ms (1..=2147483647). @default 5000 */
   cooldownMs?: number;
+  /**
+   * The longest a cooldown grows to, in ms (>= cooldownMs, ..=2147483647): each reopening after a failed
+   * probe doubles the cooldown, then draws it from the upper half of that (jitter, so a fleet's probes
+   * spread), never below cooldownMs; a close starts again from cooldownMs. @default cooldownMs
+   */
+  maxCooldownMs?: number;
   /** Concurrent probes while half-open (1..=1000). @default 1 */
   halfOpenMaxCalls?: number;
   /** failure-rate mode: the rate that opens it, in (0, 1]. @default 0.5 */
@@ -119,6 +125,13 @@ export interface BreakerPolicy {
   windowSize?: number;
   /** failure-rate mode, time window: ms (1..=2147483647). @default 30000 */
   windowMs?: number;
+  /**
+   * failure-rate mode: an attempt whose headers took longer than this many ms (1..=2147483647) is slow,
+   * whether it failed or not, and a slow half-open probe reopens the breaker. Unset: no slow-call rule.
+   */
+  slowCallMs?: number;
+  /** failure-rate mode, with slowCallMs: the slow share of the window that opens it, in (0, 1]. @default 1 */
+  slowCallRateThreshold?: number;
   /**
    * Whether this outcome counts against the origin's breaker: `true`, `false`, or `undefined` for the
    * built-in rule (network errors, timeouts, 5xx, 429, 408). Synchronous; if it throws, the built-in rule.

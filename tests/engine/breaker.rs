@@ -183,8 +183,10 @@ fn a_retry_the_breaker_refuses_gives_its_tokens_back() {
             // Another call opens the breaker while this one waits to retry.
             let now = clock.now_ms();
             reg.borrow_mut().with(A, |_, s| {
-                if let Ok(permit) = s.breaker.try_acquire(now, &trip) {
-                    let _ = s.breaker.record(permit, Judgement::Failure, now, &trip);
+                if let Ok(permit) = s.breaker.try_acquire(now, &trip, &|| 0.5) {
+                    let _ = s
+                        .breaker
+                        .record(permit, Judgement::Failure, false, now, &trip);
                 }
             });
         }

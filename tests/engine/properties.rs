@@ -107,8 +107,8 @@ proptest! {
                         panic!("a consecutive policy");
                     };
                     for _ in 0..failure_threshold {
-                        if let Ok(permit) = s.breaker.try_acquire(0.0, &b) {
-                            let _ = s.breaker.record(permit, Judgement::Failure, 0.0, &b);
+                        if let Ok(permit) = s.breaker.try_acquire(0.0, &b, &|| 0.5) {
+                            let _ = s.breaker.record(permit, Judgement::Failure, false, 0.0, &b);
                         }
                     }
                 });

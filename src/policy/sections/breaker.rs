@@ -1,6 +1,7 @@
 //! `breaker`: when an origin's circuit opens (its mode, as given or from the fields given; the
 //! failure rate; a window that can reach `minimumCalls`), how long it stays open, and its trials.
 
+use crate::policy::field::MAX_MS;
 use crate::policy::messages::int_range;
 use crate::policy::reader::{Check, Object, Rows};
 use crate::policy::value::{Map, Value};
@@ -34,6 +35,9 @@ pub mod defaults {
     pub const WINDOW_SIZE: u32 = 20;
     /// Span of a time window in ms (JS `breaker.windowMs`).
     pub const WINDOW_MS: u32 = 30_000;
+    /// Slow share of the window that opens the breaker, once `slowCallMs` is given (JS
+    /// `breaker.slowCallRateThreshold`; resilience4j's default too).
+    pub const SLOW_CALL_RATE_THRESHOLD: f64 = 1.0;
 }
 
 /// When a closed breaker opens.
@@ -85,11 +89,22 @@ pub struct BreakerPolicy {
     pub trip: TripRule,
     /// How long it stays open, in ms.
     pub cooldown_ms: u32,
+    /// The longest a reopening's cooldown grows to, in ms (at least `cooldown_ms`; equal: it
+    /// never grows).
+    pub max_cooldown_ms: u32,
     /// Concurrent trial calls while half-open.
     pub half_open_max_calls: u32,
 }
 
 impl BreakerPolicy {
+    /// The slow-call rule's duration, when it is on (failure-rate mode, `slowCallMs` given).
+    pub fn slow_call_ms(&self) -> Option<u32> {
+        match self.trip {
+            TripRule::FailureRate { slow, .. } => slow.map(|s| s.ms),
+            TripRule::Consecutive { .. } => None,
+        }
+    }
+
     /// The mode its trip rule is.
     pub fn mode(&self) -> BreakerMode {
         match self.trip {
@@ -116,7 +131,20 @@ pub enum TripRule {
         minimum_calls: u32,
         /// What the window spans.
         window: Window,
+        /// The slow-call rule, when `slowCallMs` is given.
+        slow: Option<SlowCalls>,
     },
+}
+
+/// The slow-call rule of a failure-rate breaker (resilience4j's): an attempt whose answer took
+/// longer than `ms` is slow, and the breaker opens when the slow share of the window reaches
+/// `threshold` (once it holds `minimum_calls`), whether the slow calls failed or not.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SlowCalls {
+    /// Longer than this (ms) is slow.
+    pub ms: u32,
+    /// Slow share that opens it, in (0, 1].
+    pub threshold: f64,
 }
 
 /// What a failure-rate window spans.
@@ -141,11 +169,13 @@ impl Default for BreakerPolicy {
                     WindowType::Count => Window::Count(defaults::WINDOW_SIZE),
                     WindowType::Time => Window::Time(defaults::WINDOW_MS),
                 },
+                slow: None,
             },
         };
         BreakerPolicy {
             trip,
             cooldown_ms: defaults::COOLDOWN_MS,
+            max_cooldown_ms: defaults::COOLDOWN_MS,
             half_open_max_calls: defaults::HALF_OPEN_MAX_CALLS,
         }
     }
@@ -169,26 +199,66 @@ pub(in crate::policy) fn breaker_policy<R: Rows>(c: &mut Check<R>, map: &Map) ->
             };
             let minimum_calls = c.int(&o, "minimumCalls");
             TripRule::FailureRate {
-                threshold: rate_value(c, o.get("failureRateThreshold")),
+                threshold: rate_value(
+                    c,
+                    &o,
+                    "failureRateThreshold",
+                    defaults::FAILURE_RATE_THRESHOLD,
+                ),
                 minimum_calls: reachable_minimum_calls(c, minimum_calls, window),
                 window,
+                slow: slow_calls(c, &o),
             }
         }
     };
+    let cooldown_ms = c.int(&o, "cooldownMs");
+    let max_cooldown_ms = c.opt_int(&o, "maxCooldownMs").unwrap_or(cooldown_ms);
+    if max_cooldown_ms < cooldown_ms {
+        c.fail(
+            "breaker.maxCooldownMs".to_owned(),
+            &int_range("breaker.cooldownMs", cooldown_ms, "", MAX_MS),
+            &Value::Number(max_cooldown_ms.into()),
+            true,
+        );
+    }
     BreakerPolicy {
         trip,
-        cooldown_ms: c.int(&o, "cooldownMs"),
+        cooldown_ms,
+        max_cooldown_ms,
         half_open_max_calls: c.int(&o, "halfOpenMaxCalls"),
     }
 }
 
+/// The slow-call rule: `slowCallMs` turns it on; its threshold without it is an error (it
+/// would change nothing).
+fn slow_calls<R: Rows>(c: &mut Check<R>, o: &Object) -> Option<SlowCalls> {
+    let ms = c.opt_int(o, "slowCallMs");
+    let threshold = rate_value(
+        c,
+        o,
+        "slowCallRateThreshold",
+        defaults::SLOW_CALL_RATE_THRESHOLD,
+    );
+    if let (None, Some(given)) = (o.get("slowCallMs"), o.get("slowCallRateThreshold")) {
+        c.fail(
+            "breaker.slowCallRateThreshold".to_owned(),
+            "given with breaker.slowCallMs (the duration that makes a call slow)",
+            given,
+            false,
+        );
+    }
+    ms.map(|ms| SlowCalls { ms, threshold })
+}
+
 /// The fields only the failure-rate mode reads.
-const RATE_FIELDS: [&str; 5] = [
+const RATE_FIELDS: [&str; 7] = [
     "failureRateThreshold",
     "minimumCalls",
     "windowType",
     "windowSize",
     "windowMs",
+    "slowCallMs",
+    "slowCallRateThreshold",
 ];
 
 /// The breaker's mode: as given; else the mode whose fields the policy names
@@ -245,18 +315,19 @@ fn reachable_minimum_calls<R: Rows>(c: &mut Check<R>, minimum_calls: u32, window
     minimum_calls
 }
 
-fn rate_value<R: Rows>(c: &mut Check<R>, v: Option<&Value>) -> f64 {
-    match v {
-        None => defaults::FAILURE_RATE_THRESHOLD,
+/// The rate field `key` of `o`: a number in (0, 1], `default` when absent.
+fn rate_value<R: Rows>(c: &mut Check<R>, o: &Object, key: &str, default: f64) -> f64 {
+    match o.get(key) {
+        None => default,
         Some(Value::Number(n)) if *n > 0.0 && *n <= 1.0 => *n,
         Some(other) => {
             c.fail(
-                "breaker.failureRateThreshold".to_owned(),
+                o.path(key),
                 "a number greater than 0 and at most 1",
                 other,
                 matches!(other, Value::Number(_)),
             );
-            defaults::FAILURE_RATE_THRESHOLD
+            default
         }
     }
 }
@@ -303,7 +374,8 @@ mod tests {
             Some(TripRule::FailureRate {
                 threshold: defaults::FAILURE_RATE_THRESHOLD,
                 minimum_calls: 5,
-                window: Window::Count(5)
+                window: Window::Count(5),
+                slow: None,
             })
         );
     }
@@ -393,5 +465,79 @@ mod tests {
             TripRule::Consecutive { .. } => 0.0,
         });
         assert_eq!(threshold, Some(0.001));
+    }
+
+    #[test]
+    fn the_slow_call_rule_is_on_with_slow_call_ms_and_its_threshold_defaults_to_one() {
+        let p = parse(json!({"breaker": {"slowCallMs": 2000}})).expect("valid");
+        let b = p.breaker.expect("on");
+        assert_eq!(b.mode(), BreakerMode::FailureRate, "a failure-rate field");
+        assert_eq!(b.slow_call_ms(), Some(2000));
+        assert!(
+            matches!(b.trip, TripRule::FailureRate { slow: Some(SlowCalls { ms: 2000, threshold }), .. }
+            if threshold == defaults::SLOW_CALL_RATE_THRESHOLD)
+        );
+        let p = parse(json!({"breaker": {"slowCallMs": 1, "slowCallRateThreshold": 0.25}}))
+            .expect("valid");
+        assert!(matches!(p.breaker.map(|b| b.trip),
+            Some(TripRule::FailureRate { slow: Some(SlowCalls { threshold, .. }), .. }) if threshold == 0.25));
+        assert_eq!(
+            parse(json!({}))
+                .expect("valid")
+                .breaker
+                .and_then(|b| b.slow_call_ms()),
+            None
+        );
+    }
+
+    #[test]
+    fn slow_call_fields_name_what_is_wrong() {
+        let e = err(json!({"breaker": {"slowCallMs": 0}}));
+        assert_eq!(
+            e.message,
+            "breaker.slowCallMs must be an integer from 1 to 2147483647 (got 0)"
+        );
+        assert_eq!(e.kind, PolicyErrorKind::Range);
+        let e = err(json!({"breaker": {"slowCallMs": 1, "slowCallRateThreshold": 1.5}}));
+        assert_eq!(e.path, "breaker.slowCallRateThreshold");
+        assert_eq!(e.kind, PolicyErrorKind::Range);
+        let e = err(json!({"breaker": {"slowCallRateThreshold": 0.5}}));
+        assert_eq!(
+            e.message,
+            "breaker.slowCallRateThreshold must be given with breaker.slowCallMs (the duration that makes \
+             a call slow) (got a number)"
+        );
+        let e = err(json!({"breaker": {"failureThreshold": 3, "slowCallMs": 100}}));
+        assert_eq!(
+            e.path, "breaker.slowCallMs",
+            "a failure-rate field in the consecutive mode"
+        );
+    }
+
+    #[test]
+    fn max_cooldown_defaults_to_the_cooldown_and_may_not_be_below_it() {
+        let b = |v| parse(v).map(|p| p.breaker.map(|b| (b.cooldown_ms, b.max_cooldown_ms)));
+        assert_eq!(
+            b(json!({"breaker": {"cooldownMs": 60_000}})),
+            Ok(Some((60_000, 60_000)))
+        );
+        assert_eq!(
+            b(json!({"breaker": {"maxCooldownMs": 60_000}})),
+            Ok(Some((defaults::COOLDOWN_MS, 60_000)))
+        );
+        assert_eq!(
+            b(json!({"breaker": {"failureThreshold": 2, "cooldownMs": 10, "maxCooldownMs": 10}})),
+            Ok(Some((10, 10)))
+        );
+        let e = err(json!({"breaker": {"cooldownMs": 1000, "maxCooldownMs": 999}}));
+        assert_eq!(
+            e.message,
+            "breaker.maxCooldownMs must be an integer from breaker.cooldownMs (1000) to 2147483647 (got 999)"
+        );
+        assert_eq!(e.kind, PolicyErrorKind::Range);
+        assert_eq!(
+            err(json!({"breaker": {"maxCooldownMs": "1m"}})).kind,
+            PolicyErrorKind::Type
+        );
     }
 }

@@ -91,7 +91,15 @@ export type BreakerTransitionEvent = EventOf<{
   from: BreakerState;
   /** The state entered. */
   to: BreakerState;
+  /**
+   * Why it opened (to "open" only): "failures" (failureThreshold in a row), "failureRate", "slowCallRate",
+   * "probe" (a half-open probe failed, or was slow), "peer" (a shared breaker's peer opened).
+   */
+  reason?: OpenReason;
 }>;
+
+/** Why a breaker opened. */
+export type OpenReason = "failures" | "failureRate" | "slowCallRate" | "probe" | "peer";
 
 /** The breaker refused a call: nothing was sent. */
 export type ShortCircuitEvent = EventOf<{
@@ -197,6 +205,8 @@ export interface OriginStats {
   timeouts: number;
   inFlight: number;
   breakerState: BreakerState;
+  /** Why the breaker opened, while it is open or half-open (the rule that tripped it, or "peer"). */
+  openedBy?: OpenReason;
   budgetTokens: number;
   /** Attempts not sent because the origin's rate-limit wait was too long for their call (first attempts reject with RateLimitError). */
   rateLimited: number;

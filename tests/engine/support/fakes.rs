@@ -317,7 +317,9 @@ impl Log {
                 self.retries.push((attempt, delay_ms, reason, retry_after));
             }
             Event::GiveUp { reason, attempts } => self.give_ups.push((reason, attempts)),
-            Event::BreakerTransition { origin, from, to } => {
+            Event::BreakerTransition {
+                origin, from, to, ..
+            } => {
                 self.transitions.push((origin.to_owned(), from, to));
             }
             Event::AttemptEnd {

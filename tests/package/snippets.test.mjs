@@ -169,15 +169,16 @@ test("workerd: the Workers snippets, with their wrangler.toml, bundled as wrangl
   const services = [];
   for (const [i, { block, toml }] of workers.entries()) {
     // A Worker with no wrangler.toml on its page (no bindings): the defaults wrangler would need.
-    const conf = toml ? workerConfig(toml.text, name(toml)) : { main: "worker.js", compatibilityDate: "2026-11-01", bindings: [], classes: [] };
+    let conf = { main: "worker.js", compatibilityDate: "2026-11-01", bindings: [], classes: [] };
     const dir = path.join(root, `w${i}`);
     let failed = null;
     try {
+      if (toml) conf = workerConfig(toml.text, name(toml));
       workerd.bundle({ source: rewriteUrls(block, origins), project: SCRATCH, out: dir, bin: TOOLS_BIN });
     } catch (e) {
       failed = e; // esbuild's own message is above, on stderr
     }
-    await t.test(`${name(block)} builds`, () => {
+    await t.test(`${name(block)} builds${toml ? ` with the wrangler.toml of ${name(toml)}` : ""}`, () => {
       assert.equal(failed, null, `${name(block)} does not build as a Worker: ${failed?.message}`);
     });
     if (failed) continue;

@@ -1,7 +1,7 @@
 // builds: lean (each snippet names its own build, "resilient-fetch" or "resilient-fetch/full": run once, as written)
 // Every example of the package's pages runs as written (issue #39). The fenced js, ts, toml
 // and html blocks of README.md and docs/*.md, read from the installed package, each run in
-// the runtime it is written for: an ES module in Node, TypeScript type-checked then run in
+// the runtime it is written for: an ES module or a CommonJS script in Node, TypeScript type-checked then run in
 // Node, a page in Chromium (served as written, with its import map), browser code bundled by
 // Vite and run in Chromium, a Worker (with the wrangler.toml above it) bundled as wrangler
 // bundles it and run in workerd; only their URLs are rewritten, to the fault server
@@ -52,7 +52,7 @@ test("the pages' code blocks: each is run in its runtime or says it is a fragmen
   assert.ok(sum("found") >= 25 && sum("run") >= 20, `only ${sum("found")} blocks found, ${sum("run")} to run`);
   for (const b of blocks.filter((x) => x.fragment !== null)) assert.ok(b.fragment.length > 0, `${name(b)}: a fragment marker without its reason`);
   // Every runtime named here has a runner below; a snippet written for another fails.
-  for (const b of runnable) assert.ok(["node", "ts", "page", "vite", "workerd", "wrangler.toml"].includes(b.runtime), `${name(b)}: no runner for ${b.runtime}`);
+  for (const b of runnable) assert.ok(["node", "cjs", "ts", "page", "vite", "workerd", "wrangler.toml"].includes(b.runtime), `${name(b)}: no runner for ${b.runtime}`);
   for (const b of inRuntime("wrangler.toml")) {
     assert.ok(workers.some((w) => w.toml === b), `${name(b)}: a wrangler.toml with no Worker just after it`);
   }
@@ -67,7 +67,7 @@ function runInNode(file) {
   return { status: r.status, output: `${r.stdout}${r.stderr}${r.error ? r.error.message : ""}` };
 }
 
-test("Node: every ES module and TypeScript snippet runs as written", { timeout: 180_000 }, async (t) => {
+test("Node: every ES module, CommonJS and TypeScript snippet runs as written", { timeout: 180_000 }, async (t) => {
   linkTools(["@opentelemetry/api", "@opentelemetry/sdk-trace-base", "@opentelemetry/sdk-metrics"]);
   fs.writeFileSync(path.join(SCRATCH, "snippet-prelude.mjs"), `${PRELUDE}
 // OpenTelemetry's SDK, for the otel snippets' providers.
@@ -84,10 +84,10 @@ try { await import(process.argv[2]); } catch (e) { console.error(e); process.exi
 console.log("snippet ran to its end: " + JSON.stringify(globalThis.snippetCalls));
 process.exit(0);
 `);
-  for (const b of inRuntime("node", "ts")) {
+  for (const b of inRuntime("node", "cjs", "ts")) {
     await t.test(`${name(b)} (${b.runtime})`, () => {
       const source = rewriteUrls(b, origins);
-      const file = `${slug(b)}.mjs`;
+      const file = `${slug(b)}.${b.runtime === "cjs" ? "cjs" : "mjs"}`;
       if (b.runtime === "ts") {
         const dir = path.join(SCRATCH, `ts-${slug(b)}`);
         fs.mkdirSync(dir, { recursive: true });
@@ -174,6 +174,9 @@ test("workerd: the Workers snippets, with their wrangler.toml, bundled as wrangl
     let failed = null;
     try {
       if (toml) conf = workerConfig(toml.text, name(toml));
+      // wrangler builds a module without a default export as a service worker, which can
+      // neither bind Durable Objects nor import cloudflare:workers; workerd serves it nothing.
+      if (!/^export default\b/m.test(block.text)) throw new Error("no `export default { fetch }`: wrangler would build it as a service worker");
       workerd.bundle({ source: rewriteUrls(block, origins), project: SCRATCH, out: dir, bin: TOOLS_BIN });
     } catch (e) {
       failed = e; // esbuild's own message is above, on stderr
@@ -213,7 +216,7 @@ const config :Workerd.Config = (
         const post = /request\.(arrayBuffer|text|json|formData|blob)\(\)/.test(s.block.text);
         const res = await fetch(`http://127.0.0.1:${s.port}/ok`, post
           ? { method: "POST", body: JSON.stringify({ item: "book" }), headers: { "content-type": "application/json" } }
-          : undefined);
+          : undefined).catch((e) => assert.fail(`${name(s.block)} did not answer (${e.message}):\n${running.logs()}`));
         const text = await res.text();
         assert.ok(res.status >= 200 && res.status < 300, `${name(s.block)} answered ${res.status}: ${text}\n${running.logs()}`);
         // docs/edge.md's origin fails (snippets.mjs PAGE_PATHS): its outbox kept the write.

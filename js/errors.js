@@ -71,7 +71,7 @@ class CircuitOpenError extends Error {
     this.name = "CircuitOpenError";
     /** The origin whose breaker is open, e.g. "https://api.example.com". */
     this.origin = origin;
-    /** Milliseconds until the breaker lets a probe through. */
+    /** Milliseconds until the breaker lets a probe through (whole, rounded up). */
     this.retryAfterMs = retryAfterMs;
   }
 }
@@ -96,7 +96,7 @@ class RateLimitError extends Error {
     this.name = "RateLimitError";
     /** The origin that asked to wait. */
     this.origin = origin;
-    /** Milliseconds until the origin may be sent to. */
+    /** Milliseconds until the origin may be sent to (whole, rounded up). */
     this.retryAfterMs = retryAfterMs;
     /** "quota" (rate-limit headers) or "retryAfter" (a 429 or 503's Retry-After). */
     this.reason = reason;
@@ -165,18 +165,21 @@ function makeTimeoutError(kind, timeoutMs) {
       ? `resilientFetch: the response body stalled (bodyTimeoutMs: ${timeoutMs} ms without a chunk)`
       : `resilientFetch: the attempt timed out (timeoutMs: ${timeoutMs} ms)`, timeoutMs));
 }
+// A wait leaves the package as whole milliseconds, rounded up: waiting that long is enough.
 function makeCircuitOpenError(origin, retryAfterMs, halfOpen) {
+  retryAfterMs = Math.ceil(retryAfterMs);
   return bare(() => new CircuitOpenError(halfOpen
     ? `resilientFetch: the circuit breaker for ${origin} is half-open and its probes are in flight; nothing was sent`
     : `resilientFetch: the circuit breaker for ${origin} is open; nothing was sent `
-      + `(next probe in ${Math.ceil(retryAfterMs)} ms)`, origin, retryAfterMs));
+      + `(next probe in ${retryAfterMs} ms)`, origin, retryAfterMs));
 }
 function makeBulkheadFullError(origin) {
   return bare(() => new BulkheadFullError(`resilientFetch: the bulkhead for ${origin} is full; nothing was sent`, origin));
 }
 
 function makeRateLimitError(origin, retryAfterMs, reason) {
-  return bare(() => new RateLimitError(`resilientFetch: ${origin} asked to wait ${Math.ceil(retryAfterMs)} ms (${
+  retryAfterMs = Math.ceil(retryAfterMs);
+  return bare(() => new RateLimitError(`resilientFetch: ${origin} asked to wait ${retryAfterMs} ms (${
     reason === "quota" ? "its rate limit is spent" : "Retry-After"}), longer than this call may; nothing was sent`,
   origin, retryAfterMs, reason));
 }

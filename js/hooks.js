@@ -17,12 +17,13 @@ function callListener(listener, event) {
 
 /**
  * An event as onEvent gets it: { type, origin }, then each of `values` that is not undefined
- * under its name in `names` (space-separated, in order; src/wasm/events.rs).
+ * under its name in `names` (space-separated, in order; src/wasm/events.rs). A duration (a
+ * name ending in Ms) is whole milliseconds, rounded up: the core's clock has fractions.
  */
 function makeEvent(type, origin, names, ...values) {
   const event = { type, origin };
   names.split(" ").forEach((name, i) => {
-    if (values[i] !== undefined) event[name] = values[i];
+    if (values[i] !== undefined) event[name] = name.endsWith("Ms") ? Math.ceil(values[i]) : values[i];
   });
   return event;
 }
@@ -32,7 +33,9 @@ function makeEvent(type, origin, names, ...values) {
  * is a clone made when first read, so the body the caller gets stays whole.
  */
 function hookContext(attempt, method, input, output, isResponse, elapsedMs, remainingMs, key) {
-  const ctx = { attempt, method, url: typeof input === "string" ? input : input.url, elapsedMs, remainingMs };
+  // Whole milliseconds: the time spent rounded up, the time left rounded down (never overstated).
+  const ctx = { attempt, method, url: typeof input === "string" ? input : input.url,
+    elapsedMs: Math.ceil(elapsedMs), remainingMs: Math.floor(remainingMs) };
   if (key !== undefined) ctx.idempotencyKey = key;
   if (isResponse) {
     let copy;

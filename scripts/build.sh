@@ -134,10 +134,10 @@ done
 cp "$PKG/errors.d.ts" "$PKG/cjs/errors.d.ts"
 cp "$PKG/errors.d.ts" "$PKG/full/cjs/errors.d.ts"
 cp "$ROOT/LICENSE" "$PKG/LICENSE"
-# The package page and the pages it links (the release notes, a page per topic), so that its
-# links work in the installed package too.
-cp "$ROOT/README.md" "$ROOT/CHANGELOG.md" "$PKG/"
-mkdir -p "$PKG/docs" && cp "$ROOT"/docs/*.md "$PKG/docs/"
+# The package page and the pages it links (the release notes, a page per topic, the benchmark's
+# results, how to work on it), so that its links work in the installed package too.
+cp "$ROOT/README.md" "$ROOT/CHANGELOG.md" "$ROOT/CONTRIBUTING.md" "$PKG/"
+mkdir -p "$PKG/docs" "$PKG/bench" && cp "$ROOT"/docs/*.md "$PKG/docs/" && cp "$ROOT/bench/README.md" "$PKG/bench/"
 version="$(awk -F'"' '/^version = / { print $2; exit }' "$ROOT/Cargo.toml")"
 node -e '
   const fs = require("fs"), p = process.argv[1];

@@ -323,14 +323,52 @@ mod tests {
 
     #[test]
     fn unknown_fields_are_named() {
-        let e = err(json!({"retyr": true}));
-        assert_eq!(e.message, r#"unknown policy field "retyr""#);
+        let e = err(json!({"colour": true}));
+        assert_eq!(e.message, r#"unknown policy field "colour""#);
         assert_eq!(e.kind, PolicyErrorKind::Type);
-        let e = err(json!({"retry": {"maxAttemps": 2}}));
-        assert_eq!(e.message, r#"unknown policy field "retry.maxAttemps""#);
-        assert_eq!(e.path, "retry.maxAttemps");
+        let e = err(json!({"retry": {"maxTries": 2}}));
+        assert_eq!(e.message, r#"unknown policy field "retry.maxTries""#);
+        assert_eq!(e.path, "retry.maxTries");
         let e = err(json!({"breaker": {"retry": true}}));
         assert_eq!(e.path, "breaker.retry");
+        assert_eq!(e.message, r#"unknown policy field "breaker.retry""#);
+    }
+
+    #[test]
+    fn an_unknown_field_within_two_edits_of_a_known_one_names_it() {
+        let cases = [
+            (
+                json!({"timeoutMS": 1}),
+                r#""timeoutMS": did you mean "timeoutMs"?"#,
+            ),
+            (json!({"retyr": true}), r#""retyr": did you mean "retry"?"#),
+            (
+                json!({"retry": {"maxAttemps": 2}}),
+                r#""retry.maxAttemps": did you mean "retry.maxAttempts"?"#,
+            ),
+            (
+                json!({"breaker": {"cooldown": 1}}),
+                r#""breaker.cooldown": did you mean "breaker.cooldownMs"?"#,
+            ),
+            (
+                json!({"totalTimeout": 1}),
+                r#""totalTimeout": did you mean "totalTimeoutMs"?"#,
+            ),
+        ];
+        for (policy, said) in cases {
+            let e = err(policy);
+            assert_eq!(e.message, format!("unknown policy field {said}"));
+            assert_eq!(e.kind, PolicyErrorKind::Type);
+        }
+        // Three edits, or all of a short name: no guess.
+        #[allow(unused_mut)]
+        let mut no_guess = vec![json!({"timeoutMSec": 1}), json!({"retry": {"max": 1}})];
+        #[cfg(feature = "throttle")]
+        no_guess.push(json!({"throttle": {"x": 1}})); // one edit from "k", but all of it
+        for policy in no_guess {
+            let e = err(policy);
+            assert!(!e.message.contains("did you mean"), "{}", e.message);
+        }
     }
 
     proptest! {

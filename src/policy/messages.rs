@@ -169,6 +169,26 @@ pub(super) fn push_quoted(out: &mut String, s: &str, cut: bool) {
     out.push('"');
 }
 
+/// Whether `a` is within `edits` edits of `b` (an insertion, a deletion, a substitution or a
+/// swap of two neighbours each count one; bytes compared): "did you mean" asks it for one and
+/// two edits. A recursion of at most 4 branches per edit, two edits deep, and no table: the
+/// wasm stays small. Case counts: `timeoutMS` is one edit from `timeoutMs`.
+#[inline(never)]
+pub(super) fn within_edits(a: &[u8], b: &[u8], edits: u8) -> bool {
+    match (a, b) {
+        ([x, a @ ..], [y, b @ ..]) if x == y => within_edits(a, b, edits),
+        _ if edits == 0 => a.is_empty() && b.is_empty(),
+        ([], rest) | (rest, []) => rest.len() <= usize::from(edits),
+        ([x, a1 @ ..], [y, b1 @ ..]) => {
+            let e = edits - 1;
+            within_edits(a1, b, e)
+                || within_edits(a, b1, e)
+                || within_edits(a1, b1, e)
+                || matches!((a1, b1), ([x2, a2 @ ..], [y2, b2 @ ..]) if x2 == y && y2 == x && within_edits(a2, b2, e))
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::test_support::*;
@@ -176,6 +196,19 @@ mod tests {
 
     use proptest::prelude::*;
     use serde_json::json;
+
+    #[test]
+    fn edits_count_insertions_deletions_substitutions_and_swaps() {
+        let within = |a: &str, b: &str, n| within_edits(a.as_bytes(), b.as_bytes(), n);
+        assert!(within("timeoutMS", "timeoutMs", 1)); // a substitution
+        assert!(within("retyr", "retry", 1)); // a swap
+        assert!(within("maxAttemps", "maxAttempts", 1)); // an insertion
+        assert!(within("cooldownMss", "cooldownMs", 1)); // a deletion
+        assert!(within("cooldown", "cooldownMs", 2) && !within("cooldown", "cooldownMs", 1));
+        assert!(within("", "ab", 2) && !within("", "abc", 2));
+        assert!(!within("timeoutMSec", "timeoutMs", 2));
+        assert!(!within("shouldRetry", "isFailure", 2));
+    }
 
     #[test]
     fn long_strings_are_cut_in_messages() {

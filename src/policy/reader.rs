@@ -4,7 +4,7 @@
 
 use super::error::{PolicyError, PolicyErrorKind};
 use super::field::{Field, Kind, find, key_in};
-use super::messages::{int_range, push_number, push_quoted, type_name};
+use super::messages::{int_range, push_number, push_quoted, type_name, within_edits};
 use super::value::{Map, Value};
 use std::marker::PhantomData;
 
@@ -31,6 +31,28 @@ impl<'a> Object<'a> {
         path.push_str(key);
         path
     }
+}
+
+/// The known field nearest to the unknown one at `path` (in the object at `prefix`), if one is
+/// within two edits (a misspelling, as TypeScript would name it) and not all of its own name
+/// is edited (`x` is no misspelling of `k`): the first within one edit, else the first within
+/// two. Only an error's path runs it.
+#[inline(never)]
+fn nearest<R: Rows>(path: &str, prefix: &str) -> Option<&'static str> {
+    for edits in 1..=2u8 {
+        for f in R::FIELDS {
+            let known = f.path;
+            let under = prefix.is_empty() || known.as_bytes().get(prefix.len()) == Some(&b'.');
+            if under
+                && known.starts_with(prefix)
+                && known.len() > prefix.len() + usize::from(edits) + 1
+                && within_edits(path.as_bytes(), known.as_bytes(), edits)
+            {
+                return Some(known);
+            }
+        }
+    }
+    None
 }
 
 /// Validation state: the first error found. Checking goes on after an error (with
@@ -81,6 +103,11 @@ impl<R: Rows> Check<R> {
                     let path = object.path(key);
                     let mut message = "unknown policy field ".to_owned();
                     push_quoted(&mut message, &path, false);
+                    if let Some(known) = nearest::<R>(&path, prefix) {
+                        message.push_str(": did you mean ");
+                        push_quoted(&mut message, known, false);
+                        message.push('?');
+                    }
                     self.error = Some(PolicyError {
                         path,
                         message,

@@ -199,7 +199,8 @@ impl Serialize for JsOriginStats<'_> {
                 ("budgetTokens", count(snapshot.budget_tokens.into())),
                 ("rateLimited", count(s.rate_limited)),
                 ("throttled", count(s.throttled)),
-                ("waitMs", Some(Field::Number(snapshot.wait_ms))),
+                // Whole milliseconds, rounded up, as every duration leaving the package.
+                ("waitMs", Some(Field::Number(snapshot.wait_ms.ceil()))),
                 ("hedges", count(s.hedges)),
                 ("hedgeWins", count(s.hedge_wins)),
                 (

@@ -113,7 +113,7 @@ const EVENT_FIELDS = {
   attemptEnd: ["attempt", "outcome", "status?", "durationMs"],
   retry: ["attempt", "delayMs", "reason", "retryAfter"],
   giveUp: ["attempts", "reason"],
-  breakerTransition: ["from", "to"],
+  breakerTransition: ["from", "to", "reason?"],
   shortCircuit: ["delayMs"],
   bulkheadRejected: [],
   bodyTimeout: ["reason", "timeoutMs"],
@@ -169,7 +169,7 @@ test("every event has exactly its declared fields, in their order, of their type
   assert.equal(post.find((e) => e.type === "retry").retryAfter, true);
   assert.ok(post.some((e) => e.type === "attemptEnd" && e.status === 503));
   const transition = events.find((e) => e.type === "breakerTransition");
-  assert.deepEqual([transition.from, transition.to], ["closed", "open"]);
+  assert.deepEqual([transition.from, transition.to, transition.reason], ["closed", "open", "failures"]);
 });
 
 // (A TimeoutError that fetch rejected with may carry fetch's frames: Node's fetch captures a

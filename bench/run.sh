@@ -145,4 +145,7 @@ step "retry storm (native Rust, cargo run --release --example retry_storm)"
 (cd "$ROOT" && cargo build --release --example retry_storm --quiet)
 (cd "$ROOT" && cargo run --release --example retry_storm --quiet) | emit
 
+step "a fleet and a dead origin: growing cooldowns (native Rust, cargo run --release --example dead_origin)"
+(cd "$ROOT" && cargo run --release --example dead_origin --quiet) | emit
+
 step "done in $((SECONDS - started)) s; tables also in bench/.out/results.md"

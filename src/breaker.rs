@@ -85,7 +85,11 @@ pub fn cooldown(policy: &BreakerPolicy, n: u32, draw: f64) -> f64 {
     if n == 0 || policy.max_cooldown_ms <= policy.cooldown_ms {
         return base;
     }
-    let grown = (base * 2f64.powi(n.min(31) as i32)).min(f64::from(policy.max_cooldown_ms));
+    let max = f64::from(policy.max_cooldown_ms);
+    let mut grown = base;
+    for _ in 0..n.min(32) {
+        grown = (grown * 2.0).min(max);
+    }
     (grown * (0.5 + draw / 2.0)).max(base)
 }
 

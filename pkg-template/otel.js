@@ -304,7 +304,12 @@ class Telemetry {
         break;
       }
       case "giveUp": m.giveUps.add(1, { ...o, [REASON]: e.reason }); break;
-      case "breakerTransition": m.transitions.add(1, { ...o, [STATE]: e.to, [PREVIOUS]: e.from }); break;
+      case "breakerTransition": {
+        const a = { ...o, [STATE]: e.to, [PREVIOUS]: e.from };
+        if (e.reason !== undefined) a[REASON] = e.reason;
+        m.transitions.add(1, a);
+        break;
+      }
       case "shortCircuit": m.shortCircuits.add(1, o); break;
       case "bulkheadRejected": m.bulkheadRejections.add(1, o); break;
       case "rateLimitWait": m.rateLimitWait.record(e.delayMs / 1000, { ...o, [REASON]: e.reason }); break;
@@ -408,7 +413,12 @@ class Call {
         span.addEvent(P + "rate_limit_rejected", { [P + "retry_after_ms"]: e.delayMs, [REASON]: e.reason });
         break;
       case "throttled": span.addEvent(P + "throttled", { [P + "probability"]: e.probability }); break;
-      case "breakerTransition": span.addEvent(P + "breaker_transition", { [STATE]: e.to, [PREVIOUS]: e.from }); break;
+      case "breakerTransition": {
+        const a = { [STATE]: e.to, [PREVIOUS]: e.from };
+        if (e.reason !== undefined) a[REASON] = e.reason;
+        span.addEvent(P + "breaker_transition", a);
+        break;
+      }
       case "queued": span.addEvent(P + "queued", { [REASON]: e.reason, [P + "outbox.id"]: e.id }); break;
       default: break;
     }

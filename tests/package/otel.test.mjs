@@ -180,12 +180,13 @@ test("an open breaker: the refused call has a span with its refusal and no attem
   assert.equal(calls[2].status.code, SpanStatusCode.ERROR);
   assert.ok(calls[2].events.some((e) => e.name === "exception"), "the error is recorded on the call span");
   const opened = eventsOf(calls[1], "breaker_transition");
-  assert.deepEqual(opened.map((e) => [e.attributes[M + "breaker.previous_state"], e.attributes[M + "breaker.state"]]),
-    [["closed", "open"]]);
+  assert.deepEqual(opened.map((e) => [e.attributes[M + "breaker.previous_state"], e.attributes[M + "breaker.state"],
+    e.attributes[M + "reason"]]), [["closed", "open", "failures"]]);
   const m = await t.metrics();
   const o = { [M + "origin"]: ORIGIN_A };
   assert.equal(total(points(m, "short_circuits", o)), 1);
-  assert.equal(total(points(m, "breaker.transitions", { ...o, [M + "breaker.state"]: "open", [M + "breaker.previous_state"]: "closed" })), 1);
+  assert.equal(total(points(m, "breaker.transitions", { ...o, [M + "breaker.state"]: "open", [M + "breaker.previous_state"]: "closed",
+    [M + "reason"]: "failures" })), 1);
   assert.deepEqual(Object.fromEntries(points(m, "breaker.state", o).map((p) => [p.attributes[M + "breaker.state"], p.value])),
     { closed: 0, open: 1, "half-open": 0 });
   assert.equal(total(points(m, "attempts", { ...o, [M + "outcome"]: "response", "http.response.status_code": 503 })), 2);

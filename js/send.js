@@ -217,4 +217,31 @@ function limitsOf(response, error, rates) {
   }
 }
 
-export { isTimeout, SETTLER, setSettler, sendAttempt, sendLocal, statusOf, limitsOf };
+/**
+ * Whether the runtime says it has no network now: a browser's (or a web worker's)
+ * navigator.onLine is false. false where it cannot tell (Node, Deno, Workers).
+ */
+function isOffline() {
+  return globalThis.navigator?.onLine === false;
+}
+
+// One promise for every call waiting for the network; a new one after each `online` event.
+let online;
+
+/**
+ * Reports the next `online` event of the global scope to the settler under (slot,
+ * generation); never where there is none.
+ */
+function onlineWait(slot, generation) {
+  const settler = SETTLER;
+  online ??= new Promise((resolve) => {
+    if (typeof globalThis.addEventListener !== "function") return;
+    globalThis.addEventListener("online", () => {
+      online = undefined;
+      resolve();
+    }, { once: true });
+  });
+  online.then(() => settler(slot, generation, true, undefined));
+}
+
+export { isTimeout, SETTLER, setSettler, sendAttempt, sendLocal, statusOf, limitsOf, isOffline, onlineWait };

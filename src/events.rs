@@ -44,6 +44,13 @@ pub enum Event<'a> {
         /// Attempts made.
         attempts: u32,
     },
+    /// An attempt failed while the runtime was offline: the call waits for the network (at
+    /// most until its deadline) before attempt `attempt`, and nothing is held against the
+    /// origin.
+    Offline {
+        /// The attempt that will go once the network is back.
+        attempt: u32,
+    },
     /// An origin's breaker changed state.
     BreakerTransition {
         /// Normalised origin.
@@ -167,6 +174,7 @@ impl Event<'_> {
             Event::Retry { .. } => "retry",
             Event::GiveUp { .. } => "giveUp",
             Event::BreakerTransition { .. } => "breakerTransition",
+            Event::Offline { .. } => "offline",
             Event::ShortCircuit { .. } => "shortCircuit",
             Event::BulkheadRejected { .. } => "bulkheadRejected",
             #[cfg(feature = "pacing")]

@@ -53,6 +53,9 @@ pub struct OriginStats {
     pub throttled: u64,
     /// Hedges sent (attempts beside one still in flight).
     pub hedges: u64,
+    /// Attempts that failed while the runtime was offline (counted neither as failures nor
+    /// against the breaker).
+    pub offline: u64,
     /// Calls a hedge answered first.
     pub hedge_wins: u64,
 }
@@ -178,6 +181,8 @@ pub struct Finished<'q> {
     pub latency_ms: Option<f64>,
     /// How long it took to end, in ms: longer than the breaker's `slowCallMs` is slow.
     pub duration_ms: f64,
+    /// Whether it failed to reach the origin while the runtime was offline (unjudged).
+    pub offline: bool,
     /// Whether it was pacing's probe.
     pub probe: bool,
     /// Whether the call goes on to retry (it keeps the origin in use meanwhile).
@@ -353,7 +358,8 @@ impl OriginState {
             Judgement::Success => stats.successes += 1,
             Judgement::Unjudged => {}
         }
-        stats.timeouts += u64::from(ended.timed_out);
+        stats.timeouts += u64::from(ended.timed_out && !ended.offline);
+        stats.offline += u64::from(ended.offline);
         #[cfg(feature = "throttle")]
         if let Some(t) = &policy.throttle
             && judgement != Judgement::Unjudged

@@ -569,6 +569,33 @@ function limitsOf(response, error, rates) {
   }
 }
 
+/**
+ * Whether the runtime says it has no network now: a browser's (or a web worker's)
+ * navigator.onLine is false. false where it cannot tell (Node, Deno, Workers).
+ */
+function isOffline() {
+  return globalThis.navigator?.onLine === false;
+}
+
+// One promise for every call waiting for the network; a new one after each `online` event.
+let online;
+
+/**
+ * Reports the next `online` event of the global scope to the settler under (slot,
+ * generation); never where there is none.
+ */
+function onlineWait(slot, generation) {
+  const settler = SETTLER;
+  online ??= new Promise((resolve) => {
+    if (typeof globalThis.addEventListener !== "function") return;
+    globalThis.addEventListener("online", () => {
+      online = undefined;
+      resolve();
+    }, { once: true });
+  });
+  online.then(() => settler(slot, generation, true, undefined));
+}
+
 
 // The caller's functions (onEvent, shouldRetry, isFailure), called so that nothing they do reaches the wasm.
 // Keep the single `export { ... }` line last (scripts/join-js.mjs joins the concern files).
@@ -842,4 +869,4 @@ function joinFlight(client, key, signal, start) {
 }
 
 
-export { INIT_MEMBERS, readArguments, headerOf, originKey, setKey, requestError, keepReferrer, CHAIN, SENDING, chainOf, isLocalError, ATTEMPT, platformFetch, fetchToWrap, installFetch, uninstallFetch, crossOrigin, isTimeout, SETTLER, setSettler, sendAttempt, sendLocal, statusOf, limitsOf, callListener, makeEvent, hookContext, askIsFailure, askShouldRetry, discardBody, readPolicy, flightKey, joinFlight };
+export { INIT_MEMBERS, readArguments, headerOf, originKey, setKey, requestError, keepReferrer, CHAIN, SENDING, chainOf, isLocalError, ATTEMPT, platformFetch, fetchToWrap, installFetch, uninstallFetch, crossOrigin, isTimeout, SETTLER, setSettler, sendAttempt, sendLocal, statusOf, limitsOf, isOffline, onlineWait, callListener, makeEvent, hookContext, askIsFailure, askShouldRetry, discardBody, readPolicy, flightKey, joinFlight };

@@ -49,6 +49,9 @@ pub(super) struct Answered<'a, O> {
     pub(super) asked: bool,
     /// The call's hold on the origin while it may go on to retry.
     pub(super) waiting: Option<WaitHold<'a>>,
+    /// Whether it failed to reach its origin while the runtime was offline: it counts for
+    /// nothing, and a retry waits for the network instead of a backoff.
+    pub(super) offline: bool,
 }
 
 impl<O> Answered<'_, O> {
@@ -82,7 +85,18 @@ pub(super) fn settle<'a, T: Transport, E: Env>(
     let end = env.now_ms();
     let aborted = outcome.is_local() || env.aborted();
     let ended = ctx.ended(flight.attempt, &outcome, end);
-    let judgement = judgement(ctx, transport, &ended, &output, &flight.limit, env);
+    // Offline is not an outage: a failure to reach the origin then says nothing of it.
+    let offline = !aborted
+        && matches!(
+            outcome,
+            AttemptOutcome::NetworkError | AttemptOutcome::Timeout
+        )
+        && env.offline();
+    let judgement = if offline {
+        Judgement::Unjudged
+    } else {
+        judgement(ctx, transport, &ended, &output, &flight.limit, env)
+    };
     let verdict = if aborted {
         Verdict::Aborted
     } else {
@@ -97,7 +111,7 @@ pub(super) fn settle<'a, T: Transport, E: Env>(
     let retry_after_ms = retry_after_of(&outcome, env);
     let attempt = flight.attempt;
     let ending = (judgement, end, retry_after_ms, hedged);
-    let waiting = flight.end(ctx, &outcome, ending, may_retry, on_event);
+    let waiting = flight.end(ctx, &outcome, ending, (may_retry, offline), on_event);
     Answered {
         attempt,
         outcome,
@@ -108,6 +122,7 @@ pub(super) fn settle<'a, T: Transport, E: Env>(
         asks,
         asked: false,
         waiting,
+        offline,
     }
 }
 
@@ -143,7 +158,7 @@ impl<'a> Flight<'a> {
         ctx: &Ctx<'a>,
         outcome: &AttemptOutcome,
         (judgement, end, retry_after_ms, learn_latency): (Judgement, f64, Option<f64>, bool),
-        hold: bool,
+        (hold, offline): (bool, bool),
         on_event: &mut dyn FnMut(&Event<'_>),
     ) -> Option<WaitHold<'a>> {
         let mut ended = learn(outcome, end, retry_after_ms, ctx.policy);
@@ -154,6 +169,7 @@ impl<'a> Flight<'a> {
             judgement,
             timed_out: *outcome == AttemptOutcome::Timeout,
             hold,
+            offline,
             duration_ms: end - self.start,
             ..ended
         };

@@ -29,6 +29,9 @@ enum Phase<'a> {
     /// Waiting this many ms before asking again: a retry's backoff, or what the origin's
     /// rate limit asks for (one place to wait, so the call's future has one waiting state).
     Wait(f64),
+    /// Waiting for the network to come back (the runtime said it was offline when the last
+    /// attempt failed), at most until the deadline.
+    Offline,
     /// An attempt is on the wire (with hedging, others may go beside it).
     Send(Flight<'a>),
 }
@@ -74,6 +77,7 @@ enum Applied<'a> {
     Stop,
     Success,
     GiveUp(GiveUpReason),
+    Offline,
     Retry(
         f64,
         crate::events::RetryReason,
@@ -140,6 +144,14 @@ pub async fn run<T: Transport, E: Env>(
                 }
                 Phase::Begin { start: None }
             }
+            Phase::Offline => {
+                // Until the deadline: reached, the next ask gives up with the last answer.
+                let back = race(env.online_wait(), env.sleep(ctx.deadline - env.now_ms()));
+                if let Either::Left(()) = race(env.abort_wait(), back).await {
+                    return CallResult::Aborted;
+                }
+                Phase::Begin { start: None }
+            }
             Phase::Begin { start } => {
                 if env.aborted() {
                     return CallResult::Aborted;
@@ -188,7 +200,8 @@ pub async fn run<T: Transport, E: Env>(
                     return CallResult::Aborted;
                 };
                 match hold.decide(&ctx, env, &mut progress, answered, on_event) {
-                    Ok(delay_ms) => Phase::Wait(delay_ms),
+                    Ok(Some(delay_ms)) => Phase::Wait(delay_ms),
+                    Ok(None) => Phase::Offline,
                     Err(result) => return result,
                 }
             }
@@ -328,8 +341,8 @@ impl<'a, O> Hold<'a, O> {
     }
 
     /// Applies what [`decide`] answers about `answered`: the budget's tokens, then the
-    /// events. `Ok`: the call retries after that many ms, holding the tokens and the answer;
-    /// `Err`: it ends so.
+    /// events. `Ok`: the call retries after that many ms, holding the tokens and the answer
+    /// (`None`: once the network is back); `Err`: it ends so.
     #[inline(always)]
     fn decide<E: Env>(
         &mut self,
@@ -338,7 +351,7 @@ impl<'a, O> Hold<'a, O> {
         progress: &mut Progress,
         answered: Answered<'a, O>,
         on_event: &mut dyn FnMut(&Event<'_>),
-    ) -> Result<f64, CallResult<O>> {
+    ) -> Result<Option<f64>, CallResult<O>> {
         let policy = ctx.policy;
         let Answered {
             outcome,
@@ -348,6 +361,7 @@ impl<'a, O> Hold<'a, O> {
             verdict,
             asked,
             waiting,
+            offline,
             ..
         } = answered;
         self.waiting = waiting;
@@ -358,7 +372,10 @@ impl<'a, O> Hold<'a, O> {
         } else {
             (end, retry_after_ms)
         };
-        let facts = facts(ctx, verdict, &outcome, retry_after_ms, progress, now);
+        let facts = Facts {
+            offline,
+            ..facts(ctx, verdict, &outcome, retry_after_ms, progress, now)
+        };
         let next = decide(policy, &facts, &|| env.random());
         let budget = policy.retry_budget.as_ref();
         let next = match (next, budget) {
@@ -370,6 +387,7 @@ impl<'a, O> Hold<'a, O> {
             }
             (Next::Success { .. }, _) => Applied::Success,
             (Next::Stop, _) => Applied::Stop,
+            (Next::Offline { .. }, _) => Applied::Offline,
             (Next::GiveUp(reason), _) => Applied::GiveUp(reason),
             (
                 Next::Retry {
@@ -394,6 +412,13 @@ impl<'a, O> Hold<'a, O> {
                 Err(CallResult::Done { output, attempts })
             }
             Applied::GiveUp(reason) => Err(give_up(reason, output, attempts, on_event)),
+            Applied::Offline => {
+                on_event(&Event::Offline {
+                    attempt: attempts + 1,
+                });
+                self.previous = Some(output);
+                Ok(None)
+            }
             Applied::Retry(delay_ms, reason, retry_after, tokens) => {
                 on_event(&Event::Retry {
                     attempt: attempts + 1,
@@ -405,7 +430,7 @@ impl<'a, O> Hold<'a, O> {
                 // Its tokens are given back if the call is aborted during the wait.
                 self.reserved = tokens;
                 self.previous = Some(output);
-                Ok(delay_ms)
+                Ok(Some(delay_ms))
             }
         }
     }
@@ -435,5 +460,6 @@ fn facts<'o>(
         open_until: state.and_then(|s| s.breaker.open_until()),
         // A new entry's budget is full.
         tokens: state.map_or(capacity, |s| s.budget.tokens(capacity)),
+        offline: false,
     }
 }

@@ -33,6 +33,8 @@ pub struct Facts<'o> {
     pub open_until: Option<f64>,
     /// Tokens left in the origin's budget, under the policy's capacity.
     pub tokens: u32,
+    /// Whether the attempt failed to reach its origin while the runtime was offline.
+    pub offline: bool,
 }
 
 /// What to do after an attempt.
@@ -58,6 +60,12 @@ pub enum Next {
         /// Tokens the retry costs (`None` without a budget).
         cost: Option<u32>,
     },
+    /// Retry once the network is back (or give up at the deadline): the attempt failed while
+    /// the runtime was offline. No backoff and no budget tokens: the origin was not reached.
+    Offline {
+        /// What made the attempt worth retrying.
+        reason: RetryReason,
+    },
 }
 
 /// Decides what follows an attempt. `random` (for the jitter) is asked only when needed. A retry needs a safe request,
@@ -79,6 +87,9 @@ pub fn decide(policy: &Policy, facts: &Facts, random: &dyn Fn() -> f64) -> Next 
     };
     if facts.attempt >= retry.max_attempts {
         return Next::GiveUp(GiveUpReason::MaxAttempts);
+    }
+    if facts.offline {
+        return Next::Offline { reason };
     }
     let header = facts.retry_after_ms;
     // Whether an attempt could still start after waiting `wait` ms.
@@ -148,6 +159,7 @@ mod tests {
             deadline: 30_000.0,
             open_until: None,
             tokens: 500,
+            offline: false,
         }
     }
 

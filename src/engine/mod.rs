@@ -67,6 +67,17 @@ pub trait Env {
     fn aborted(&self) -> bool;
     /// Resolves when the caller aborts; pending forever without a signal.
     fn abort_wait(&self) -> impl Future<Output = ()>;
+    /// Whether the runtime says it has no network now (a browser's `navigator.onLine` is
+    /// false); false where it cannot tell. Asked only about an attempt that failed to reach
+    /// its origin.
+    fn offline(&self) -> bool {
+        false
+    }
+    /// Resolves when the runtime says the network is back (the `online` event); pending
+    /// forever where it cannot tell.
+    fn online_wait(&self) -> impl Future<Output = ()> {
+        std::future::pending()
+    }
 }
 
 /// Least time, in ms, that must be left before the total deadline for an attempt to start;

@@ -101,6 +101,13 @@ unsafe extern "C" {
     /// Whether an attempt rejected because its limit ran out (the `TimeoutError` it made).
     #[wasm_bindgen(js_name = isTimeout)]
     pub fn is_timeout(error: &JsValue) -> bool;
+    /// Whether the runtime says it has no network now (`navigator.onLine` is false).
+    #[wasm_bindgen(js_name = isOffline)]
+    pub fn is_offline() -> bool;
+    /// Reports the next `online` event to the settler under (`slot`, `generation`) (never
+    /// where there is none).
+    #[wasm_bindgen(js_name = onlineWait)]
+    pub fn online_wait(slot: u32, generation: u32);
     /// `fetch(input, init)` as the caller gave them, for URLs that are no server's.
     #[wasm_bindgen(js_name = sendLocal, catch)]
     pub fn send_local(

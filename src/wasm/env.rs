@@ -9,7 +9,8 @@ use std::rc::Rc;
 use gloo_timers::future::TimeoutFuture;
 
 use super::abort::{AbortState, AbortWait};
-use super::bindings::performance_now;
+use super::bindings::{is_offline, online_wait, performance_now};
+use super::settle::Settled;
 use crate::engine::Env;
 use crate::entropy::EntropyPool;
 
@@ -78,6 +79,19 @@ impl Env for JsEnv {
 
     fn abort_wait(&self) -> impl Future<Output = ()> {
         AbortWait(self.abort.clone())
+    }
+
+    fn offline(&self) -> bool {
+        is_offline()
+    }
+
+    fn online_wait(&self) -> impl Future<Output = ()> {
+        let back = Settled::new();
+        let (slot, generation) = back.id();
+        online_wait(slot, generation);
+        async move {
+            let _ = back.await;
+        }
     }
 }
 

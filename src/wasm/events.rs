@@ -129,6 +129,7 @@ pub fn to_js(origin: &str, key: Option<&str>, event: &Event) -> JsValue {
             [n(attempt), Some(N(delay_ms)), None, None],
         ),
         Event::Success { attempts } => ("attempts", [n(attempts), None, None, None]),
+        Event::Offline { attempt } => ("attempt", [n(attempt), None, None, None]),
         #[cfg(feature = "outbox")]
         Event::Queued { id, reason } => (
             "idempotencyKey reason id",
@@ -180,7 +181,7 @@ impl Serialize for JsOriginStats<'_> {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let (snapshot, s) = (self.0, &self.0.stats);
         let count = |n: u64| Some(Field::Number(n as f64));
-        let mut map = serializer.serialize_map(Some(16))?;
+        let mut map = serializer.serialize_map(Some(17))?;
         entries(
             &mut map,
             &[
@@ -203,6 +204,7 @@ impl Serialize for JsOriginStats<'_> {
                 ("waitMs", Some(Field::Number(snapshot.wait_ms.ceil()))),
                 ("hedges", count(s.hedges)),
                 ("hedgeWins", count(s.hedge_wins)),
+                ("offline", count(s.offline)),
                 (
                     "quotaRemaining",
                     snapshot

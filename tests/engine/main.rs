@@ -20,6 +20,7 @@ mod bulkhead;
 mod deadlines;
 mod hedging;
 mod hooks;
+mod offline;
 mod pacing;
 mod properties;
 mod registry;

@@ -12,7 +12,7 @@ const EVENT_TYPES: &str = r#"
 export type ResilienceEvent =
   | AttemptStartEvent | AttemptEndEvent | RetryEvent | GiveUpEvent | BreakerTransitionEvent
   | ShortCircuitEvent | BulkheadRejectedEvent | RateLimitWaitEvent | RateLimitRejectedEvent
-  | ThrottledEvent | BodyTimeoutEvent | HedgeEvent | SuccessEvent
+  | ThrottledEvent | BodyTimeoutEvent | HedgeEvent | SuccessEvent | OfflineEvent
   | QueuedEvent | ReplayedEvent | DeliveredEvent | DeadLetteredEvent;
 
 /** The fields of every event type; each type sets its own. */
@@ -100,6 +100,17 @@ export type BreakerTransitionEvent = EventOf<{
 
 /** Why a breaker opened. */
 export type OpenReason = "failures" | "failureRate" | "slowCallRate" | "probe" | "peer";
+
+/**
+ * An attempt failed while the runtime was offline (`navigator.onLine` false): it counts against no
+ * breaker and no budget, and the call waits for the `online` event (at most until its deadline),
+ * then sends `attempt`.
+ */
+export type OfflineEvent = EventOf<{
+  type: "offline";
+  /** The attempt that goes once the network is back. */
+  attempt: number;
+}>;
 
 /** The breaker refused a call: nothing was sent. */
 export type ShortCircuitEvent = EventOf<{
@@ -220,6 +231,8 @@ export interface OriginStats {
   hedges: number;
   /** Calls a hedge answered first. */
   hedgeWins: number;
+  /** Attempts that failed while the runtime was offline (neither failures nor held against the breaker). */
+  offline: number;
 }
 
 /** Stats per origin ("scheme://host[:port]"). */

@@ -22,6 +22,10 @@ pub struct Clock {
     pub abort_at: Cell<Option<f64>>,
     pub manual: bool,
     pub wakers: RefCell<Vec<Waker>>,
+    /// Whether the runtime says it is offline; `online_at`: when the network comes back (the
+    /// clock jumps there when a call waits for it; `None`: never).
+    pub offline: Cell<bool>,
+    pub online_at: Cell<Option<f64>>,
 }
 
 impl Clock {
@@ -33,6 +37,8 @@ impl Clock {
             abort_at: Cell::new(None),
             manual: false,
             wakers: RefCell::new(Vec::new()),
+            offline: Cell::new(false),
+            online_at: Cell::new(None),
         }
     }
 
@@ -110,6 +116,24 @@ impl Env for Clock {
 
     fn aborted(&self) -> bool {
         self.aborted.get()
+    }
+
+    fn offline(&self) -> bool {
+        self.offline.get()
+    }
+
+    fn online_wait(&self) -> impl Future<Output = ()> {
+        poll_fn(move |cx| match self.online_at.get() {
+            Some(at) if !self.manual || self.now.get() >= at => {
+                self.now.set(self.now.get().max(at));
+                self.offline.set(false);
+                Poll::Ready(())
+            }
+            _ => {
+                self.park(cx);
+                Poll::Pending
+            }
+        })
     }
 
     fn abort_wait(&self) -> impl Future<Output = ()> {

@@ -166,6 +166,7 @@ class Telemetry {
     this.named = new Set();
     this.maxNamed = Number.isInteger(policy.maxOrigins) && policy.maxOrigins > 0 ? policy.maxOrigins : MAX_ORIGINS;
     this.breaker = policy.breaker !== false;
+    this.key = typeof policy.breaker?.key === "function" ? policy.breaker.key : undefined;
     this.budget = policy.retryBudget !== false;
     this.outbox = policy.outbox !== undefined && policy.outbox !== false
       ? String(policy.outbox?.name ?? "default") : undefined;
@@ -272,10 +273,19 @@ class Telemetry {
     try {
       target = targetOf(input, init, this.keepQuery);
       if (target === null) return null;
+      let key = this.key;
       if (callPolicy !== undefined && callPolicy !== null) {
         if (typeof callPolicy !== "object" || Array.isArray(callPolicy)) return null;
         onEvent = functionField(callPolicy, "onEvent");
         send = functionField(callPolicy, "fetch");
+        if (typeof callPolicy.breaker?.key === "function") key = callPolicy.breaker.key;
+      }
+      // With breaker.key, the client names the call's breaker (and its events) by the key:
+      // the attributes name it too. A key the client will refuse leaves the call to it.
+      if (key !== undefined) {
+        const named = key(target.href, target.sent);
+        if (typeof named !== "string" || named.length < 1 || [...named].length > 256) return null;
+        target.origin = named;
       }
     } catch {
       // Left to the client, which rejects the call as fetch would (a getter that throws, a bad field).
@@ -564,6 +574,7 @@ function targetOf(input, init, keepQuery) {
     query = "?" + params.toString();
   }
   const full = `${url.protocol}//${credentials}${url.host}${url.pathname}${query}`;
+  const sent = NORMALIZED.includes(upper) ? upper : given;
   const attributes = {
     [METHOD]: method,
     [URL_FULL]: full,
@@ -573,7 +584,7 @@ function targetOf(input, init, keepQuery) {
   // fetch sends the normalized methods upper-cased, any other as given.
   if (method === "_OTHER") attributes[METHOD_ORIGINAL] = given;
   return {
-    origin: url.origin, href: url.href, attributes, spanMethod: method === "_OTHER" ? "HTTP" : method,
+    origin: url.origin, href: url.href, sent, attributes, spanMethod: method === "_OTHER" ? "HTTP" : method,
     secrets: secretsOf(url, input, init, isRequest),
   };
 }

@@ -697,8 +697,7 @@ const MAX_DEPTH = 4;
 const KINDS = "a number, string, boolean, array or plain object";
 
 /**
- * Returns [plain copy without its functions, retry.shouldRetry, breaker.isFailure,
- * onEvent, fetch]: each function field is undefined when absent, null when given as
+ * Returns [plain copy without its functions, then the FUNCTIONS and the HELD, in their order]: each function field is undefined when absent, null when given as
  * null. Throws a TypeError naming the field for what no policy field takes: functions
  * (but those), symbols, bigints, cycles and deeper nesting.
  */
@@ -710,7 +709,7 @@ function readPolicy(policy) {
 }
 
 // The policy fields that hold functions, taken out of the copy (in the schema's order).
-const FUNCTIONS = ["retry.shouldRetry", "breaker.isFailure", "outbox.onReplay", "onEvent", "fetch"];
+const FUNCTIONS = ["retry.shouldRetry", "breaker.isFailure", "breaker.key", "outbox.onReplay", "onEvent", "fetch"];
 // The policy fields that hold objects the client keeps as they are (in the schema's order).
 const HELD = ["share.durableObject", "outbox.store"];
 

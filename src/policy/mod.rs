@@ -36,7 +36,8 @@ pub use build::CAPABILITIES;
 pub use error::{PolicyError, PolicyErrorKind};
 pub use input::PolicyInput;
 pub use sections::breaker::{
-    BreakerMode, BreakerPolicy, MAX_WINDOW_CALLS, SlowCalls, TripRule, Window, WindowType,
+    BreakerMode, BreakerPolicy, MAX_KEY_CHARS, MAX_WINDOW_CALLS, SlowCalls, TripRule, Window,
+    WindowType, check_key,
 };
 pub use sections::bulkhead::BulkheadPolicy;
 #[cfg(feature = "hedge")]

@@ -107,6 +107,7 @@ pub const FIELDS: &[Field] = &[
     int("breaker.windowSize", 1, 1000, d::WINDOW_SIZE),
     int("breaker.windowMs", 1, MAX_MS, d::WINDOW_MS),
     field("breaker.isFailure", Kind::Function),
+    field("breaker.key", Kind::Function),
     field(
         "retryBudget",
         Kind::Feature {

@@ -20,12 +20,14 @@ use super::ended::{Ended, circuit_open_error};
 use super::env::JsEnv;
 use super::events::emit;
 use super::key::attach_key;
+use super::options::policy_error;
 use super::resolve::{Resolved, resolve_policy};
 use super::state::ClientInner;
 use super::transport::{Asking, FetchTransport, Source};
 use crate::engine::{self, Call};
 #[cfg(feature = "outbox")]
 use crate::outbox;
+use crate::policy::{Value, check_key};
 #[cfg(feature = "coalesce")]
 use crate::vocab::Method;
 
@@ -163,6 +165,12 @@ fn prepare(
         request.as_ref(),
         &copy,
     )?;
+    // The registry's name for the call (its breaker, budget, stats, events and errors): its
+    // origin, or what `breaker.key` returns. The origin still decides where a key may go.
+    let (origin_js, origin) = match resolved.hooks.key.dyn_ref::<js_sys::Function>() {
+        None => (origin_js, origin),
+        Some(name) => named(name, &input, request.as_ref(), &method)?,
+    };
     // A read identical to one in flight joins it; the call runs with no signal of its own
     // (every caller's signal detaches that caller only).
     #[cfg(feature = "coalesce")]
@@ -233,6 +241,31 @@ fn prepare(
         keep,
         order,
     }))
+}
+
+/// What `breaker.key` names a call by, for its URL and method: a string of 1 to 256 characters
+/// (else a `TypeError` or `RangeError` naming the field); what it throws rejects the call.
+fn named(
+    name: &js_sys::Function,
+    input: &JsValue,
+    request: Option<&JsValue>,
+    method: &str,
+) -> Result<(JsValue, String), JsValue> {
+    let url = match request {
+        Some(request) => js_sys::Reflect::get(request, &JsValue::from_str("url"))?,
+        None => input.clone(),
+    };
+    let got = name.call2(&JsValue::UNDEFINED, &url, &JsValue::from_str(method))?;
+    let text = got.as_string();
+    let value = match (&text, got.as_f64(), got.as_bool()) {
+        (Some(s), ..) => Value::String(s.clone()),
+        (None, Some(n), _) => Value::Number(n),
+        (None, None, Some(b)) => Value::Bool(b),
+        _ if got.is_null() || got.is_undefined() => Value::Null,
+        _ => Value::Map(Vec::new()),
+    };
+    check_key(&value).map_err(|e| policy_error(&e))?;
+    Ok((got, text.unwrap_or_default()))
 }
 
 /// A replay of a kept request, through its client (breaker, budget, bulkhead), never kept again.

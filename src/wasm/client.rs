@@ -86,6 +86,19 @@ impl ClientInner {
         }))
     }
 
+    /// The registry's name `value` gives (breakerState, reset): with `breaker.key`, a string
+    /// such a key may be (1 to 256 characters), as it is; else the origin it names.
+    fn name_of(&self, value: &JsValue) -> Result<String, JsValue> {
+        if self.hooks.key.is_function()
+            && let Some(name) = value.as_string()
+        {
+            crate::policy::check_key(&crate::policy::Value::String(name.clone()))
+                .map_err(|e| policy_error(&e))?;
+            return Ok(name);
+        }
+        origin_key(value)
+    }
+
     /// A response body of `origin` was cut off after its call resolved: a timeout in
     /// `stats()` and a `bodyTimeout` event.
     fn count_body_timeout(&self, origin: &str, ms: f64, deadline: bool, on_event: &JsValue) {
@@ -206,7 +219,7 @@ impl ResilientClient {
         &self,
         #[wasm_bindgen(unchecked_param_type = "string")] origin: JsValue,
     ) -> Result<String, JsValue> {
-        let key = origin_key(&origin)?;
+        let key = self.inner.name_of(&origin)?;
         let state = self
             .inner
             .registry
@@ -242,7 +255,7 @@ impl ResilientClient {
         #[wasm_bindgen(unchecked_optional_param_type = "string")] origin: Option<JsValue>,
     ) -> Result<(), JsValue> {
         let key = match origin.filter(|o| !o.is_null()) {
-            Some(origin) => Some(origin_key(&origin)?),
+            Some(origin) => Some(self.inner.name_of(&origin)?),
             None => None,
         };
         self.inner

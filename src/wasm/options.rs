@@ -37,6 +37,8 @@ pub struct Hooks {
     pub should_retry: JsValue,
     /// `breaker.isFailure`.
     pub is_failure: JsValue,
+    /// `breaker.key`.
+    pub key: JsValue,
 }
 
 impl Hooks {
@@ -52,6 +54,7 @@ impl Hooks {
         Hooks {
             should_retry: pick(&self.should_retry, &base.should_retry),
             is_failure: pick(&self.is_failure, &base.is_failure),
+            key: pick(&self.key, &base.key),
         }
     }
 }
@@ -63,23 +66,24 @@ pub fn decode(policy: &JsValue) -> Result<Options, JsValue> {
     if policy.is_undefined() || policy.is_null() {
         return Ok(Options::default());
     }
-    // [plain copy without functions, retry.shouldRetry, breaker.isFailure, outbox.onReplay,
-    //  onEvent, fetch, share.durableObject, outbox.store]
+    // [plain copy without functions, retry.shouldRetry, breaker.isFailure, breaker.key,
+    //  outbox.onReplay, onEvent, fetch, share.durableObject, outbox.store]
     let read = read_policy(policy)?;
     let input = PolicyInput::new(to_value(&read.get(0)));
     let hooks = Hooks {
         should_retry: read.get(1),
         is_failure: read.get(2),
+        key: read.get(3),
     };
     Ok(Options {
         input,
-        on_event: read.get(4).dyn_into::<Function>().ok(),
-        fetch: read.get(5).dyn_into::<Function>().ok(),
+        on_event: read.get(5).dyn_into::<Function>().ok(),
+        fetch: read.get(6).dyn_into::<Function>().ok(),
         hooks,
         #[cfg(feature = "outbox")]
-        outbox: (read.get(7), read.get(3)),
+        outbox: (read.get(8), read.get(4)),
         #[cfg(feature = "share")]
-        share_object: read.get(6),
+        share_object: read.get(7),
     })
 }
 

@@ -49,6 +49,9 @@ pub fn resolve_policy(client: &ClientInner, policy: &JsValue) -> Result<Resolved
                 .map_or(JsValue::UNDEFINED, Into::into),
             is_failure: function(&hooks.is_failure, policy.breaker.is_some())
                 .map_or(JsValue::UNDEFINED, Into::into),
+            // It names the registry entry (budget, stats), not only the breaker: kept with
+            // the breaker off too.
+            key: function(&hooks.key, true).map_or(JsValue::UNDEFINED, Into::into),
         },
         policy,
         on_event,

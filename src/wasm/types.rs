@@ -137,6 +137,14 @@ export interface BreakerPolicy {
    * built-in rule (network errors, timeouts, 5xx, 429, 408). Synchronous; if it throws, the built-in rule.
    */
   isFailure?: (ctx: AttemptContext) => boolean | undefined | void;
+  /**
+   * Names a call's breaker, retry budget and stats entry (default: its origin), e.g. by path:
+   * `(url, method) => new URL(url).origin + new URL(url).pathname.split("/").slice(0, 2).join("/")`.
+   * A string of 1 to 256 characters (else the call rejects with a TypeError or RangeError naming
+   * breaker.key); maxOrigins bounds how many are kept. Events, errors (`origin`), stats(),
+   * breakerState() and reset() name the key. Synchronous; if it throws, the call rejects with that.
+   */
+  key?: (url: string, method: string) => string;
 }
 
 export interface RetryBudgetPolicy {

@@ -470,6 +470,24 @@ test("metric origins are bounded by the client's maxOrigins: the origins past it
   }
 });
 
+// Promise (docs/otel.md): with breaker.key, resilient_fetch.origin names the key the client names
+// the call's breaker by, on the call span and on every metric.
+test("breaker.key: the call span and the metrics name the call's key, as its events do", async () => {
+  const t = telemetry();
+  const key = (url) => new URL(url).origin + "/" + new URL(url).pathname.split("/")[1];
+  const client = instrument(ResilientClient, { retry: false, breaker: { key } }, t.options);
+  assert.equal((await client.fetch(`${ORIGIN_A}/ok`)).status, 200);
+  assert.equal((await client.fetch(`${ORIGIN_A}/status?code=404`, undefined, { breaker: { key: () => "by-call" } })).status, 404);
+  const calls = callSpans(t.spans());
+  assert.deepEqual(calls.map((c) => c.attributes[M + "origin"]).sort(), [`${ORIGIN_A}/ok`, "by-call"].sort());
+  const m = await t.metrics();
+  for (const name of ["call.duration", "attempts", "attempt.duration"]) {
+    assert.deepEqual(new Set(points(m, name).map((p) => p.attributes[M + "origin"])), new Set([`${ORIGIN_A}/ok`, "by-call"]), name);
+  }
+  assert.deepEqual(Object.keys(client.stats()).sort(), ["by-call", `${ORIGIN_A}/ok`]);
+  await t.shutdown();
+});
+
 const SECRETS = ["someone", "hunter2pw", "sekr3t-token", "cookie-s3cret", "proxy-pa55"];
 /** Every secret of SECRETS found in `text`. */
 const leaks = (text) => SECRETS.filter((secret) => text.includes(secret));

@@ -2,13 +2,56 @@
 //! failure rate; a window that can reach `minimumCalls`), how long it stays open, and its trials.
 
 use crate::policy::field::MAX_MS;
-use crate::policy::messages::int_range;
+use crate::policy::messages::{int_range, push_number, type_name};
 use crate::policy::reader::{Check, Object, Rows};
 use crate::policy::value::{Map, Value};
+use crate::policy::{PolicyError, PolicyErrorKind};
 
 /// Most calls a failure-rate window holds (count windows are at most 1000 by policy; a time
 /// window keeps its last 1000 calls).
 pub const MAX_WINDOW_CALLS: usize = 1000;
+
+/// Longest key, in characters, that `breaker.key` may name a call's breaker by.
+pub const MAX_KEY_CHARS: usize = 256;
+
+/// What `breaker.key` returned, checked: a string of 1 to [`MAX_KEY_CHARS`] characters names
+/// the call's breaker, budget and stats entry (as an origin does without it; the registry's
+/// `maxOrigins` bounds how many are kept). Anything else is a `TypeError` (a string of the wrong
+/// length a `RangeError`) naming the field and the range.
+pub fn check_key(got: &Value) -> Result<(), PolicyError> {
+    let (right_type, fits) = match got {
+        Value::String(s) => (true, (1..=MAX_KEY_CHARS).contains(&s.chars().count())),
+        _ => (false, false),
+    };
+    if fits {
+        return Ok(());
+    }
+    let mut message = String::from("breaker.key must return a string of 1 to 256 characters (got ");
+    match got {
+        Value::String(s) => {
+            let n = s.chars().count();
+            push_number(&mut message, n as f64);
+            message.push_str(if n == 1 {
+                " character)"
+            } else {
+                " characters)"
+            });
+        }
+        other => {
+            message.push_str(type_name(other));
+            message.push(')');
+        }
+    }
+    Err(PolicyError {
+        path: "breaker.key".to_owned(),
+        message,
+        kind: if right_type {
+            PolicyErrorKind::Range
+        } else {
+            PolicyErrorKind::Type
+        },
+    })
+}
 
 /// The `breaker` defaults, each written once ([`crate::policy::defaults`] holds them all).
 pub mod defaults {
@@ -465,6 +508,42 @@ mod tests {
             TripRule::Consecutive { .. } => 0.0,
         });
         assert_eq!(threshold, Some(0.001));
+    }
+
+    #[test]
+    fn a_key_is_a_string_of_one_to_256_characters_and_the_error_says_what_came() {
+        let s = |n: usize| Value::String("é".repeat(n));
+        assert_eq!(check_key(&s(1)), Ok(()));
+        assert_eq!(
+            check_key(&s(MAX_KEY_CHARS)),
+            Ok(()),
+            "256 characters, 512 bytes"
+        );
+        let e = check_key(&s(257)).expect_err("too long");
+        assert_eq!(
+            (e.path.as_str(), e.kind, e.message.as_str()),
+            (
+                "breaker.key",
+                PolicyErrorKind::Range,
+                "breaker.key must return a string of 1 to 256 characters (got 257 characters)"
+            )
+        );
+        let e = check_key(&s(0)).expect_err("empty");
+        assert_eq!(e.kind, PolicyErrorKind::Range);
+        assert!(e.message.ends_with("(got 0 characters)"), "{}", e.message);
+        for (got, name) in [
+            (Value::Null, "null"),
+            (Value::Number(3.0), "a number"),
+            (Value::Map(vec![]), "an object"),
+        ] {
+            let e = check_key(&got).expect_err("not a string");
+            assert_eq!(e.kind, PolicyErrorKind::Type);
+            assert!(
+                e.message.ends_with(&format!("(got {name})")),
+                "{}",
+                e.message
+            );
+        }
     }
 
     #[test]

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs every test layer and sums them on the last line as "N passed, N failed":
-#   lint      cargo fmt --check, clippy -D warnings (native and wasm32): a gate, counted
-#             as one failure when it fails, as nothing when it passes
+#   lint      cfg-site report, import circles, cargo fmt --check, clippy -D warnings (native
+#             and wasm32): a gate, counted as one failure when it fails, as nothing when it passes
 #   native    cargo test: the core, deterministic, no browser (full, then the lean build's unit tests)
 #   wasm-node wasm-bindgen-test in Node against the fault server on 127.0.0.1
 #   wasm-browser the same tests, plus browser-only ones, in headless Chromium
@@ -61,8 +61,22 @@ layer() {
   count "$name" "$OUT/$name.log" "${PIPESTATUS[0]}"
 }
 
+# Import circles among src/ files (the house's tool beside the repository; RF_CIRCLES_TOOL
+# names another copy): prints each circle, and fails on any.
+circles() {
+  local tool="${RF_CIRCLES_TOOL:-$ROOT/../shared/tools/rs-circles.py}" out
+  [[ -f "$tool" ]] || { log "rs-circles.py not found at $tool (set RF_CIRCLES_TOOL)"; return 1; }
+  out="$(python3 "$tool" "$ROOT/src")" || return 1
+  printf '%s\n' "$out"
+  grep -q '^0 circles' <<<"$out"
+}
+
 lint() {
-  cargo fmt --check &&
+  # cfg(feature) sites per capability, inside and outside src/<capability>/ (issue #40's
+  # measure): a report; it fails only for a capability that already reached the bound.
+  python3 "$ROOT/scripts/cfg-sites.py" --check &&
+    circles &&
+    cargo fmt --check &&
     cargo clippy --quiet --all-targets -- -D warnings &&
     wasm_cargo clippy --quiet --lib --test wasm_api --test wasm_browser -- -D warnings &&
     # The lean build (no opt-in capability), natively and for wasm32.

@@ -31,9 +31,9 @@
 
 use crate::breaker::Breaker;
 use crate::breaker::Transition;
-use crate::classify::Judgement;
 use crate::pacing::Pacer;
 use crate::policy::Policy;
+use crate::vocab::Judgement;
 
 /// The protocol's version; notes of any other are ignored.
 pub const VERSION: u32 = 1;

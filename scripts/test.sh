@@ -2,7 +2,7 @@
 # Runs every test layer and sums them on the last line as "N passed, N failed":
 #   lint      cfg-site report, import circles, cargo fmt --check, clippy -D warnings (native
 #             and wasm32): a gate, counted as one failure when it fails, as nothing when it passes
-#   native    cargo test: the core, deterministic, no browser (full, then the lean build's unit tests)
+#   native    cargo test: the core, deterministic, no browser (the lean build, then the full one)
 #   wasm-node wasm-bindgen-test in Node against the fault server on 127.0.0.1
 #   wasm-browser the same tests, plus browser-only ones, in headless Chromium
 #   package   the packed npm package installed into a scratch project, used by name
@@ -77,20 +77,22 @@ lint() {
   python3 "$ROOT/scripts/cfg-sites.py" --check &&
     circles &&
     cargo fmt --check &&
+    cargo clippy --quiet --features full --all-targets -- -D warnings &&
+    wasm_cargo clippy --quiet --features full --lib --test wasm_api --test wasm_browser -- -D warnings &&
+    # The lean build (no opt-in capability, Cargo's default as npm's), natively and for wasm32.
     cargo clippy --quiet --all-targets -- -D warnings &&
-    wasm_cargo clippy --quiet --lib --test wasm_api --test wasm_browser -- -D warnings &&
-    # The lean build (no opt-in capability), natively and for wasm32.
-    cargo clippy --quiet --no-default-features --lib -- -D warnings &&
-    wasm_cargo clippy --quiet --no-default-features --lib -- -D warnings
+    wasm_cargo clippy --quiet --lib -- -D warnings
 }
 
-# The core's tests, full (every capability), then the lean build's own (its unit tests; the
-# engine's integration tests exercise the capabilities and run in the full build).
-native() { cargo test && cargo test --no-default-features --lib; }
+# The core's tests in both builds: the lean one (Cargo's default, as npm's default entry),
+# then the full one (every capability). Each runs every test crate, tests/engine included; a
+# test that needs a capability compiles only with it.
+native() { cargo test && cargo test --features full; }
 
-wasm_node() { RF_EXPECT_RUNTIME=node wasm_cargo test --test wasm_api; }
+# The shell's tests: the full build's (they exercise the capabilities' options).
+wasm_node() { RF_EXPECT_RUNTIME=node wasm_cargo test --features full --test wasm_api; }
 wasm_browser() {
-  RF_EXPECT_RUNTIME=browser WASM_BINDGEN_USE_BROWSER=1 wasm_cargo test --test wasm_api --test wasm_browser
+  RF_EXPECT_RUNTIME=browser WASM_BINDGEN_USE_BROWSER=1 wasm_cargo test --features full --test wasm_api --test wasm_browser
 }
 
 package() {

@@ -9,8 +9,9 @@ use crate::breaker::{Permit, Transition};
 use crate::events::Event;
 use crate::origin::Ticket;
 use crate::origin::{Ask, Finished, Refusal};
+use crate::owner::{self, lend};
 use crate::policy::Policy;
-use crate::registry::{self, EntryId, Registry};
+use crate::registry::{EntryId, Registry};
 use std::cell::RefCell;
 
 /// Budget tokens withdrawn for a retry that has not started yet. Dropped before
@@ -30,7 +31,7 @@ impl<'a> Reservation<'a> {
     /// `None` if too few are left.
     pub(super) fn withdraw(ctx: &Ctx<'a>, cost: u32, capacity: u32) -> Option<Self> {
         let (id, withdrawn) =
-            (ctx.registry.borrow_mut()).with(ctx.origin, |id, s| (id, s.withdraw(cost, capacity)));
+            lend(ctx.registry).with(ctx.origin, |id, s| (id, s.withdraw(cost, capacity)));
         withdrawn.then_some(Reservation {
             registry: ctx.registry,
             origin: ctx.origin,
@@ -53,12 +54,13 @@ impl Drop for Reservation<'_> {
         if self.sent {
             return;
         }
-        if let Some(mut registry) = registry::free(self.registry)
-            && let Some(state) = registry.get_mut(self.origin, self.id)
-        {
-            // Up to the capacity, like a success's refund.
-            state.refund(self.cost, self.capacity);
-        }
+        // Up to the capacity, like a success's refund.
+        let (id, cost, capacity) = (self.id, self.cost, self.capacity);
+        update(self.registry, self.origin, move |r, origin| {
+            if let Some(state) = r.get_mut(origin, id) {
+                state.refund(cost, capacity);
+            }
+        });
     }
 }
 
@@ -97,11 +99,12 @@ impl Drop for Booking<'_> {
         if self.used {
             return;
         }
-        if let Some(mut registry) = registry::free(self.registry)
-            && let Some(state) = registry.get_mut(self.origin, self.id)
-        {
-            state.unbook(self.ticket);
-        }
+        let (id, ticket) = (self.id, self.ticket);
+        update(self.registry, self.origin, move |r, origin| {
+            if let Some(state) = r.get_mut(origin, id) {
+                state.unbook(ticket);
+            }
+        });
     }
 }
 
@@ -119,7 +122,7 @@ impl<'a> WaitHold<'a> {
     /// not evicted with what its pacing knows.
     #[cfg(feature = "pacing")]
     pub(super) fn take(ctx: &Ctx<'a>) -> Self {
-        let id = ctx.registry.borrow_mut().with(ctx.origin, |id, s| {
+        let id = lend(ctx.registry).with(ctx.origin, |id, s| {
             s.wait_begins();
             id
         });
@@ -134,11 +137,12 @@ impl<'a> WaitHold<'a> {
 impl Drop for WaitHold<'_> {
     fn drop(&mut self) {
         // Gone if the origin was evicted meanwhile (every origin busy at the bound).
-        if let Some(mut registry) = registry::free(self.registry)
-            && let Some(state) = registry.get_mut(self.origin, self.id)
-        {
-            state.wait_ends();
-        }
+        let id = self.id;
+        update(self.registry, self.origin, move |r, origin| {
+            if let Some(state) = r.get_mut(origin, id) {
+                state.wait_ends();
+            }
+        });
     }
 }
 
@@ -170,7 +174,7 @@ impl<'a> AttemptGuard<'a> {
         random: &dyn Fn() -> f64,
         on_event: &mut dyn FnMut(&Event<'_>),
     ) -> Result<Self, (Refusal, EntryId)> {
-        let (id, admitted) = (ctx.registry.borrow_mut()).with(ctx.origin, |id, s| {
+        let (id, admitted) = lend(ctx.registry).with(ctx.origin, |id, s| {
             (id, s.admit(ask, now, ctx.policy, random))
         });
         let admitted = match admitted {
@@ -240,22 +244,83 @@ impl<'a> AttemptGuard<'a> {
     }
 
     /// Gives the attempt's hold back and records its end. The notes for peers go out after
-    /// the origin's update.
+    /// the origin's update. Should the registry be lent elsewhere, the end is queued
+    /// ([`owner`]): recorded when the loan ends, its transition untold.
     fn release(&mut self, ended: Finished<'_>, now: f64) -> Released {
-        let Some(mut registry) = registry::free(self.registry) else {
-            return Released::Gone;
-        };
-        let rank = registry.rank();
-        let Some(state) = registry.get_mut(self.origin, self.id) else {
-            return Released::Gone;
-        };
         let ended = Finished {
             probe: self.probe,
             ..ended
         };
-        let (transition, notes) = state.finish(self.permit.take(), ended, now, self.policy, rank);
-        registry.tell(self.origin, notes);
-        Released::Recorded(transition)
+        let permit = self.permit.take();
+        let Some(mut registry) = owner::free(self.registry) else {
+            self.queue_release(permit, ended, now);
+            return Released::Recorded(None);
+        };
+        record(
+            &mut registry,
+            self.origin,
+            self.id,
+            permit,
+            ended,
+            now,
+            self.policy,
+        )
+    }
+
+    /// [`AttemptGuard::release`] with the registry lent: what it records, owned, queued.
+    #[cold]
+    #[inline(never)]
+    fn queue_release(&self, permit: Option<Permit>, ended: Finished<'_>, now: f64) {
+        let (origin, id, policy) = (self.origin.to_owned(), self.id, self.policy.clone());
+        let quota = ended.quota.copied();
+        let ended = Finished {
+            quota: None,
+            ..ended
+        };
+        let update = move |r: &mut Registry| {
+            let ended = Finished {
+                quota: quota.as_ref(),
+                ..ended
+            };
+            let _ = record(r, &origin, id, permit, ended, now, &policy);
+        };
+        owner::queue(self.registry, Box::new(update));
+    }
+}
+
+/// Records an attempt's end on the origin's entry `id` (gone: evicted meanwhile) and tells
+/// the peers its notes.
+fn record(
+    registry: &mut Registry,
+    origin: &str,
+    id: EntryId,
+    permit: Option<Permit>,
+    ended: Finished<'_>,
+    now: f64,
+    policy: &Policy,
+) -> Released {
+    let rank = registry.rank();
+    let Some(state) = registry.get_mut(origin, id) else {
+        return Released::Gone;
+    };
+    let (transition, notes) = state.finish(permit, ended, now, policy, rank);
+    registry.tell(origin, notes);
+    Released::Recorded(transition)
+}
+
+/// Applies `apply` to the registry now, or, when it is lent elsewhere, queues it (with
+/// `origin` copied) until the loan ends ([`owner`]).
+fn update(
+    registry: &RefCell<Registry>,
+    origin: &str,
+    apply: impl FnOnce(&mut Registry, &str) + 'static,
+) {
+    match owner::free(registry) {
+        Some(mut lent) => apply(&mut lent, origin),
+        None => {
+            let origin = origin.to_owned();
+            owner::queue(registry, Box::new(move |r| apply(r, &origin)));
+        }
     }
 }
 

@@ -90,8 +90,13 @@ impl ClientInner {
     /// `stats()` and a `bodyTimeout` event.
     fn count_body_timeout(&self, origin: &str, ms: f64, deadline: bool, on_event: &JsValue) {
         // Called from a body's timer, never while the registry is in use.
-        if let Some(mut registry) = crate::registry::free(&self.registry) {
-            registry.with(origin, |_, s| s.body_timed_out());
+        match crate::owner::free(&self.registry) {
+            Some(mut registry) => registry.with(origin, |_, s| s.body_timed_out()),
+            None => {
+                let origin = origin.to_owned();
+                let update = move |r: &mut Registry| r.with(&origin, |_, s| s.body_timed_out());
+                crate::owner::queue(&self.registry, Box::new(update));
+            }
         }
         if let Some(listener) = on_event.dyn_ref::<Function>() {
             let event = Event::BodyTimeout {
@@ -207,6 +212,7 @@ impl ResilientClient {
         #[wasm_bindgen(unchecked_param_type = "string")] origin: JsValue,
     ) -> Result<String, JsValue> {
         let key = origin_key(&origin)?;
+        crate::owner::apply_queued(&self.inner.registry);
         let state = self
             .inner
             .registry
@@ -229,6 +235,7 @@ impl ResilientClient {
     /// Counters and state per origin.
     #[wasm_bindgen(unchecked_return_type = "ClientStats")]
     pub fn stats(&self) -> JsValue {
+        crate::owner::apply_queued(&self.inner.registry);
         let snapshots = match self.inner.registry.try_borrow() {
             Ok(registry) => registry.stats(super::env::now()),
             Err(_) => Vec::new(),
@@ -245,10 +252,8 @@ impl ResilientClient {
             Some(origin) => Some(origin_key(&origin)?),
             None => None,
         };
-        self.inner
-            .registry
-            .try_borrow_mut()
-            .map_err(|_| busy())?
+        crate::owner::free(&self.inner.registry)
+            .ok_or_else(busy)?
             .reset(key.as_deref());
         Ok(())
     }

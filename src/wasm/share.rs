@@ -105,7 +105,13 @@ pub fn open<C: Peer + 'static>(
 /// to the client's `onEvent`. Notes come as messages, never while the registry is in use
 /// (a note told to the peers is posted, not delivered at once).
 fn hear(client: &impl Peer, origin: &str, note: Note) {
-    let Some(mut registry) = crate::registry::free(client.registry()) else {
+    let Some(mut registry) = crate::owner::free(client.registry()) else {
+        // Applied when the registry's loan ends; the transition it causes is not told.
+        let (origin, policy) = (origin.to_owned(), client.policy().clone());
+        let update = move |r: &mut Registry| {
+            let _ = r.hear(&origin, note, now(), &policy);
+        };
+        crate::owner::queue(client.registry(), Box::new(update));
         return;
     };
     let transition = registry.hear(origin, note, now(), client.policy());

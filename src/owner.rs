@@ -3,21 +3,69 @@
 //! The engine and the shell use the registry through [`lend`]: a loan ends before an
 //! `await`, before an event is delivered and before a note is posted. An update that comes
 //! back on its own (a call's hold given back as its future is dropped, a body's timer, a
-//! peer's note) goes through [`free`]; should the registry be lent at that moment (a hook or
-//! a handler that reached it some other way), the update is queued with [`queue`] and
-//! applied, in order, as soon as the loan ends: in every build, never dropped. What such an
-//! update would have told (a breaker transition) is not told.
+//! peer's note) goes through [`update`]; should the registry be lent at that moment (a hook
+//! or a handler that reached it some other way), the update is queued and applied, in
+//! order, as soon as the loan ends: in every build, never dropped. What such an update
+//! would have told (a breaker transition) is not told.
 
-use crate::registry::Registry;
+use crate::breaker::{Permit, Transition};
+use crate::origin::{EndRules, Finished, Quota, Ticket};
+#[cfg(feature = "share")]
+use crate::policy::Policy;
+use crate::registry::{EntryId, Registry};
+#[cfg(feature = "share")]
+use crate::share::Note;
 use std::cell::{RefCell, RefMut};
 use std::ops::{Deref, DerefMut};
+#[cfg(feature = "share")]
+use std::rc::Rc;
 
-/// An update queued for a lent registry.
-pub type Update = Box<dyn FnOnce(&mut Registry)>;
+/// What comes back to an origin's entry on its own.
+pub enum Returned {
+    /// Budget tokens of a retry that was not sent, given back up to `capacity`.
+    Refund {
+        /// The tokens.
+        cost: u32,
+        /// The budget's capacity.
+        capacity: u32,
+    },
+    /// A send pacing booked and the call did not make.
+    Unbook(Ticket),
+    /// A call's wait between two attempts is over.
+    WaitEnds,
+    /// An attempt's end, with its breaker permit ([`crate::origin::OriginState::finish`]).
+    Ended {
+        /// The permit `admit` gave it.
+        permit: Option<Permit>,
+        /// How it ended (its `quota` apart, owned).
+        ended: Finished<'static>,
+        /// Its rate-limit headers.
+        quota: Option<Quota>,
+        /// When.
+        now: f64,
+        /// Under which rules.
+        rules: EndRules,
+    },
+    /// A response body cut off after its call resolved: a timeout.
+    BodyTimedOut,
+    /// A peer's note ([`Registry::hear`]).
+    #[cfg(feature = "share")]
+    Heard {
+        /// The note.
+        note: Note,
+        /// When it came.
+        now: f64,
+        /// The receiving client's policy.
+        policy: Rc<Policy>,
+    },
+}
+
+/// An update that found its registry lent: the registry's address, the origin, its entry.
+type Queued = (usize, String, Option<EntryId>, Returned);
 
 thread_local! {
-    /// The updates that found a registry lent, with its address, in the order they came.
-    static QUEUED: RefCell<Vec<(usize, Update)>> = const { RefCell::new(Vec::new()) };
+    /// The updates that found a registry lent, in the order they came.
+    static QUEUED: RefCell<Vec<Queued>> = const { RefCell::new(Vec::new()) };
 }
 
 /// Where a registry lives: the key of its queued updates.
@@ -60,15 +108,14 @@ impl Drop for Lent<'_> {
 
 /// Lends the registry (a `RefCell` borrow: lending it twice at once is a bug and panics).
 pub fn lend(cell: &RefCell<Registry>) -> Lent<'_> {
-    apply_queued(cell);
     Lent {
         registry: Some(cell.borrow_mut()),
         cell,
     }
 }
 
-/// The registry lent for an update coming back to it, or `None` while it is lent elsewhere:
-/// then [`queue`] the update.
+/// The registry lent, or `None` while it is lent elsewhere (what was queued for it is
+/// applied first).
 pub fn free(cell: &RefCell<Registry>) -> Option<Lent<'_>> {
     apply_queued(cell);
     let registry = cell.try_borrow_mut().ok()?;
@@ -78,14 +125,70 @@ pub fn free(cell: &RefCell<Registry>) -> Option<Lent<'_>> {
     })
 }
 
-/// Queues `update` for the registry in `cell`, lent now: it is applied when the loan ends.
+/// What an update did: `Some(transition)` when it was applied (or queued: then no
+/// transition), `None` when the origin's entry `id` is gone (evicted meanwhile).
+pub type Applied = Option<Option<Transition>>;
+
+/// `what` comes back to `origin`'s entry `id` (`None`: whatever entry it has, made if new):
+/// applied now, or, while the registry is lent, queued and applied when the loan ends.
+pub fn update(
+    cell: &RefCell<Registry>,
+    origin: &str,
+    id: Option<EntryId>,
+    what: Returned,
+) -> Applied {
+    match free(cell) {
+        Some(mut registry) => apply(&mut registry, origin, id, what),
+        None => {
+            queue((key(cell.as_ptr()), origin.to_owned(), id, what));
+            Some(None)
+        }
+    }
+}
+
 #[cold]
 #[inline(never)]
-pub fn queue(cell: &RefCell<Registry>, update: Update) {
-    QUEUED.with(|q| q.borrow_mut().push((key(cell.as_ptr()), update)));
+fn queue(update: Queued) {
+    QUEUED.with(|q| q.borrow_mut().push(update));
+}
+
+/// Applies `what` to `origin`'s entry `id`.
+fn apply(registry: &mut Registry, origin: &str, id: Option<EntryId>, what: Returned) -> Applied {
+    #[cfg(feature = "share")]
+    if let Returned::Heard { note, now, policy } = what {
+        return Some(registry.hear(origin, note, now, &policy));
+    }
+    let rank = registry.rank();
+    let id = id.unwrap_or_else(|| registry.with(origin, |id, _| id));
+    let state = registry.get_mut(origin, id)?;
+    match what {
+        Returned::Refund { cost, capacity } => state.refund(cost, capacity),
+        Returned::Unbook(ticket) => state.unbook(ticket),
+        Returned::WaitEnds => state.wait_ends(),
+        Returned::BodyTimedOut => state.body_timed_out(),
+        Returned::Ended {
+            permit,
+            ended,
+            quota,
+            now,
+            rules,
+        } => {
+            let ended = Finished {
+                quota: quota.as_ref(),
+                ..ended
+            };
+            let (transition, notes) = state.finish(permit, ended, now, &rules, rank);
+            registry.tell(origin, notes);
+            return Some(transition);
+        }
+        #[cfg(feature = "share")]
+        Returned::Heard { .. } => {}
+    }
+    Some(None)
 }
 
 /// Applies the updates queued for the registry in `cell`, in order, while it is not lent.
+#[inline(never)]
 pub fn apply_queued(cell: &RefCell<Registry>) {
     let key = key(cell.as_ptr());
     loop {
@@ -94,25 +197,26 @@ pub fn apply_queued(cell: &RefCell<Registry>) {
         };
         let next = QUEUED.with(|q| {
             let mut q = q.borrow_mut();
-            let at = q.iter().position(|(k, _)| *k == key)?;
-            Some(q.remove(at).1)
+            let at = q.iter().position(|u| u.0 == key)?;
+            Some(q.remove(at))
         });
-        let Some(update) = next else {
+        let Some((_, origin, id, what)) = next else {
             return;
         };
-        update(&mut registry);
+        let _ = apply(&mut registry, &origin, id, what);
     }
 }
 
 /// A registry going away takes what was queued for it (here, not in `registry.rs`, which
-/// imports nothing of its loans).
+/// imports nothing of its loans). Queued updates are keyed by where the registry lives: a
+/// registry lent cannot move, and a loan's end applies what was queued.
 impl Drop for Registry {
     fn drop(&mut self) {
         let key = key(self);
         // A registry dropped as its thread ends may outlive the queue: nothing is left then.
         let _ = QUEUED.try_with(|q| {
             if let Ok(mut q) = q.try_borrow_mut() {
-                q.retain(|(k, _)| *k != key);
+                q.retain(|u| u.0 != key);
             }
         });
     }
@@ -122,12 +226,10 @@ impl Drop for Registry {
 mod tests {
     use super::*;
 
-    fn count(cell: &RefCell<Registry>, origin: &str) -> u64 {
-        lend(cell).with(origin, |_, s| s.stats().timeouts)
-    }
+    const A: &str = "https://a.test";
 
-    fn bump(r: &mut Registry, origin: &str) {
-        r.with(origin, |_, s| s.body_timed_out());
+    fn timeouts(cell: &RefCell<Registry>) -> u64 {
+        lend(cell).with(A, |_, s| s.stats().timeouts)
     }
 
     #[test]
@@ -135,14 +237,20 @@ mod tests {
         let cell = RefCell::new(Registry::new(10));
         let loan = lend(&cell);
         assert!(free(&cell).is_none(), "lent");
-        queue(&cell, Box::new(|r| bump(r, "https://a")));
-        queue(&cell, Box::new(|r| bump(r, "https://a")));
+        assert_eq!(update(&cell, A, None, Returned::BodyTimedOut), Some(None));
+        assert_eq!(update(&cell, A, None, Returned::BodyTimedOut), Some(None));
         drop(loan);
-        assert_eq!(count(&cell, "https://a"), 2);
-        let mut free = free(&cell).expect("free again");
-        bump(&mut free, "https://a");
-        drop(free);
-        assert_eq!(count(&cell, "https://a"), 3);
+        assert_eq!(timeouts(&cell), 2);
+        assert_eq!(update(&cell, A, None, Returned::BodyTimedOut), Some(None));
+        assert_eq!(timeouts(&cell), 3);
+    }
+
+    #[test]
+    fn an_update_for_an_entry_that_is_gone_does_nothing() {
+        let cell = RefCell::new(Registry::new(1));
+        let id = lend(&cell).with(A, |id, _| id);
+        lend(&cell).with("https://b.test", |_, _| ());
+        assert_eq!(update(&cell, A, Some(id), Returned::WaitEnds), None);
     }
 
     #[test]
@@ -152,19 +260,19 @@ mod tests {
             RefCell::new(Registry::new(10)),
         );
         let loan = lend(&a);
-        queue(&a, Box::new(|r| bump(r, "https://a")));
+        update(&a, A, None, Returned::BodyTimedOut);
         drop(lend(&b));
-        assert_eq!(count(&b, "https://a"), 0, "b's loan applies only b's");
+        assert_eq!(timeouts(&b), 0, "b's loan applies only b's");
         drop(loan);
-        assert_eq!(count(&a, "https://a"), 1);
-        let leftover = {
-            let gone = RefCell::new(Registry::new(10));
-            let loan = gone.borrow_mut();
-            queue(&gone, Box::new(|r| bump(r, "https://a")));
-            drop(loan);
-            gone.as_ptr() as usize
-        };
-        let left = QUEUED.with(|q| q.borrow().iter().filter(|(k, _)| *k == leftover).count());
+        assert_eq!(timeouts(&a), 1);
+        // Where it lives (a client's is in its Rc): dropped there.
+        let gone = Box::new(RefCell::new(Registry::new(10)));
+        let key = key(gone.as_ptr());
+        let loan = gone.borrow_mut();
+        update(&gone, A, None, Returned::BodyTimedOut);
+        drop(loan);
+        drop(gone);
+        let left = QUEUED.with(|q| q.borrow().iter().filter(|u| u.0 == key).count());
         assert_eq!(left, 0, "a dropped registry's queue goes with it");
     }
 }

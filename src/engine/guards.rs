@@ -8,8 +8,8 @@ use super::{Ctx, report};
 use crate::breaker::{Permit, Transition};
 use crate::events::Event;
 use crate::origin::Ticket;
-use crate::origin::{Ask, Finished, Refusal};
-use crate::owner::{self, lend};
+use crate::origin::{Ask, EndRules, Finished, Refusal};
+use crate::owner::{self, Returned, lend};
 use crate::policy::Policy;
 use crate::registry::{EntryId, Registry};
 use std::cell::RefCell;
@@ -55,12 +55,9 @@ impl Drop for Reservation<'_> {
             return;
         }
         // Up to the capacity, like a success's refund.
-        let (id, cost, capacity) = (self.id, self.cost, self.capacity);
-        update(self.registry, self.origin, move |r, origin| {
-            if let Some(state) = r.get_mut(origin, id) {
-                state.refund(cost, capacity);
-            }
-        });
+        let (cost, capacity) = (self.cost, self.capacity);
+        let back = Returned::Refund { cost, capacity };
+        owner::update(self.registry, self.origin, Some(self.id), back);
     }
 }
 
@@ -99,12 +96,8 @@ impl Drop for Booking<'_> {
         if self.used {
             return;
         }
-        let (id, ticket) = (self.id, self.ticket);
-        update(self.registry, self.origin, move |r, origin| {
-            if let Some(state) = r.get_mut(origin, id) {
-                state.unbook(ticket);
-            }
-        });
+        let back = Returned::Unbook(self.ticket);
+        owner::update(self.registry, self.origin, Some(self.id), back);
     }
 }
 
@@ -137,12 +130,12 @@ impl<'a> WaitHold<'a> {
 impl Drop for WaitHold<'_> {
     fn drop(&mut self) {
         // Gone if the origin was evicted meanwhile (every origin busy at the bound).
-        let id = self.id;
-        update(self.registry, self.origin, move |r, origin| {
-            if let Some(state) = r.get_mut(origin, id) {
-                state.wait_ends();
-            }
-        });
+        owner::update(
+            self.registry,
+            self.origin,
+            Some(self.id),
+            Returned::WaitEnds,
+        );
     }
 }
 
@@ -247,79 +240,20 @@ impl<'a> AttemptGuard<'a> {
     /// the origin's update. Should the registry be lent elsewhere, the end is queued
     /// ([`owner`]): recorded when the loan ends, its transition untold.
     fn release(&mut self, ended: Finished<'_>, now: f64) -> Released {
-        let ended = Finished {
-            probe: self.probe,
-            ..ended
-        };
-        let permit = self.permit.take();
-        let Some(mut registry) = owner::free(self.registry) else {
-            self.queue_release(permit, ended, now);
-            return Released::Recorded(None);
-        };
-        record(
-            &mut registry,
-            self.origin,
-            self.id,
-            permit,
-            ended,
-            now,
-            self.policy,
-        )
-    }
-
-    /// [`AttemptGuard::release`] with the registry lent: what it records, owned, queued.
-    #[cold]
-    #[inline(never)]
-    fn queue_release(&self, permit: Option<Permit>, ended: Finished<'_>, now: f64) {
-        let (origin, id, policy) = (self.origin.to_owned(), self.id, self.policy.clone());
-        let quota = ended.quota.copied();
-        let ended = Finished {
-            quota: None,
-            ..ended
-        };
-        let update = move |r: &mut Registry| {
-            let ended = Finished {
-                quota: quota.as_ref(),
+        let back = Returned::Ended {
+            permit: self.permit.take(),
+            ended: Finished {
+                probe: self.probe,
+                quota: None,
                 ..ended
-            };
-            let _ = record(r, &origin, id, permit, ended, now, &policy);
+            },
+            quota: ended.quota.copied(),
+            now,
+            rules: EndRules::of(self.policy),
         };
-        owner::queue(self.registry, Box::new(update));
-    }
-}
-
-/// Records an attempt's end on the origin's entry `id` (gone: evicted meanwhile) and tells
-/// the peers its notes.
-fn record(
-    registry: &mut Registry,
-    origin: &str,
-    id: EntryId,
-    permit: Option<Permit>,
-    ended: Finished<'_>,
-    now: f64,
-    policy: &Policy,
-) -> Released {
-    let rank = registry.rank();
-    let Some(state) = registry.get_mut(origin, id) else {
-        return Released::Gone;
-    };
-    let (transition, notes) = state.finish(permit, ended, now, policy, rank);
-    registry.tell(origin, notes);
-    Released::Recorded(transition)
-}
-
-/// Applies `apply` to the registry now, or, when it is lent elsewhere, queues it (with
-/// `origin` copied) until the loan ends ([`owner`]).
-fn update(
-    registry: &RefCell<Registry>,
-    origin: &str,
-    apply: impl FnOnce(&mut Registry, &str) + 'static,
-) {
-    match owner::free(registry) {
-        Some(mut lent) => apply(&mut lent, origin),
-        None => {
-            let origin = origin.to_owned();
-            owner::queue(registry, Box::new(move |r| apply(r, &origin)));
+        match owner::update(self.registry, self.origin, Some(self.id), back) {
+            Some(transition) => Released::Recorded(transition),
+            None => Released::Gone,
         }
     }
 }

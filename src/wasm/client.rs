@@ -90,14 +90,8 @@ impl ClientInner {
     /// `stats()` and a `bodyTimeout` event.
     fn count_body_timeout(&self, origin: &str, ms: f64, deadline: bool, on_event: &JsValue) {
         // Called from a body's timer, never while the registry is in use.
-        match crate::owner::free(&self.registry) {
-            Some(mut registry) => registry.with(origin, |_, s| s.body_timed_out()),
-            None => {
-                let origin = origin.to_owned();
-                let update = move |r: &mut Registry| r.with(&origin, |_, s| s.body_timed_out());
-                crate::owner::queue(&self.registry, Box::new(update));
-            }
-        }
+        let back = crate::owner::Returned::BodyTimedOut;
+        crate::owner::update(&self.registry, origin, None, back);
         if let Some(listener) = on_event.dyn_ref::<Function>() {
             let event = Event::BodyTimeout {
                 timeout_ms: ms,
@@ -113,7 +107,7 @@ impl Peer for ClientInner {
     fn registry(&self) -> &RefCell<Registry> {
         &self.registry
     }
-    fn policy(&self) -> &Policy {
+    fn policy(&self) -> &Rc<Policy> {
         &self.validated
     }
     fn on_event(&self) -> Option<&Function> {

@@ -9,16 +9,10 @@
 //! would have told (a breaker transition) is not told.
 
 use crate::breaker::{Permit, Transition};
-use crate::origin::{EndRules, Finished, Quota, Ticket};
-#[cfg(feature = "share")]
-use crate::policy::Policy;
+use crate::origin::{EndRules, Finished, OriginState, Quota, Ticket};
 use crate::registry::{EntryId, Registry};
-#[cfg(feature = "share")]
-use crate::share::Note;
 use std::cell::{RefCell, RefMut};
 use std::ops::{Deref, DerefMut};
-#[cfg(feature = "share")]
-use std::rc::Rc;
 
 /// What comes back to an origin's entry on its own.
 pub enum Returned {
@@ -52,11 +46,11 @@ pub enum Returned {
     #[cfg(feature = "share")]
     Heard {
         /// The note.
-        note: Note,
+        note: crate::share::Note,
         /// When it came.
         now: f64,
         /// The receiving client's policy.
-        policy: Rc<Policy>,
+        policy: std::rc::Rc<crate::policy::Policy>,
     },
 }
 
@@ -152,20 +146,24 @@ fn queue(update: Queued) {
     QUEUED.with(|q| q.borrow_mut().push(update));
 }
 
+/// The state of `origin`'s entry `id` (`None`: whatever entry it has, made if new); `None`
+/// when that entry is gone.
+fn entry<'r>(
+    registry: &'r mut Registry,
+    origin: &str,
+    id: Option<EntryId>,
+) -> Option<&'r mut OriginState> {
+    let id = id.unwrap_or_else(|| registry.with(origin, |id, _| id));
+    registry.get_mut(origin, id)
+}
+
 /// Applies `what` to `origin`'s entry `id`.
 fn apply(registry: &mut Registry, origin: &str, id: Option<EntryId>, what: Returned) -> Applied {
-    #[cfg(feature = "share")]
-    if let Returned::Heard { note, now, policy } = what {
-        return Some(registry.hear(origin, note, now, &policy));
-    }
-    let rank = registry.rank();
-    let id = id.unwrap_or_else(|| registry.with(origin, |id, _| id));
-    let state = registry.get_mut(origin, id)?;
     match what {
-        Returned::Refund { cost, capacity } => state.refund(cost, capacity),
-        Returned::Unbook(ticket) => state.unbook(ticket),
-        Returned::WaitEnds => state.wait_ends(),
-        Returned::BodyTimedOut => state.body_timed_out(),
+        Returned::Refund { cost, capacity } => entry(registry, origin, id)?.refund(cost, capacity),
+        Returned::Unbook(ticket) => entry(registry, origin, id)?.unbook(ticket),
+        Returned::WaitEnds => entry(registry, origin, id)?.wait_ends(),
+        Returned::BodyTimedOut => entry(registry, origin, id)?.body_timed_out(),
         Returned::Ended {
             permit,
             ended,
@@ -173,16 +171,20 @@ fn apply(registry: &mut Registry, origin: &str, id: Option<EntryId>, what: Retur
             now,
             rules,
         } => {
+            let rank = registry.rank();
             let ended = Finished {
                 quota: quota.as_ref(),
                 ..ended
             };
+            let state = entry(registry, origin, id)?;
             let (transition, notes) = state.finish(permit, ended, now, &rules, rank);
             registry.tell(origin, notes);
             return Some(transition);
         }
         #[cfg(feature = "share")]
-        Returned::Heard { .. } => {}
+        Returned::Heard { note, now, policy } => {
+            return Some(registry.hear(origin, note, now, &policy));
+        }
     }
     Some(None)
 }

@@ -30,6 +30,8 @@ mkdir -p "$OUT"
 OUT="$(cd "$OUT" && pwd)"
 find "$OUT" -mindepth 1 -delete
 cp "$ROOT"/www-demo/{index.html,demo.css,demo.js,tab.html,tab.js,sw.js} "$OUT/"
+# The page's lanes, a module each (demo.js imports them).
+cp -R "$ROOT/www-demo/lanes" "$OUT/lanes"
 # The page finds its origins here: the mock ones, answered by the service worker it names.
 cat > "$OUT/backend.json" <<'JSON'
 {"a":"https://a.demo.invalid","b":"https://b.demo.invalid","serviceWorker":"sw.js"}

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test layer and sums them on the last line as "N passed, N failed":
-#   lint      cargo fmt --check, clippy -D warnings (native and wasm32): a gate, counted
-#             as one failure when it fails, as nothing when it passes
-#   native    cargo test: the core, deterministic, no browser (full, then the lean build's unit tests)
+#   lint      cfg-site report, import circles, cargo fmt --check, clippy -D warnings (native
+#             and wasm32): a gate, counted as one failure when it fails, as nothing when it passes
+#   native    cargo test: the core, deterministic, no browser (the lean build, then the full one)
 #   wasm-node wasm-bindgen-test in Node against the fault server on 127.0.0.1
 #   wasm-browser the same tests, plus browser-only ones, in headless Chromium
 #   package   the packed npm package installed into a scratch project, used by name
@@ -61,22 +61,40 @@ layer() {
   count "$name" "$OUT/$name.log" "${PIPESTATUS[0]}"
 }
 
-lint() {
-  cargo fmt --check &&
-    cargo clippy --quiet --all-targets -- -D warnings &&
-    wasm_cargo clippy --quiet --lib --test wasm_api --test wasm_browser -- -D warnings &&
-    # The lean build (no opt-in capability), natively and for wasm32.
-    cargo clippy --quiet --no-default-features --lib -- -D warnings &&
-    wasm_cargo clippy --quiet --no-default-features --lib -- -D warnings
+# Import circles among src/ files (the house's tool beside the repository; RF_CIRCLES_TOOL
+# names another copy): prints each circle, and fails on any.
+circles() {
+  local tool="${RF_CIRCLES_TOOL:-$ROOT/../shared/tools/rs-circles.py}" out
+  [[ -f "$tool" ]] || { log "rs-circles.py not found at $tool (set RF_CIRCLES_TOOL)"; return 1; }
+  out="$(python3 "$tool" "$ROOT/src")" || return 1
+  printf '%s\n' "$out"
+  grep -q '^0 circles' <<<"$out"
 }
 
-# The core's tests, full (every capability), then the lean build's own (its unit tests; the
-# engine's integration tests exercise the capabilities and run in the full build).
-native() { cargo test && cargo test --no-default-features --lib; }
+lint() {
+  # cfg(feature) sites per capability, inside and outside src/<capability>/ (issue #40's
+  # measure): a report; it fails only for a capability that already reached the bound.
+  python3 "$ROOT/scripts/cfg-sites.py" --check &&
+    circles &&
+    cargo fmt --check &&
+    cargo clippy --quiet --features full --all-targets -- -D warnings &&
+    wasm_cargo clippy --quiet --features full --lib --test wasm_api --test wasm_browser -- -D warnings &&
+    # The lean build (no opt-in capability, Cargo's default as npm's), natively and for wasm32.
+    cargo clippy --quiet --all-targets -- -D warnings &&
+    wasm_cargo clippy --quiet --lib -- -D warnings
+}
 
-wasm_node() { RF_EXPECT_RUNTIME=node wasm_cargo test --test wasm_api; }
+# The core's tests in both builds: the lean one (Cargo's default, as npm's default entry),
+# then the full one (every capability). Each runs every test crate, tests/engine included; a
+# test that needs a capability compiles only with it. Then the engine's tests in a release
+# build (no debug assertions), where only the registry's queue keeps an update that finds it
+# lent (src/owner.rs; tests/engine/registry.rs).
+native() { cargo test && cargo test --features full && cargo test --release --features full --test engine; }
+
+# The shell's tests: the full build's (they exercise the capabilities' options).
+wasm_node() { RF_EXPECT_RUNTIME=node wasm_cargo test --features full --test wasm_api; }
 wasm_browser() {
-  RF_EXPECT_RUNTIME=browser WASM_BINDGEN_USE_BROWSER=1 wasm_cargo test --test wasm_api --test wasm_browser
+  RF_EXPECT_RUNTIME=browser WASM_BINDGEN_USE_BROWSER=1 wasm_cargo test --features full --test wasm_api --test wasm_browser
 }
 
 package() {

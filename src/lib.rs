@@ -23,6 +23,7 @@
 //! | bulkhead (concurrency limit, FIFO queue, the slots hedges may hold and give up) | [`bulkhead`] |
 //! | one origin's state and counters | [`origin`] |
 //! | the origins kept, LRU bound, stats | [`registry`] |
+//! | the registry's loans; updates that find it lent, queued until the loan ends | [`owner`] |
 //! | origin health shared between clients (`share`): notes and what they do | [`share`] |
 //! | idempotency keys, UUID v4 | [`idempotency`] |
 //! | the outbox (`outbox`): which calls are kept, replay verdicts, order and timing | [`outbox`] |
@@ -51,6 +52,7 @@ pub mod idempotency;
 pub mod origin;
 #[cfg(feature = "outbox")]
 pub mod outbox;
+pub mod owner;
 #[cfg(feature = "pacing")]
 pub mod pacing;
 pub mod policy;

@@ -189,6 +189,36 @@ pub struct Finished<'q> {
     pub hold: bool,
 }
 
+/// What of a policy recording an attempt's end reads ([`OriginState::finish`]): a small
+/// copy, so that an end recorded later (the registry lent meanwhile: [`crate::owner`])
+/// carries its own.
+#[derive(Clone, Debug)]
+pub struct EndRules {
+    /// The breaker's settings, when it is on.
+    pub breaker: Option<crate::policy::BreakerPolicy>,
+    /// The throttle's, when it is on.
+    #[cfg(feature = "throttle")]
+    pub throttle: Option<crate::policy::ThrottlePolicy>,
+    /// The longest hold pacing takes from an answer, in ms, when pacing is on.
+    #[cfg(feature = "pacing")]
+    pub pacing_cap_ms: Option<f64>,
+}
+
+impl EndRules {
+    /// Those of `policy`.
+    pub fn of(policy: &Policy) -> Self {
+        EndRules {
+            breaker: policy.breaker.clone(),
+            #[cfg(feature = "throttle")]
+            throttle: policy.throttle.clone(),
+            #[cfg(feature = "pacing")]
+            pacing_cap_ms: policy
+                .paced()
+                .then(|| f64::from(policy.max_retry_after_ms())),
+        }
+    }
+}
+
 impl OriginState {
     /// Its counters.
     pub fn stats(&self) -> OriginStats {
@@ -333,15 +363,15 @@ impl OriginState {
     }
 
     /// Records the end of an attempt that `admit` let go with `permit` (judged under
-    /// `policy` at `now`): its counters, the throttle, the latency sample, what its answer
-    /// said of the origin's limits, the breaker. `rank`: this client's, when it shares.
-    /// Returns the breaker's transition and the notes for the peers.
+    /// `rules`, its policy's, at `now`): its counters, the throttle, the latency sample, what
+    /// its answer said of the origin's limits, the breaker. `rank`: this client's, when it
+    /// shares. Returns the breaker's transition and the notes for the peers.
     pub fn finish(
         &mut self,
         permit: Option<Permit>,
         ended: Finished<'_>,
         now: f64,
-        policy: &Policy,
+        rules: &EndRules,
         rank: Option<u32>,
     ) -> (Option<Transition>, Notes) {
         let Finished { judgement, .. } = ended;
@@ -361,7 +391,7 @@ impl OriginState {
         stats.timeouts += u64::from(ended.timed_out && !ended.offline);
         stats.offline += u64::from(ended.offline);
         #[cfg(feature = "throttle")]
-        if let Some(t) = &policy.throttle
+        if let Some(t) = &rules.throttle
             && judgement != Judgement::Unjudged
         {
             self.throttle
@@ -372,15 +402,14 @@ impl OriginState {
             self.latency.record(ms);
         }
         #[cfg(feature = "pacing")]
-        if policy.paced() {
-            let cap = f64::from(policy.max_retry_after_ms());
+        if let Some(cap) = rules.pacing_cap_ms {
             self.pacer
                 .heard((ended.answered, ended.quota), ended.probe, now, cap);
             if let Some(until) = ended.hold_until {
                 self.pacer.hold(until);
             }
         }
-        let transition = permit.zip(policy.breaker.as_ref()).and_then(|(permit, p)| {
+        let transition = permit.zip(rules.breaker.as_ref()).and_then(|(permit, p)| {
             let slow = p
                 .slow_call_ms()
                 .is_some_and(|ms| ended.duration_ms > f64::from(ms));

@@ -21,7 +21,6 @@ pub use crate::origin::{OriginState, OriginStats};
 use crate::policy::Policy;
 #[cfg(feature = "share")]
 use crate::share::Note;
-use std::cell::{RefCell, RefMut};
 
 /// Identifies one origin's entry; a new entry for the same origin (after eviction) gets
 /// a new id, so late updates meant for the old one are dropped.
@@ -57,19 +56,6 @@ struct Entry {
     state: OriginState,
     id: u64,
     last_used: u64,
-}
-
-/// The registry, to record what comes back to it: a hold given back, a body's timeout, a
-/// peer's note. No borrow is held across an `await`, while an event is delivered or while a
-/// note is posted, so it is free; were it not, the update would be lost, which a debug build
-/// (the tests) stops at.
-pub fn free(registry: &RefCell<Registry>) -> Option<RefMut<'_, Registry>> {
-    let borrowed = registry.try_borrow_mut();
-    debug_assert!(
-        borrowed.is_ok(),
-        "the registry is borrowed as an update comes back to it"
-    );
-    borrowed.ok()
 }
 
 /// Per-origin state for every origin seen, up to a bound.

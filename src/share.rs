@@ -31,12 +31,34 @@
 
 use crate::breaker::Breaker;
 use crate::breaker::Transition;
-use crate::classify::Judgement;
 use crate::pacing::Pacer;
 use crate::policy::Policy;
+use crate::vocab::Judgement;
 
-/// The protocol's version; notes of any other are ignored.
+/// The protocol's version; notes of any other are ignored. It crosses to JS as
+/// `SHARE_VERSION` (js/errors.js and pkg-template/full/edge.js hold it, generated from here
+/// by scripts/codes.mjs).
 pub const VERSION: u32 = 1;
+
+/// A note's kind as it crosses to peers: the first number of [`Note::encode`]. JS has it as
+/// `NOTE_KIND_HELLO` … (js/errors.js and pkg-template/full/edge.js, generated from this enum
+/// by scripts/codes.mjs).
+#[repr(u8)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NoteKind {
+    /// [`Note::Hello`].
+    Hello = 0,
+    /// [`Note::Failed`].
+    Failed = 1,
+    /// [`Note::Succeeded`].
+    Succeeded = 2,
+    /// [`Note::Opened`].
+    Opened = 3,
+    /// [`Note::Closed`].
+    Closed = 4,
+    /// [`Note::Hold`].
+    Hold = 5,
+}
 
 /// One thing a client tells its peers about an origin. Times are monotonic ms of the
 /// client that holds the note (the shell converts them to and from wall-clock time).
@@ -73,30 +95,37 @@ impl Note {
     /// The note as `(kind, time, rank)` numbers, as they cross to peers (the shell converts
     /// the time to wall-clock time and back; the third number crosses as it is).
     pub fn encode(self) -> (u32, f64, u32) {
-        match self {
-            Note::Hello => (0, 0.0, 0),
+        let (kind, time, rank) = match self {
+            Note::Hello => (NoteKind::Hello, 0.0, 0),
             // The count rides in the rank's place: the time's is converted to wall-clock time.
-            Note::Failed { successes } => (1, 0.0, successes),
-            Note::Succeeded => (2, 0.0, 0),
-            Note::Opened { until, rank } => (3, until, rank),
-            Note::Closed => (4, 0.0, 0),
-            Note::Hold { until } => (5, until, 0),
-        }
+            Note::Failed { successes } => (NoteKind::Failed, 0.0, successes),
+            Note::Succeeded => (NoteKind::Succeeded, 0.0, 0),
+            Note::Opened { until, rank } => (NoteKind::Opened, until, rank),
+            Note::Closed => (NoteKind::Closed, 0.0, 0),
+            Note::Hold { until } => (NoteKind::Hold, until, 0),
+        };
+        (kind as u32, time, rank)
     }
 
     /// A note from its numbers; None for an unknown kind or a time that is not finite.
     pub fn decode(kind: u32, time: f64, rank: u32) -> Option<Note> {
         let until = time.is_finite().then_some(time);
+        const HELLO: u32 = NoteKind::Hello as u32;
+        const FAILED: u32 = NoteKind::Failed as u32;
+        const SUCCEEDED: u32 = NoteKind::Succeeded as u32;
+        const OPENED: u32 = NoteKind::Opened as u32;
+        const CLOSED: u32 = NoteKind::Closed as u32;
+        const HOLD: u32 = NoteKind::Hold as u32;
         Some(match kind {
-            0 => Note::Hello,
-            1 => Note::Failed { successes: rank },
-            2 => Note::Succeeded,
-            3 => Note::Opened {
+            HELLO => Note::Hello,
+            FAILED => Note::Failed { successes: rank },
+            SUCCEEDED => Note::Succeeded,
+            OPENED => Note::Opened {
                 until: until?,
                 rank,
             },
-            4 => Note::Closed,
-            5 => Note::Hold { until: until? },
+            CLOSED => Note::Closed,
+            HOLD => Note::Hold { until: until? },
             _ => return None,
         })
     }

@@ -1,6 +1,9 @@
 //! The TypeScript declarations (src/wasm/types.rs) state every default with
 //! `@default`; this test reads them and compares each with the one place the
 //! defaults are defined (`policy::defaults`), so the two cannot drift apart.
+//! The declarations state every capability's options: the full build has all their defaults.
+
+#![cfg(feature = "full")]
 
 use resilient_fetch::policy::{BreakerMode, IdempotencyKey, Policy, WindowType, defaults as d};
 use std::collections::BTreeMap;

@@ -1,6 +1,6 @@
 // Joined by scripts/join-js.mjs from js/share.js, js/outbox.js, js/outbox-store.js, js/outbox-replay.js: edit those, then run it.
-import { originKey, callListener, discardBody } from "./arguments.js";
-import { makeQueuedError, JUDGED_EXPIRED, REPLAY_STATUS_UNSENT, TOLD_NEXT_REPLAY, JUDGED_DELIVERED, JUDGED_WAIT, JUDGED_REFUSED, JUDGED_SEND, JUDGED_UNSENDABLE, REPLAY_STATUS_NO_ANSWER, REPLAY_STATUS_UNSENDABLE, TOLD_REPLAYED, TOLD_DELIVERED, TOLD_DEAD_LETTERED, TOLD_ROUND_ENDED, DEAD_N_EXPIRED, DEAD_N_INVALID } from "../errors.js";
+import { SHARE_VERSION, NOTE_KIND_HELLO, NOTE_KIND_HOLD, makeQueuedError, JUDGED_EXPIRED, REPLAY_STATUS_UNSENT, TOLD_NEXT_REPLAY, JUDGED_DELIVERED, JUDGED_WAIT, JUDGED_REFUSED, JUDGED_SEND, JUDGED_UNSENDABLE, REPLAY_STATUS_NO_ANSWER, REPLAY_STATUS_UNSENDABLE, TOLD_REPLAYED, TOLD_DELIVERED, TOLD_DEAD_LETTERED, TOLD_ROUND_ENDED, DEAD_N_EXPIRED, DEAD_N_INVALID } from "../errors.js";
+import { callListener, discardBody } from "./arguments.js";
 
 // Shared origin health (policy `share`; the rules are in src/share.rs).
 // Keep the single `export { ... }` line last (scripts/join-js.mjs joins the concern files).
@@ -10,8 +10,7 @@ import { makeQueuedError, JUDGED_EXPIRED, REPLAY_STATUS_UNSENT, TOLD_NEXT_REPLAY
 // iframes and workers of the site (worker_threads of one Node process; Deno's workers) over a
 // BroadcastChannel, and theirs come back. A message is [version, kind, origin, time, rank]:
 // an origin (never a path, query, header, body or key), a note's kind, a wall-clock time,
-// a rank. Anything else is dropped here; the wasm checks the rest.
-const VERSION = 1;
+// a rank. Anything else is dropped here (isNote); the wasm checks the rest.
 
 /**
  * Opens the channel of share `name`; `hear(kind, origin, monotonicMs, rank)` gets each
@@ -30,10 +29,8 @@ function shareOpen(name, hear, durableObject) {
     return undefined;
   }
   channel.onmessage = ({ data }) => {
-    if (!Array.isArray(data) || data.length !== 5 || data[0] !== VERSION) return;
+    if (!isNote(data)) return;
     const [, kind, origin, at, rank] = data;
-    if (!Number.isInteger(kind) || kind < 0 || typeof at !== "number" || !Number.isInteger(rank) ||
-        rank < 0 || rank > 0xffffffff || typeof origin !== "string" || !isOrigin(origin)) return;
     hear(kind, origin, at - Date.now() + performance.now(), rank);
   };
   // Node: an open channel must not keep the process alive.
@@ -41,20 +38,36 @@ function shareOpen(name, hear, durableObject) {
   return channel;
 }
 
-/** "" (a hello names no origin), or exactly an origin as the registry keys it. */
+// ---- share rules: pkg-template/full/edge.js has a copy (scripts/codes.mjs).
+/**
+ * Whether `m` is a note as src/share.rs defines it: [SHARE_VERSION, kind, origin, time, rank],
+ * a hello naming no origin ("") and every other kind exactly an origin (NOTE_KIND_HOLD is the
+ * last kind).
+ */
+function isNote(m) {
+  if (!Array.isArray(m) || m.length !== 5 || m[0] !== SHARE_VERSION) return false;
+  const [, kind, origin, at, rank] = m;
+  return Number.isInteger(kind) && kind >= NOTE_KIND_HELLO && kind <= NOTE_KIND_HOLD && Number.isFinite(at) &&
+    Number.isInteger(rank) && rank >= 0 && rank <= 0xffffffff && typeof origin === "string" &&
+    (kind === NOTE_KIND_HELLO ? origin === "" : isOrigin(origin));
+}
+
+/** Exactly an http(s) origin as the registry keys it (never a path, query or credentials). */
 function isOrigin(origin) {
-  if (origin === "") return true;
+  if (origin.length > 2048) return false;
   try {
-    return origin.length <= 2048 && originKey(origin) === origin;
+    const url = new URL(origin);
+    return (url.protocol === "http:" || url.protocol === "https:") && url.origin === origin;
   } catch {
     return false;
   }
 }
+// ---- end of share rules
 
 /** Sends a note; `at` is monotonic ms, sent as wall-clock ms. Never throws. */
 function shareSend(channel, kind, origin, at, rank) {
   try {
-    channel.postMessage([VERSION, kind, origin, at + Date.now() - performance.now(), rank]);
+    channel.postMessage([SHARE_VERSION, kind, origin, at + Date.now() - performance.now(), rank]);
   } catch { /* closed: sharing is a hint */ }
 }
 

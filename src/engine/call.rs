@@ -16,6 +16,7 @@ use super::{
 use crate::classify::{AttemptOutcome, Verdict};
 use crate::events::{Event, GiveUpReason};
 use crate::origin::{Ask, Refusal};
+use crate::owner::lend;
 use crate::policy::Policy;
 use crate::registry::Registry;
 use crate::vocab::Method;
@@ -380,9 +381,7 @@ impl<'a, O> Hold<'a, O> {
         let budget = policy.retry_budget.as_ref();
         let next = match (next, budget) {
             (Next::Success { refund: Some(n) }, Some(b)) => {
-                ctx.registry
-                    .borrow_mut()
-                    .with(ctx.origin, |_, s| s.refund(n, b.capacity));
+                lend(ctx.registry).with(ctx.origin, |_, s| s.refund(n, b.capacity));
                 Applied::Success
             }
             (Next::Success { .. }, _) => Applied::Success,
@@ -445,7 +444,7 @@ fn facts<'o>(
     progress: &Progress,
     now: f64,
 ) -> Facts<'o> {
-    let registry = ctx.registry.borrow();
+    let registry = lend(ctx.registry);
     let state = registry.peek(ctx.origin);
     let capacity = ctx.policy.retry_budget.as_ref().map_or(0, |b| b.capacity);
     Facts {

@@ -8,9 +8,10 @@ use super::{Ctx, report};
 use crate::breaker::{Permit, Transition};
 use crate::events::Event;
 use crate::origin::Ticket;
-use crate::origin::{Ask, Finished, Refusal};
+use crate::origin::{Ask, EndRules, Finished, Refusal};
+use crate::owner::{self, Returned, lend};
 use crate::policy::Policy;
-use crate::registry::{self, EntryId, Registry};
+use crate::registry::{EntryId, Registry};
 use std::cell::RefCell;
 
 /// Budget tokens withdrawn for a retry that has not started yet. Dropped before
@@ -30,7 +31,7 @@ impl<'a> Reservation<'a> {
     /// `None` if too few are left.
     pub(super) fn withdraw(ctx: &Ctx<'a>, cost: u32, capacity: u32) -> Option<Self> {
         let (id, withdrawn) =
-            (ctx.registry.borrow_mut()).with(ctx.origin, |id, s| (id, s.withdraw(cost, capacity)));
+            lend(ctx.registry).with(ctx.origin, |id, s| (id, s.withdraw(cost, capacity)));
         withdrawn.then_some(Reservation {
             registry: ctx.registry,
             origin: ctx.origin,
@@ -53,12 +54,10 @@ impl Drop for Reservation<'_> {
         if self.sent {
             return;
         }
-        if let Some(mut registry) = registry::free(self.registry)
-            && let Some(state) = registry.get_mut(self.origin, self.id)
-        {
-            // Up to the capacity, like a success's refund.
-            state.refund(self.cost, self.capacity);
-        }
+        // Up to the capacity, like a success's refund.
+        let (cost, capacity) = (self.cost, self.capacity);
+        let back = Returned::Refund { cost, capacity };
+        owner::update(self.registry, self.origin, Some(self.id), back);
     }
 }
 
@@ -97,11 +96,8 @@ impl Drop for Booking<'_> {
         if self.used {
             return;
         }
-        if let Some(mut registry) = registry::free(self.registry)
-            && let Some(state) = registry.get_mut(self.origin, self.id)
-        {
-            state.unbook(self.ticket);
-        }
+        let back = Returned::Unbook(self.ticket);
+        owner::update(self.registry, self.origin, Some(self.id), back);
     }
 }
 
@@ -119,7 +115,7 @@ impl<'a> WaitHold<'a> {
     /// not evicted with what its pacing knows.
     #[cfg(feature = "pacing")]
     pub(super) fn take(ctx: &Ctx<'a>) -> Self {
-        let id = ctx.registry.borrow_mut().with(ctx.origin, |id, s| {
+        let id = lend(ctx.registry).with(ctx.origin, |id, s| {
             s.wait_begins();
             id
         });
@@ -134,11 +130,12 @@ impl<'a> WaitHold<'a> {
 impl Drop for WaitHold<'_> {
     fn drop(&mut self) {
         // Gone if the origin was evicted meanwhile (every origin busy at the bound).
-        if let Some(mut registry) = registry::free(self.registry)
-            && let Some(state) = registry.get_mut(self.origin, self.id)
-        {
-            state.wait_ends();
-        }
+        owner::update(
+            self.registry,
+            self.origin,
+            Some(self.id),
+            Returned::WaitEnds,
+        );
     }
 }
 
@@ -170,7 +167,7 @@ impl<'a> AttemptGuard<'a> {
         random: &dyn Fn() -> f64,
         on_event: &mut dyn FnMut(&Event<'_>),
     ) -> Result<Self, (Refusal, EntryId)> {
-        let (id, admitted) = (ctx.registry.borrow_mut()).with(ctx.origin, |id, s| {
+        let (id, admitted) = lend(ctx.registry).with(ctx.origin, |id, s| {
             (id, s.admit(ask, now, ctx.policy, random))
         });
         let admitted = match admitted {
@@ -240,22 +237,24 @@ impl<'a> AttemptGuard<'a> {
     }
 
     /// Gives the attempt's hold back and records its end. The notes for peers go out after
-    /// the origin's update.
+    /// the origin's update. Should the registry be lent elsewhere, the end is queued
+    /// ([`owner`]): recorded when the loan ends, its transition untold.
     fn release(&mut self, ended: Finished<'_>, now: f64) -> Released {
-        let Some(mut registry) = registry::free(self.registry) else {
-            return Released::Gone;
+        let back = Returned::Ended {
+            permit: self.permit.take(),
+            ended: Finished {
+                probe: self.probe,
+                quota: None,
+                ..ended
+            },
+            quota: ended.quota.copied(),
+            now,
+            rules: EndRules::of(self.policy),
         };
-        let rank = registry.rank();
-        let Some(state) = registry.get_mut(self.origin, self.id) else {
-            return Released::Gone;
-        };
-        let ended = Finished {
-            probe: self.probe,
-            ..ended
-        };
-        let (transition, notes) = state.finish(self.permit.take(), ended, now, self.policy, rank);
-        registry.tell(self.origin, notes);
-        Released::Recorded(transition)
+        match owner::update(self.registry, self.origin, Some(self.id), back) {
+            Some(transition) => Released::Recorded(transition),
+            None => Released::Gone,
+        }
     }
 }
 

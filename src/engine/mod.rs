@@ -42,6 +42,7 @@ use crate::breaker::Transition;
 use crate::bulkhead::{Admission, BulkheadPermit};
 use crate::events::{Event, GiveUpReason};
 use crate::origin::{Ask, Refusal};
+use crate::owner::lend;
 use crate::policy::Policy;
 use crate::registry::Registry;
 use crate::retry_after;
@@ -256,7 +257,7 @@ pub fn refused_at_once(
     if policy.bulkhead.is_some() || f64::from(policy.total_timeout_ms) < MIN_ATTEMPT_MS {
         return None;
     }
-    let mut registry = registry.try_borrow_mut().ok()?;
+    let mut registry = crate::owner::free(registry)?;
     // An origin without state has a closed breaker: nothing to refuse, no clock to read.
     registry.peek(origin).filter(|s| !s.breaker.is_closed())?;
     let now = now();
@@ -357,10 +358,7 @@ async fn admit<E: Env>(
     let Some(policy) = &ctx.policy.bulkhead else {
         return Ok(None);
     };
-    let bulkhead = ctx
-        .registry
-        .borrow_mut()
-        .with(ctx.origin, |_, s| s.bulkhead.clone());
+    let bulkhead = lend(ctx.registry).with(ctx.origin, |_, s| s.bulkhead.clone());
     let wait = match bulkhead.acquire(policy) {
         Admission::Admitted(permit) => return Ok(Some(permit)),
         Admission::Full => {

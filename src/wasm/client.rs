@@ -103,9 +103,8 @@ impl ClientInner {
     /// `stats()` and a `bodyTimeout` event.
     fn count_body_timeout(&self, origin: &str, ms: f64, deadline: bool, on_event: &JsValue) {
         // Called from a body's timer, never while the registry is in use.
-        if let Some(mut registry) = crate::registry::free(&self.registry) {
-            registry.with(origin, |_, s| s.body_timed_out());
-        }
+        let back = crate::owner::Returned::BodyTimedOut;
+        crate::owner::update(&self.registry, origin, None, back);
         if let Some(listener) = on_event.dyn_ref::<Function>() {
             let event = Event::BodyTimeout {
                 timeout_ms: ms,
@@ -121,7 +120,7 @@ impl Peer for ClientInner {
     fn registry(&self) -> &RefCell<Registry> {
         &self.registry
     }
-    fn policy(&self) -> &Policy {
+    fn policy(&self) -> &Rc<Policy> {
         &self.validated
     }
     fn on_event(&self) -> Option<&Function> {
@@ -220,6 +219,7 @@ impl ResilientClient {
         #[wasm_bindgen(unchecked_param_type = "string")] origin: JsValue,
     ) -> Result<String, JsValue> {
         let key = self.inner.name_of(&origin)?;
+        crate::owner::apply_queued(&self.inner.registry);
         let state = self
             .inner
             .registry
@@ -242,6 +242,7 @@ impl ResilientClient {
     /// Counters and state per origin.
     #[wasm_bindgen(unchecked_return_type = "ClientStats")]
     pub fn stats(&self) -> JsValue {
+        crate::owner::apply_queued(&self.inner.registry);
         let snapshots = match self.inner.registry.try_borrow() {
             Ok(registry) => registry.stats(super::env::now()),
             Err(_) => Vec::new(),
@@ -258,10 +259,8 @@ impl ResilientClient {
             Some(origin) => Some(self.inner.name_of(&origin)?),
             None => None,
         };
-        self.inner
-            .registry
-            .try_borrow_mut()
-            .map_err(|_| busy())?
+        crate::owner::free(&self.inner.registry)
+            .ok_or_else(busy)?
             .reset(key.as_deref());
         Ok(())
     }

@@ -4,7 +4,7 @@
 //! to it (the rules are the core's, `crate::share`).
 
 use std::cell::RefCell;
-use std::rc::Weak;
+use std::rc::{Rc, Weak};
 
 use js_sys::Function;
 use wasm_bindgen::prelude::*;
@@ -22,7 +22,7 @@ pub trait Peer {
     /// The client's per-origin state, which peers' notes update.
     fn registry(&self) -> &RefCell<Registry>;
     /// The client's policy, validated.
-    fn policy(&self) -> &Policy;
+    fn policy(&self) -> &Rc<Policy>;
     /// The client's `onEvent`.
     fn on_event(&self) -> Option<&Function>;
 }
@@ -105,11 +105,14 @@ pub fn open<C: Peer + 'static>(
 /// to the client's `onEvent`. Notes come as messages, never while the registry is in use
 /// (a note told to the peers is posted, not delivered at once).
 fn hear(client: &impl Peer, origin: &str, note: Note) {
-    let Some(mut registry) = crate::registry::free(client.registry()) else {
-        return;
+    // Applied when the registry's loan ends, should it be lent: the transition then untold.
+    let policy = Rc::clone(client.policy());
+    let heard = crate::owner::Returned::Heard {
+        note,
+        now: now(),
+        policy,
     };
-    let transition = registry.hear(origin, note, now(), client.policy());
-    drop(registry);
+    let transition = crate::owner::update(client.registry(), origin, None, heard).flatten();
     if let (Some(t), Some(listener)) = (transition, client.on_event()) {
         let event = Event::BreakerTransition {
             origin,

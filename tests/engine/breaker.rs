@@ -370,11 +370,12 @@ fn refused_at_once_leaves_every_other_call_to_the_loop() {
     assert_eq!(none(&reg, &p, B, clock.now_ms()), None);
     assert_eq!(none(&reg, &p, A, clock.now_ms() + 5000.0), None);
     // Anything that stands before the breaker in the loop: a bulkhead, throttling; breakers off.
-    for extra in [
-        serde_json::json!({"bulkhead": true}),
-        serde_json::json!({"throttle": true}),
-        serde_json::json!({"breaker": false}),
-    ] {
+    let extras = [
+        Some(serde_json::json!({"bulkhead": true})),
+        cfg!(feature = "throttle").then(|| serde_json::json!({"throttle": true})),
+        Some(serde_json::json!({"breaker": false})),
+    ];
+    for extra in extras.into_iter().flatten() {
         let mut json = base.clone();
         json.as_object_mut()
             .expect("object")
@@ -386,15 +387,18 @@ fn refused_at_once_leaves_every_other_call_to_the_loop() {
         );
     }
     // A Retry-After hold known for the origin: the loop makes the call wait for it first.
-    reg.borrow_mut()
-        .with(A, |_, s| s.pacer.hold(clock.now_ms() + 100.0));
-    assert_eq!(none(&reg, &p, A, clock.now_ms()), None);
-    // Without pacing the hold does not count.
-    let unpaced = policy(serde_json::json!({"retry": false, "rateLimit": false,
-        "breaker": {"failureThreshold": 3, "cooldownMs": 5000}}));
-    let refused = none(&reg, &unpaced, A, clock.now_ms());
-    assert!(
-        refused.is_some_and(|ms| ms > 4000.0 && ms <= 5000.0),
-        "{refused:?}"
-    );
+    #[cfg(feature = "pacing")]
+    {
+        reg.borrow_mut()
+            .with(A, |_, s| s.pacer.hold(clock.now_ms() + 100.0));
+        assert_eq!(none(&reg, &p, A, clock.now_ms()), None);
+        // Without pacing the hold does not count.
+        let unpaced = policy(serde_json::json!({"retry": false, "rateLimit": false,
+            "breaker": {"failureThreshold": 3, "cooldownMs": 5000}}));
+        let refused = none(&reg, &unpaced, A, clock.now_ms());
+        assert!(
+            refused.is_some_and(|ms| ms > 4000.0 && ms <= 5000.0),
+            "{refused:?}"
+        );
+    }
 }

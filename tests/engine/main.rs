@@ -10,6 +10,9 @@
 //!
 //! One test crate with modules, not a file per concern under `tests/`: each file there is a
 //! crate of its own, which would compile and link `support/` again for every concern.
+//!
+//! It runs in both builds (`cargo test` is the lean one, `--features full` the full one): a
+//! capability's own module, and a test that needs a capability, compile only with it.
 
 #![cfg(not(target_arch = "wasm32"))]
 
@@ -18,11 +21,15 @@ mod support;
 mod breaker;
 mod bulkhead;
 mod deadlines;
+#[cfg(feature = "hedge")]
 mod hedging;
 mod hooks;
 mod offline;
+#[cfg(feature = "pacing")]
 mod pacing;
 mod properties;
 mod registry;
 mod retries;
+// Read through the pacing events' helper (support's `paced_get`).
+#[cfg(all(feature = "throttle", feature = "pacing"))]
 mod throttle;

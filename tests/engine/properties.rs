@@ -172,8 +172,13 @@ proptest! {
                 }
             }
             // Neither the rate limit (no quota headers here) nor the throttle (off) refuses.
-            CallResult::RateLimited { .. } | CallResult::Throttled => {
-                prop_assert!(false, "refused by pacing or throttling: {:?}", log.kinds);
+            #[cfg(feature = "pacing")]
+            CallResult::RateLimited { .. } => {
+                prop_assert!(false, "refused by pacing: {:?}", log.kinds);
+            }
+            #[cfg(feature = "throttle")]
+            CallResult::Throttled => {
+                prop_assert!(false, "refused by throttling: {:?}", log.kinds);
             }
         }
         // Budget: only retries that were sent are paid for; a success refunds the retry

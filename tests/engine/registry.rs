@@ -1,15 +1,19 @@
 //! The registry of origins: each origin its own state, events that read the registry while a
 //! call runs, and eviction, which never takes an origin a call is using or about to retry.
 
-use crate::support::pool::{Board, Pool, spawn_call, spawn_call_to};
+use crate::support::pool::{Board, Hand, Pool, spawn_call, spawn_call_to};
 use crate::support::*;
 use futures_executor::block_on;
 use resilient_fetch::breaker::BreakerState;
 use resilient_fetch::engine::{self, CallResult, Env};
 use resilient_fetch::events::Event;
+use resilient_fetch::owner;
 use resilient_fetch::policy::Policy;
-use resilient_fetch::registry::Registry;
+use resilient_fetch::registry::{OriginSnapshot, Registry};
 use std::cell::RefCell;
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll, Waker};
 
 #[test]
 fn origins_are_isolated() {
@@ -194,4 +198,95 @@ fn an_origin_with_a_call_between_attempts_is_not_evicted() {
         "never two calls to A at once"
     );
     assert_released(&reg, A);
+}
+
+/// A call's future, polled by hand.
+type Polled<'a> = Pin<Box<dyn Future<Output = CallResult<u32>> + 'a>>;
+
+/// Polls each call once; none has ended.
+fn poll_each(calls: &RefCell<Vec<Polled<'_>>>) {
+    let mut cx = Context::from_waker(Waker::noop());
+    for call in calls.borrow_mut().iter_mut() {
+        assert!(call.as_mut().poll(&mut cx).is_pending());
+    }
+}
+
+/// Two calls to A, one waiting to retry (its wait hold and budget tokens taken) and one on
+/// the wire (its attempt counted in flight), dropped by a third call's `onEvent` handler;
+/// `lent`: the handler holds the registry meanwhile, so every hold given back finds it lent.
+/// Returns A's snapshot, whether A is idle, and the third call's result.
+fn dropped_by_a_handler(lent: bool) -> (OriginSnapshot, bool, Option<CallResult<u32>>) {
+    let (clock, reg, board, p) = (
+        Clock::manual(),
+        registry(),
+        Board::default(),
+        Policy::default(),
+    );
+    let calls: RefCell<Vec<Polled<'_>>> = RefCell::default();
+    for name in ["waiting", "sending"] {
+        let (reg, p, clock, board) = (&reg, &p, &clock, &board);
+        calls.borrow_mut().push(Box::pin(async move {
+            let mut transport = Hand { board, name };
+            engine::run(reg, p, get(A), &mut transport, clock, &mut |_| {}).await
+        }));
+    }
+    poll_each(&calls);
+    board.answer("waiting", 503);
+    poll_each(&calls);
+    let busy = snapshot(&reg, A, clock.now_ms());
+    assert_eq!(busy.stats.in_flight, 1, "one call on the wire");
+    assert!(busy.budget_tokens < Policy::default().retry_budget.expect("on").capacity);
+    let mut dropper = Box::pin(async {
+        let mut transport = Hand {
+            board: &board,
+            name: "dropper",
+        };
+        let mut on_event = |e: &Event<'_>| {
+            if e.kind() == "attemptStart" {
+                let loan = lent.then(|| owner::lend(&reg));
+                calls.borrow_mut().clear();
+                drop(loan);
+            }
+        };
+        engine::run(&reg, &p, get(A), &mut transport, &clock, &mut on_event).await
+    });
+    let mut cx = Context::from_waker(Waker::noop());
+    assert!(dropper.as_mut().poll(&mut cx).is_pending());
+    board.answer("dropper", 200);
+    let ended = match dropper.as_mut().poll(&mut cx) {
+        Poll::Ready(result) => Some(result),
+        Poll::Pending => None,
+    };
+    let idle = owner::lend(&reg).with(A, |_, s| s.waiting == 0 && s.is_idle());
+    (snapshot(&reg, A, clock.now_ms()), idle, ended)
+}
+
+#[test]
+fn calls_dropped_while_a_handler_holds_the_registry_give_everything_back() {
+    // Run in a release build too (scripts/test.sh: `cargo test --release`), where nothing
+    // but the queue keeps these updates.
+    let (freely, idle_freely, ended_freely) = dropped_by_a_handler(false);
+    let (lent, idle_lent, ended_lent) = dropped_by_a_handler(true);
+    assert_eq!(ended_freely, Some(done(1, 1)));
+    assert_eq!(ended_lent, Some(done(1, 1)));
+    assert!(idle_freely, "nothing held once the calls are dropped");
+    assert!(
+        idle_lent,
+        "every hold given back, though the registry was lent"
+    );
+    assert_eq!(lent.stats.in_flight, 0);
+    assert_eq!(
+        lent.budget_tokens, freely.budget_tokens,
+        "the tokens refunded"
+    );
+    assert_eq!(lent, freely, "every count as when the registry was free");
+    // The dropped attempt counts as an abort: three attempts, one failure, one success.
+    assert_eq!(
+        (
+            lent.stats.attempts,
+            lent.stats.failures,
+            lent.stats.successes
+        ),
+        (3, 1, 1)
+    );
 }

@@ -7,6 +7,7 @@ use resilient_fetch::engine::{
     AttemptLimit, AttemptOutcome, BreakerAnswer, Ended, Env, HookAnswer, Transport,
 };
 use resilient_fetch::events::{Event, GiveUpReason, OutcomeKind, RetryReason};
+#[cfg(feature = "pacing")]
 use resilient_fetch::rate_limit::Quota;
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
@@ -162,6 +163,7 @@ pub enum Step {
     AbortWith(u16),
     /// A status whose rate-limit headers say this many requests are left until a reset
     /// this many ms away.
+    #[cfg(feature = "pacing")]
     Quota(u16, u32, f64),
 }
 
@@ -256,6 +258,7 @@ impl<'e> Transport for Script<'e> {
                         quota: None,
                     }
                 }
+                #[cfg(feature = "pacing")]
                 Step::Quota(status, remaining, reset_ms) => {
                     clock.advance(took);
                     AttemptOutcome::Response {

@@ -4,6 +4,7 @@
 
 mod fakes;
 pub mod pool;
+#[cfg(feature = "hedge")]
 pub mod timed;
 
 pub use fakes::*;
@@ -11,6 +12,7 @@ pub use fakes::*;
 use futures_executor::block_on;
 use resilient_fetch::engine::{self, Call, CallResult};
 use resilient_fetch::events::Event;
+#[cfg(feature = "pacing")]
 use resilient_fetch::pacing::Why;
 use resilient_fetch::policy::{Policy, PolicyInput};
 use resilient_fetch::registry::{OriginSnapshot, Registry};
@@ -114,9 +116,11 @@ pub fn done(output: u32, attempts: u32) -> CallResult<u32> {
 }
 
 /// An event's kind, the wait (or probability) it states, and why it waits.
+#[cfg(feature = "pacing")]
 pub type Paced = (String, f64, Option<Why>);
 
 /// Runs a GET to A under `p`, keeping the pacing events.
+#[cfg(feature = "pacing")]
 pub fn paced_get(
     reg: &RefCell<Registry>,
     p: &Policy,
@@ -135,6 +139,7 @@ pub fn paced_get(
                 reason,
                 ..
             } => (retry_after_ms, Some(reason)),
+            #[cfg(feature = "throttle")]
             Event::Throttled { probability, .. } => (probability, None),
             _ => (0.0, None),
         };

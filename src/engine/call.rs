@@ -104,6 +104,7 @@ pub async fn run<T: Transport, E: Env>(
         safe: call.replayable && (call.has_key || Method(call.method).is_idempotent()),
         called_at,
         deadline: called_at + f64::from(policy.total_timeout_ms),
+        kept: call.kept,
     };
     #[cfg(feature = "hedge")]
     let hedge =
@@ -373,8 +374,10 @@ impl<'a, O> Hold<'a, O> {
         } else {
             (end, retry_after_ms)
         };
+        // A call an outbox keeps is not held for the network: the outbox sends it then.
         let facts = Facts {
             offline,
+            kept: ctx.kept,
             ..facts(ctx, verdict, &outcome, retry_after_ms, progress, now)
         };
         let next = decide(policy, &facts, &|| env.random());
@@ -460,5 +463,6 @@ fn facts<'o>(
         // A new entry's budget is full.
         tokens: state.map_or(capacity, |s| s.budget.tokens(capacity)),
         offline: false,
+        kept: false,
     }
 }

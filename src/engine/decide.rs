@@ -35,6 +35,9 @@ pub struct Facts<'o> {
     pub tokens: u32,
     /// Whether the attempt failed to reach its origin while the runtime was offline.
     pub offline: bool,
+    /// Whether an outbox keeps the call if it gets no definite answer (then an offline
+    /// failure is retried as any is, for no tokens, and not waited on).
+    pub kept: bool,
 }
 
 /// What to do after an attempt.
@@ -88,7 +91,7 @@ pub fn decide(policy: &Policy, facts: &Facts, random: &dyn Fn() -> f64) -> Next 
     if facts.attempt >= retry.max_attempts {
         return Next::GiveUp(GiveUpReason::MaxAttempts);
     }
-    if facts.offline {
+    if facts.offline && !facts.kept {
         return Next::Offline { reason };
     }
     let header = facts.retry_after_ms;
@@ -125,7 +128,10 @@ pub fn decide(policy: &Policy, facts: &Facts, random: &dyn Fn() -> f64) -> Next 
         (RetryReason::ShouldRetry, _) => RetryReason::Network,
         (reason, _) => reason,
     };
-    let cost = budget.map(|b| RetryBudget::cost(b, priced));
+    // A retry of a failure that never reached the origin (offline) costs nothing.
+    let cost = budget
+        .filter(|_| !facts.offline)
+        .map(|b| RetryBudget::cost(b, priced));
     if cost.is_some_and(|cost| facts.tokens < cost) {
         return Next::GiveUp(GiveUpReason::Budget);
     }
@@ -160,6 +166,7 @@ mod tests {
             open_until: None,
             tokens: 500,
             offline: false,
+            kept: false,
         }
     }
 

@@ -204,6 +204,10 @@ pub struct Call<'a> {
     pub replayable: bool,
     /// Whether the request has a body (then it is never hedged).
     pub has_body: bool,
+    /// Whether an outbox keeps it when it gets no definite answer: then an attempt that fails
+    /// while offline is retried and given up as any failure is (the outbox keeps it and sends
+    /// it once the network is back), not waited on.
+    pub kept: bool,
 }
 
 /// How a call ended.
@@ -285,6 +289,8 @@ struct Ctx<'a> {
     called_at: f64,
     /// When the whole call must be over (monotonic ms).
     deadline: f64,
+    /// Whether an outbox keeps it when it gets no definite answer ([`Call::kept`]).
+    kept: bool,
 }
 
 impl Ctx<'_> {

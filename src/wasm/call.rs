@@ -333,6 +333,7 @@ impl Ready {
             has_key: key.is_some(),
             replayable,
             has_body,
+            kept: keep && key.is_some(),
         };
         let mut on_event = |event: &crate::events::Event| {
             if let Some(f) = &resolved.on_event {

@@ -6,7 +6,7 @@ import { spawn } from "node:child_process";
 import net from "node:net";
 import path from "node:path";
 import readline from "node:readline";
-import { OUT, edgeLane, openDemo, outageLane, pacedBurstLane, hedgeLane, layoutLane, outboxLane, postEffectsLane, root,
+import { OUT, edgeLane, openDemo, outageLane, pacedBurstLane, hedgeLane, breakerLane, layoutLane, outboxLane, postEffectsLane, root,
   shareLane, shootLane, stormLane } from "./lanes.mjs";
 
 let server, urls, browser, page;
@@ -86,6 +86,10 @@ test("two tabs sharing breakers: one opens with the other without sending; one p
 test("hedged reads: the slow tail cut for a few extra requests", async () => {
   await hedgeLane(page);
   await shot(8);
+});
+
+test("breaker rules: slow answers open the breaker, failed probes grow its cooldown", async () => {
+  await breakerLane(page);
 });
 
 test("the outbox: 5 POSTs kept while origin B is down, each applied once when it is back", async () => {

@@ -214,6 +214,31 @@ export async function hedgeLane(page) {
   assert.equal(await page.locator("#hedge-chart polyline").count(), 2);
 }
 
+/**
+ * Lane 12: slow answers open a breaker with slowCallMs ("slowCallRate"; calls after it fail fast),
+ * and each failed probe doubles the cooldown up to maxCooldownMs (each opening's cooldown as the
+ * lane read it, from a call refused right then), so the dead origin gets far fewer probes.
+ */
+export async function breakerLane(page) {
+  await page.click("#breaker-button");
+  await page.waitForFunction(() => document.querySelector("#breaker-cooldown").dataset.growing !== undefined, null,
+    { timeout: 30000 });
+  const slow = await page.locator("#breaker-slow").evaluate((p) => ({ ...p.dataset }));
+  assert.equal(slow.reason, "slowCallRate", JSON.stringify(slow));
+  assert.ok(Number(slow.answered) >= 4 && Number(slow.answered) + Number(slow.refused) === 8, JSON.stringify(slow));
+  assert.ok(Number(slow.refused) >= 1, "calls after it opened failed fast");
+  const d = await page.locator("#breaker-cooldown").evaluate((p) => ({ ...p.dataset }));
+  const growing = JSON.parse(d.growing);
+  assert.equal(growing[0], 100, "the opening itself waits cooldownMs");
+  // Each reopening's cooldown in the upper half of the doubled one, capped at 1600.
+  growing.slice(1).forEach((ms, i) => {
+    const doubled = Math.min(1600, 100 * 2 ** (i + 1));
+    assert.ok(ms >= Math.max(100, doubled / 2) - 1 && ms <= doubled, `cooldown ${i + 1}: ${ms} (${growing})`);
+  });
+  // A fixed 100 ms cooldown probes about every 100 ms; the growing one a handful of times.
+  assert.ok(Number(d.growingSent) * 3 < Number(d.fixedSent), JSON.stringify(d));
+}
+
 /** Lane 9: the outbox keeps 5 POSTs while origin B is down and delivers each once when it is back. */
 export async function outboxLane(page) {
   const data = () => page.locator("#outbox-summary").evaluate((p) => ({ ...p.dataset }));

@@ -147,6 +147,7 @@ fn only_reads_without_a_body_are_hedged() {
         post(A, true),
         Call {
             has_body: true,
+            kept: false,
             method: "OPTIONS",
             ..get(A)
         },

@@ -133,3 +133,34 @@ fn online_a_network_error_counts_as_before() {
         (BreakerState::Open, 1, 0)
     );
 }
+
+#[test]
+fn a_call_an_outbox_keeps_is_not_held_for_the_network_and_still_counts_for_nothing() {
+    let clock = offline_until(Some(60_000.0));
+    let reg = registry();
+    let p = policy(
+        serde_json::json!({"retry": {"maxAttempts": 2}, "breaker": {"failureThreshold": 1}}),
+    );
+    let kept = resilient_fetch::engine::Call {
+        kept: true,
+        ..post(A, true)
+    };
+    let mut script = Script::new(&clock, &[Step::Network, Step::Network]);
+    let (result, log) = call(&reg, &p, kept, &mut script);
+    assert_eq!(
+        result,
+        done(2, 2),
+        "retried and given up as any failure (the outbox keeps it)"
+    );
+    assert!(!log.kinds.contains(&"offline"), "{:?}", log.kinds);
+    assert_eq!(log.give_ups, [(GiveUpReason::MaxAttempts, 2)]);
+    assert!(
+        clock.now_ms() < 60_000.0,
+        "not held until the network came back"
+    );
+    let s = snapshot(&reg, A, clock.now_ms());
+    assert_eq!(
+        (s.breaker, s.stats.failures, s.stats.offline),
+        (BreakerState::Closed, 0, 2)
+    );
+}

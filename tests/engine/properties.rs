@@ -70,6 +70,7 @@ proptest! {
             has_key: key_but_not_replayable,
             replayable: !key_but_not_replayable,
             has_body: true,
+            kept: false,
         };
         let p = policy(serde_json::json!({"timeoutMs": 100, "retry": {"maxAttempts": 5}}));
         let mut script = Script::new(&clock, &steps);

@@ -366,6 +366,7 @@ fn a_body_that_cannot_be_replayed_is_not_retried() {
     let once = Call {
         replayable: false,
         has_body: true,
+        kept: false,
         ..post(A, true)
     };
     let (result, log) = call(

@@ -38,6 +38,7 @@ pub fn get(origin: &'static str) -> Call<'static> {
         has_key: false,
         replayable: true,
         has_body: false,
+        kept: false,
     }
 }
 
@@ -48,6 +49,7 @@ pub fn post(origin: &'static str, has_key: bool) -> Call<'static> {
         has_key,
         replayable: true,
         has_body: false,
+        kept: false,
     }
 }
 

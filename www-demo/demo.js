@@ -11,6 +11,7 @@ import { shareBreak, shareHeal } from "./lanes/share.js";
 import { outboxDown, outboxUp, renderOutbox } from "./lanes/outbox.js";
 import { storm } from "./lanes/storm.js";
 import { edgeRun, edgeSetup } from "./lanes/edge.js";
+import { breakerRules } from "./lanes/breaker.js";
 
 await Promise.all([...document.querySelectorAll(".origin")].map(buildOriginControls));
 $("#policy-form").addEventListener("input", showPolicy);
@@ -25,6 +26,7 @@ $("#pace-button").addEventListener("click", paceBurst);
 $("#jitter-button").addEventListener("click", compareJitter);
 $("#throttle-button").addEventListener("click", compareThrottle);
 $("#hedge-button").addEventListener("click", compareHedge);
+$("#breaker-button").addEventListener("click", breakerRules);
 $("#share-break").addEventListener("click", shareBreak);
 $("#outbox-down").addEventListener("click", outboxDown);
 $("#outbox-up").addEventListener("click", outboxUp);

@@ -90,6 +90,7 @@ test("hedged reads: the slow tail cut for a few extra requests", async () => {
 
 test("breaker rules: slow answers open the breaker, failed probes grow its cooldown", async () => {
   await breakerLane(page);
+  await shot(12);
 });
 
 test("the outbox: 5 POSTs kept while origin B is down, each applied once when it is back", async () => {

@@ -47,7 +47,17 @@ try {
     await growing.fetch(down);
   }
   const refusals = await Promise.all(openings.map((o) => o.refused));
+  // breaker.key: a breaker per route; the failing one opens alone.
+  const route = (url) => new URL(url).origin + "/" + new URL(url).pathname.split("/")[1];
+  const keyed = new ResilientClient({ retry: false, breaker: { failureThreshold: 1, cooldownMs: 60000, key: route } });
+  await keyed.fetch(A + "/status?code=503&id=" + id + "-key");
+  const keyRefused = await errorOf(keyed.fetch(A + "/status?code=503&id=" + id + "-key"));
+  const keyOk = (await keyed.fetch(A + "/ok")).status;
+  const badKey = await errorOf(new ResilientClient({ breaker: { key: () => "" } }).fetch(A + "/ok"));
   window.__result = {
+    key: { refused: keyRefused && keyRefused.name, origin: keyRefused && keyRefused.origin, ok: keyOk,
+      states: [keyed.breakerState(A + "/status"), keyed.breakerState(A + "/ok")], stats: Object.keys(keyed.stats()).sort(),
+      bad: badKey && badKey.name + ": " + badKey.message },
     statuses, events, openedBy: slowClient.stats()[A].openedBy,
     reasons: openings.map((o) => o.reason),
     waits: refusals.map((e) => e && e.name === "CircuitOpenError" ? e.retryAfterMs : String(e)),
@@ -70,7 +80,7 @@ after(async () => {
 
 // Promises: slow answers open the breaker on the call whose slow share reaches the threshold
 // ("slowCallRate"); each reopening doubles the cooldown within its upper half, up to the cap.
-test("Chromium: slow calls open the breaker by their share of the window; reopenings grow the cooldown up to maxCooldownMs", async () => {
+test("Chromium: slow calls open the breaker by their share of the window; reopenings grow the cooldown up to maxCooldownMs; breaker.key names a breaker per route", async () => {
   const { result } = await pageResult(browser, `${site.url}/breaker-page.html?a=${ORIGIN_A}&id=${uid("browser-breaker")}`);
   const ends = result.events.filter((e) => e.type === "attemptEnd");
   const slow = ends.map((e) => e.durationMs > 150);
@@ -88,4 +98,10 @@ test("Chromium: slow calls open the breaker by their share of the window; reopen
   assert.deepEqual(result.reasons, ["failures", "probe", "probe", "probe"]);
   const bounds = [[100, 100], [100, 200], [200, 400], [400, 800]];
   result.waits.forEach((w, n) => assert.ok(w >= bounds[n][0] - 1 && w <= bounds[n][1], `cooldown ${n}: ${w} in ${bounds[n]}`));
+  // breaker.key: the failing route's breaker opened alone, named by its key.
+  assert.deepEqual(result.key, {
+    refused: "CircuitOpenError", origin: `${ORIGIN_A}/status`, ok: 200, states: ["open", "closed"],
+    stats: [`${ORIGIN_A}/ok`, `${ORIGIN_A}/status`],
+    bad: "RangeError: breaker.key must return a string of 1 to 256 characters (got 0 characters)",
+  });
 });

@@ -81,7 +81,9 @@ test("a waiter aborted gives its slot to the waiters behind it; new calls wait n
 test("a reset a year ahead holds the origin at most retry.maxRetryAfterMs; then one call asks first", async () => {
   const id = uid("far-reset");
   const client = new ResilientClient({ retry: { maxRetryAfterMs: 1000 } });
-  const url = `${ORIGIN_A}/far-reset?id=${id}`;
+  // Each answer 150 ms after its request: a call that did not wait for the probe's answer
+  // would reach the origin before that answer left.
+  const url = `${ORIGIN_A}/far-reset?id=${id}&ms=150`;
   assert.equal((await client.fetch(url)).status, 200);
   const stats = client.stats()[ORIGIN_A];
   assert.equal(stats.quotaRemaining, 0);

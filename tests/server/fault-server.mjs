@@ -39,7 +39,8 @@
 //   /far-reset?id=X&claims=N&code=C      the first N requests of X (1 by default) answer C (200 by default)
 //                                        claiming a quota of 60 spent for a year: X-RateLimit-Limit 60,
 //                                        -Remaining 0, -Reset the epoch seconds a year on; the later ones
-//                                        200 "ok" with what is really left of the 60 (-Reset in 60 s)
+//                                        200 "ok" with what is really left of the 60 (-Reset in 60 s);
+//                                        with ms=M each answer goes M ms after the request came
 //   /effect?id=X&drop=N&dropRate=P (POST) applies the effect once per Idempotency-Key, then drops the
 //                                        connection on the first N attempts of X (and on a random
 //                                        fraction P of all) instead of answering
@@ -257,11 +258,12 @@ function createOrigin(name) {
         const n = seen(id); record(id, entry);
         const claims = Number(q.get("claims") || 1), claimed = n < claims, now = Math.floor(Date.now() / 1000);
         entry.status = claimed ? Number(q.get("code") || 200) : 200;
-        send(res, entry.status, claimed ? "spent" : "ok", {
+        const answer = () => send(res, entry.status, claimed ? "spent" : "ok", {
           "x-ratelimit-limit": "60",
           "x-ratelimit-remaining": String(claimed ? 0 : Math.max(0, 59 - (n - claims))),
           "x-ratelimit-reset": String(now + (claimed ? 365 * 86400 : 60)),
         });
+        if (q.has("ms")) setTimeout(answer, Number(q.get("ms"))); else answer();
         return;
       }
       case "/effect": {

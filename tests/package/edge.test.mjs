@@ -294,10 +294,11 @@ test("the object failing or hanging: calls go exactly as without sharing, and no
     assert.deepEqual(runs.plain.outcomes, [...Array(5).fill(200), ...Array(5).fill(503), ...Array(10).fill("CircuitOpenError")]);
     for (const service of ["failing", "hanging"]) {
       assert.deepEqual(runs[service].outcomes, runs.plain.outcomes, service);
-      // An exchange that hangs counts as failed after 2 s: a call that waited for it would take
-      // that long. (Under 1.5 s, not less: an isolate's first call once took 1.3 s on a loaded
-      // machine, with the failing object, which answers at once.)
-      assert.ok(Math.max(...runs[service].ms) < 1500, `${service}: ${runs[service].ms.map(Math.round)}`);
+      // None waits for the object: an exchange that hangs counts as failed after 2 s, so a call
+      // that waited for it would take at least that long; one that did not takes what a call
+      // takes (an isolate's first call once took 1.3 s on a loaded machine, with the failing
+      // object, which answers at once). The bound is the one only waiting crosses.
+      assert.ok(Math.max(...runs[service].ms) < 2000, `${service}: ${runs[service].ms.map(Math.round)}`);
     }
   } finally {
     await workerd.stop();

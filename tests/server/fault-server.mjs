@@ -50,7 +50,7 @@
 //   /outage?id=X&from=T&ms=D             503 while the wall clock is in [T, T + D) (epoch ms), else 200 "ok"
 //   /log?id=X                            JSON: every request of X {method, key, t, closedEarly, status,
 //                                        headers (the names the client sent), referer, traceparent,
-//                                        answered (when its whole answer was handed to the socket;
+//                                        answered (when its answer began, status and headers;
 //                                        absent when it was never answered)}
 //   /effects?id=X                        JSON: {effects, keys} applied for X
 //   /chaos (GET/PUT JSON)                the origin's chaos settings for /api (the demo's controls;
@@ -163,9 +163,11 @@ function createOrigin(name) {
       t: Date.now(), closedEarly: false, status: null, origin: name, headers: Object.keys(req.headers).sort(),
       referer: req.headers.referer || null, traceparent: req.headers.traceparent || null };
     res.on("close", () => { if (!res.writableFinished) entry.closedEarly = true; });
-    // When the answer was handed to the socket (epoch ms; absent for a drop, a hang or a
-    // hang-up): a client acts on an answer after this, so tests measure causes from it.
-    res.on("finish", () => { entry.answered = Date.now(); });
+    // When the answer began (its status and headers written; epoch ms; absent for a drop, a
+    // hang or a hang-up): no client can act on an answer before this, so tests measure
+    // causes from it.
+    const writeHead = res.writeHead;
+    res.writeHead = function (...args) { entry.answered ??= Date.now(); return writeHead.apply(this, args); };
 
     switch (url.pathname) {
       case "/ok": record(id, entry).status = 200; send(res, 200, "ok"); return;

@@ -268,10 +268,13 @@ export async function edgeLane(page) {
     const heard = logs.map((log, i) => [log.filter((e) => e.t >= run.from && e.t <= opened[i]).length,
       log.filter((e) => e.t > opened[i] && e.t < firstOpen + run.cooldownMs - CLOCK_MS).map((e) => e.t - opened[i])]);
     const gaps = probes.slice(1).map((p, i) => p.t - probes[i].answered);
-    return { heard, firstOpen, closed, probes: probes.map((p) => [p.isolate, p.t - firstOpen, p.answered - firstOpen, p.status]), gaps,
+    // Around each isolate's close, in ms from the first opening: [came, answered, status].
+    const around = logs.map((log, i) => log.filter((e) => e.t >= closed[i] - 1500 && e.t <= closed[i] + 300)
+      .map((e) => [e.t - firstOpen, e.answered - firstOpen, e.status]));
+    return { heard, around, firstOpen, closed: closed.map((t) => t - firstOpen), probes: probes.map((p) => [p.isolate, p.t - firstOpen, p.answered - firstOpen, p.status]), gaps,
       oneEach: probes.length >= 2 && gaps.every((g) => g >= run.cooldownMs - CLOCK_MS),
       oneSuccess: probes.filter((p) => p.status === 200).length === 1 && probes.at(-1)?.status === 200,
-      closedOnIt: probes.length > 0 && closed.every((t) => t >= probes.at(-1).answered - CLOCK_MS) };
+      closedOnIt: probes.length > 0 && closed.every((t) => t >= probes.at(-1).answered - CLOCK_MS), cooldownMs: run.cooldownMs };
   };
   const shared = await fleet("shared"), plain = await fleet("plain");
   const detail = JSON.stringify({ d, shared, plain });

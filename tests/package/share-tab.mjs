@@ -93,8 +93,15 @@ export function fleetVerdict({ members, from, ms }) {
  * `assert` is node:assert/strict (handed in: this module also runs in pages); `diagnostic`
  * gets the figures. Returns the verdict.
  */
-export function checkFleet({ assert, diagnostic, verdict, cooldownMs, detail }) {
+export function checkFleet({ assert, diagnostic, verdict, cooldownMs, detail: more = "" }) {
   const { per, probes, unmatched, firstOpen } = verdict;
+  // What a failure shows first, in ms from the fleet's first opening: each probe [member, its
+  // call began, reached the origin, answered, status], and each member's moves.
+  const rel = (t) => (Number.isFinite(t) ? t - firstOpen : null);
+  const detail = JSON.stringify({
+    probes: probes.map((p) => [p.member, rel(p.at), rel(p.t), rel(p.answered), p.status]),
+    moves: Object.fromEntries(per.map((m) => [m.name, m.moves.map((x) => `${x.to} ${rel(x.at)}`).join(", ")])),
+  }) + ` ${String(more).slice(0, 1500)}`;
   const recovery = probes.at(-1);
   const gaps = probes.slice(1).map((p, i) => p.t - probes[i].answered);
   diagnostic?.(`${verdict.count} requests during the outage; ${probes.length} probes (${probes.map((p) => p.member).join(" ")}), ` +

@@ -70,7 +70,10 @@ export function fleetVerdict({ members, from, ms }) {
       const i = entries.findIndex((e, j) => !used.has(j) && e.t >= call.at - CLOCK_MS);
       if (i < 0) { unmatched.push({ member: m.name, at: call.at }); continue; }
       used.add(i);
-      if (call.at > opened && call.at < closedAt) probes.push({ member: m.name, at: call.at, ...entries[i] });
+      // Decided after the opening for sure (a call decides once it began) and before the close
+      // for sure (it decided before its request reached the origin): a probe. A call that began
+      // before the close and reached the origin after it may have decided either side: not one.
+      if (call.at > opened && entries[i].t < closedAt) probes.push({ member: m.name, at: call.at, ...entries[i] });
     }
     const during = m.log.filter((e) => e.t >= from && e.t < from + ms).length;
     return { name: m.name, opened, closedAt, during, refused: m.calls.filter((c) => !c.sent).map((c) => c.at), moves: m.moves };

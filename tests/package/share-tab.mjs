@@ -56,31 +56,40 @@ export const CLOCK_MS = 5;
  * What the clients of one share name (`members`: each { name, moves, calls } as runTab keeps
  * them, and `log`, the fault server's log of its own id, every request it sent) did through an
  * outage [from, from + ms): each sent call matched to its request in its log (the earliest
- * unmatched one that arrived after the call began), and the fleet's probes: the requests a
- * member sent after its own breaker first opened and before it closed again, in the order the
- * origin received them.
+ * unmatched one that arrived after the call began); the fleet's probes, in the order the origin
+ * received them: the calls a member's breaker let through half-open (each of its moves to
+ * half-open after its opening and before its close is one: the first request of it that reached
+ * the origin after that move); and strays: what a member sent besides, after its breaker first
+ * opened and before it closed (for sure: the call began after the one, its request reached the
+ * origin before the other).
  */
 export function fleetVerdict({ members, from, ms }) {
-  const unmatched = [], probes = [];
+  const unmatched = [], probes = [], strays = [];
   const per = members.map((m) => {
     const entries = [...m.log].sort((a, b) => a.t - b.t), used = new Set();
     const opened = m.moves.find((x) => x.to === "open")?.at ?? Infinity;
     const closedAt = m.moves.find((x) => x.to === "closed" && x.at > opened)?.at ?? Infinity;
+    const sent = [];
     for (const call of m.calls.filter((c) => c.sent).sort((a, b) => a.at - b.at)) {
       const i = entries.findIndex((e, j) => !used.has(j) && e.t >= call.at - CLOCK_MS);
       if (i < 0) { unmatched.push({ member: m.name, at: call.at }); continue; }
       used.add(i);
-      // Decided after the opening for sure (a call decides once it began) and before the close
-      // for sure (it decided before its request reached the origin): a probe. A call that began
-      // before the close and reached the origin after it may have decided either side: not one.
-      if (call.at > opened && entries[i].t < closedAt) probes.push({ member: m.name, at: call.at, ...entries[i] });
+      sent.push({ at: call.at, entry: entries[i] });
+    }
+    const taken = new Set();
+    for (const h of m.moves.filter((x) => x.to === "half-open" && x.at > opened && x.at < closedAt)) {
+      const k = sent.findIndex((c, j) => !taken.has(j) && c.entry.t >= h.at - CLOCK_MS);
+      if (k >= 0) { taken.add(k); probes.push({ member: m.name, at: sent[k].at, ...sent[k].entry }); }
+    }
+    for (const [k, c] of sent.entries()) {
+      if (!taken.has(k) && c.at > opened && c.entry.t < closedAt - CLOCK_MS) strays.push({ member: m.name, at: c.at, t: c.entry.t });
     }
     const during = m.log.filter((e) => e.t >= from && e.t < from + ms).length;
     return { name: m.name, opened, closedAt, during, refused: m.calls.filter((c) => !c.sent).map((c) => c.at), moves: m.moves };
   });
   probes.sort((a, b) => a.t - b.t);
   const firstOpen = Math.min(...per.map((m) => m.opened));
-  return { per, probes, unmatched, firstOpen, count: per.reduce((n, m) => n + m.during, 0) };
+  return { per, probes, strays, unmatched, firstOpen, count: per.reduce((n, m) => n + m.during, 0) };
 }
 
 /**
@@ -94,8 +103,8 @@ export const LATE_MS = 250;
 /**
  * The promises of shared health (docs/sharing.md, docs/edge.md), each read from the members'
  * own event times and the origin's log, none from a second run or a machine's speed:
- * - no member sends after it heard the open breaker but the fleet's probes, and the first
- *   probe comes a cooldown after the first opening;
+ * - no member sends after it heard the open breaker but the fleet's probes (its breaker's
+ *   half-open calls), and the first probe comes a cooldown after the first opening;
  * - one probe per cooldown: each at least `cooldownMs` after the answer to the one before;
  *   except when the leader was late (its probe more than a cooldown + LATE_MS after the answer
  *   before it): then the followers, a cooldown behind it, may each probe once ("the others
@@ -123,6 +132,8 @@ export function checkFleet({ assert, diagnostic, verdict, cooldownMs, detail: mo
     `each ${gaps.join(" ")} ms after the answer before it; closed ${per.map((m) => m.closedAt - recovery?.answered).join(" ")} ms after the successful one`);
   assert.deepEqual(unmatched, [], `every call a member sent is in the origin's log: ${detail}`);
   assert.ok(per.every((m) => Number.isFinite(m.opened)), `every member's breaker opened: ${detail}`);
+  assert.deepEqual(verdict.strays.map((x) => [x.member, rel(x.at), rel(x.t)]), [],
+    `no member sent after it heard the open breaker but its probes: ${detail}`);
   assert.ok(probes.length >= 3, `the fleet kept probing through the outage (a stuck breaker sends none): ${detail}`);
   assert.ok(probes[0].t >= firstOpen + cooldownMs - CLOCK_MS,
     `no member sent after it heard the open breaker, before the first cooldown ran (${probes[0].t - firstOpen} ms after the first opening): ${detail}`);

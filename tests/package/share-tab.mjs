@@ -63,7 +63,7 @@ export const CLOCK_MS = 5;
  * opened and before it closed (for sure: the call began after the one, its request reached the
  * origin before the other).
  */
-export function fleetVerdict({ members, from, ms }) {
+export function fleetVerdict({ members, from, ms, cooldownMs = 0 }) {
   const unmatched = [], probes = [], strays = [];
   const per = members.map((m) => {
     const entries = [...m.log].sort((a, b) => a.t - b.t), used = new Set();
@@ -89,7 +89,11 @@ export function fleetVerdict({ members, from, ms }) {
   });
   probes.sort((a, b) => a.t - b.t);
   const firstOpen = Math.min(...per.map((m) => m.opened));
-  return { per, probes, strays, unmatched, firstOpen, count: per.reduce((n, m) => n + m.during, 0) };
+  // What the origin received from a cooldown after the first opening to the outage's end: the
+  // probing, past the trip (which lasts until each member has heard, as fast as the machine lets
+  // notes cross).
+  const probing = members.reduce((n, m) => n + m.log.filter((e) => e.t >= firstOpen + cooldownMs - CLOCK_MS && e.t < from + ms).length, 0);
+  return { per, probes, strays, unmatched, firstOpen, probing, count: per.reduce((n, m) => n + m.during, 0) };
 }
 
 /**

@@ -135,6 +135,9 @@ node --no-warnings startup.mjs | emit
 step "outage amplification (503 server on 127.0.0.1)"
 node --no-warnings outage.mjs | emit
 
+step "shared origin health: a fleet's requests through an outage against one client's (server on 127.0.0.1)"
+node --no-warnings share.mjs | emit
+
 step "rate limits: pacing against a quota, adaptive throttling (servers on 127.0.0.1)"
 node --no-warnings ratelimit.mjs | emit
 

@@ -132,7 +132,7 @@ test("every invalid policy field is listed, not only the first", async () => {
   await page.waitForFunction(() => document.querySelector("#policy-error").hidden, null, { timeout: 5000 });
 });
 
-test("Cloudflare Workers: five isolates over one OriginHealth object send a fraction of what five without it do", async () => {
+test("Cloudflare Workers: five isolates over one OriginHealth object send one probe per cooldown from the last one's answer, one successful probe closes all; five without it probe on their own", async () => {
   await edgeLane(page);
   await shot(11);
 });

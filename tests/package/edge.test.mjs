@@ -10,7 +10,7 @@ import fs from "node:fs";
 import path from "node:path";
 import * as runtime from "./workerd.mjs";
 import { ORIGIN_A, SCRATCH, serverLog, sleep, uid } from "./helpers.mjs";
-import { judge } from "./share-tab.mjs";
+import { checkFleet, fleetVerdict } from "./share-tab.mjs";
 
 const TOOLS_BIN = path.join(process.env.RF_TOOLS_DIR, "node_modules", ".bin");
 
@@ -90,30 +90,45 @@ async function call(port, url) {
 /**
  * Drives `services` (ports by name) through one outage of `ms` from 1.5 s on: each sends a GET
  * every `everyMs` to `urlOf(service)`, each a request of its own, none waiting for another.
- * Resolves with { from, reports: per service { moves, state } }.
+ * Resolves with { from, reports: per service { moves, state, calls: [{ at, sent }] } }.
  */
 async function outage(ports, services, urlOf, { ms, everyMs }) {
   const from = Date.now() + 1500, stopAt = from + ms + 1500;
+  // Each call: when the driver asked (before the isolate decided), and whether it was sent.
   const drive = async (service) => {
     const pending = [];
     await sleep(from - 500 - Date.now());
     while (Date.now() < stopAt) {
-      pending.push(call(ports[service], urlOf(service, from)).catch((e) => ({ outcome: `driver: ${e.message}` })));
+      const at = Date.now();
+      pending.push(call(ports[service], urlOf(service, from)).then((o) => ({ ...o, at, sent: typeof o.outcome === "number" }),
+        (e) => ({ outcome: `driver: ${e.message}`, at })));
       await sleep(everyMs);
     }
     return Promise.all(pending);
   };
-  const outcomes = (await Promise.all(services.map(drive))).flat();
+  const calls = await Promise.all(services.map(drive));
+  const outcomes = calls.flat();
   assert.ok(outcomes.every((o) => typeof o.outcome === "number" || o.outcome === "CircuitOpenError"),
     `every call answered or was refused: ${JSON.stringify(outcomes.filter((o) => typeof o.outcome !== "number").slice(0, 5))}`);
   const reports = {};
-  for (const service of services) {
+  for (const [i, service] of services.entries()) {
     reports[service] = await (await fetch(`http://127.0.0.1:${ports[service]}/report?url=${encodeURIComponent(urlOf(service, from))}`)).json();
+    reports[service].calls = calls[i].map(({ at, sent }) => ({ at, sent }));
   }
   return { from, reports };
 }
 
-test("five isolates through a 10 s outage over one OriginHealth object: at most 1.5x one isolate's requests, one probe per cooldown, all closed within a second of the probe; without it about 5x", { timeout: 120_000 }, async (t) => {
+// The promises (share-tab.mjs, checkFleet; docs/edge.md), read from each isolate's breaker
+// events, the driver's call times and the origin's log: no isolate sends after it heard the open
+// breaker but the fleet's probes, one per cooldown from each probe's answer, the leader's as soon
+// as its cooldown has run; one successful probe closes every isolate. The fleet without the
+// object is the control: the same check finds its isolates probing on their own. The count
+// bounds are ones only broken sharing crosses, past the trip (5 isolates sharing nothing probe 5x
+// one alone; over the object about 1x; the bound is 3x). The whole outage's ratio is the bench's
+// (bench/share.mjs) and this test's diagnostic. The exchanges per isolate
+// per second are a cost ceiling (docs/edge.md: at most 4 refreshes a second while calling through
+// trouble, and a few around each told failure): a busier machine calls less, never more.
+test("five isolates through a 10 s outage over one OriginHealth object: none sends after it heard the open breaker but one probe per cooldown from the last one's answer, one successful probe closes all, probing under 3x one isolate's; without it each probes on its own", { timeout: 120_000 }, async (t) => {
   const dir = path.join(SCRATCH, "edge-fleet");
   bundle(dir);
   const N = 5, cooldownMs = 1000, ms = 10_000, everyMs = 50;
@@ -127,53 +142,43 @@ test("five isolates through a 10 s outage over one OriginHealth object: at most 
   const workerd = await serve(dir, isolates);
   const { ports } = workerd;
   try {
-    const ids = Object.fromEntries(["alone", "solo", "shared", "plain"].map((g) => [g, uid(`fleet-${g}`)]));
-    const urlOf = (service, from) => `${ORIGIN_A}/outage?id=${ids[service.replace(/(?<=[a-z])\d+$/, "")]}&from=${from}&ms=${ms}`;
-    // Two outages, one after the other (the machine's load alike for what is compared): the
-    // fleet over the object beside one isolate alone, then the fleet without it beside another.
+    // Each isolate its own id (the origin's log of what it sent), one origin for all.
+    const ids = Object.fromEntries(Object.keys(isolates).map((s) => [s, uid(`fleet-${s}`)]));
+    const urlOf = (service, from) => `${ORIGIN_A}/outage?id=${ids[service]}&from=${from}&ms=${ms}`;
+    // Two outages, one after the other: the fleet over the object beside one isolate alone,
+    // then the fleet without it beside another.
     const withObject = await outage(ports, ["alone", ...group("shared")], urlOf, { ms, everyMs });
     // Read now: an object nobody exchanges with is evicted after a few seconds, with its memory.
     const exchanges = await (await fetch(`http://127.0.0.1:${ports.shared0}/exchanges?name=${name}`)).json();
     const seen = await (await fetch(`http://127.0.0.1:${ports.shared0}/exchange?name=${name}&batch=${encodeURIComponent(JSON.stringify({ cursor: 1, notes: [] }))}`)).text();
     const without = await outage(ports, ["solo", ...group("plain")], urlOf, { ms, everyMs });
-    const shared = group("shared");
-    const { from, reports } = withObject;
-    // The fleet is open once every isolate's breaker is: what it sends after that are probes.
-    const opened = shared.map((s) => reports[s].moves.find((m) => m.to === "open")?.at ?? Infinity);
-    const verdict = judge({
-      shared: await serverLog(ORIGIN_A, ids.shared), alone: await serverLog(ORIGIN_A, ids.alone), from, ms,
-      firstOpen: Math.max(...opened),
-    });
-    const during = (log, at) => log.filter((e) => e.t >= at && e.t < at + ms).length;
-    const plainCount = during(await serverLog(ORIGIN_A, ids.plain), without.from);
-    const alone2Count = during(await serverLog(ORIGIN_A, ids.solo), without.from);
-    const closedAfter = shared.map((s) => (reports[s].moves.filter((m) => m.to === "closed").at(-1)?.at ?? NaN) - verdict.recovery?.t);
+    const fleet = async (run, services) => fleetVerdict({ from: run.from, ms, cooldownMs,
+      members: await Promise.all(services.map(async (s) => ({ name: s, ...run.reports[s], log: await serverLog(ORIGIN_A, ids[s]) }))) });
+    const verdict = await fleet(withObject, group("shared")), alone = await fleet(withObject, ["alone"]);
+    const plain = await fleet(without, group("plain")), solo = await fleet(without, ["solo"]);
     const perSecond = exchanges / N / ((ms + 2000) / 1000);
-    const detail = JSON.stringify({ ...verdict, plainCount, alone2Count, closedAfter, exchanges });
-    t.diagnostic(`during the outage: ${N} isolates over the object ${verdict.sharedCount} requests, one alone ` +
-      `${verdict.aloneCount} (${(verdict.sharedCount / verdict.aloneCount).toFixed(2)}x); ${N} without the object ${plainCount}, ` +
-      `one alone ${alone2Count} (${(plainCount / alone2Count).toFixed(1)}x); all open ${Math.max(...opened) - Math.min(...opened)} ms ` +
-      `after the first; ${verdict.probes.length} probes, gaps ${verdict.gaps.join(" ")} ms; closed ${closedAfter.join(" ")} ms after the probe; ` +
-      `${exchanges} exchanges with the object in ${(ms + 2000) / 1000} s of calls (${perSecond.toFixed(1)} per isolate per second)`);
-    if (process.env.RF_EDGE_DEBUG) {
-      const log = await serverLog(ORIGIN_A, ids.shared);
-      t.diagnostic(JSON.stringify(log.filter((e) => e.t >= from - 100 && e.t < from + 400).map((e) => [e.t - from, e.status])));
-      t.diagnostic(JSON.stringify(shared.map((s) => reports[s].moves.slice(0, 3).map((m) => [m.to, m.at - from]))));
+    const detail = JSON.stringify({ verdict, alone, exchanges, plainCount: plain.count, soloCount: solo.count });
+    const opened = verdict.per.map((m) => m.opened);
+    t.diagnostic(`during the outage: ${N} isolates over the object ${verdict.count} requests, one alone ` +
+      `${alone.count} (${(verdict.count / alone.count).toFixed(2)}x); ${N} without the object ${plain.count}, ` +
+      `one alone ${solo.count} (${(plain.count / solo.count).toFixed(1)}x); all open ${Math.max(...opened) - Math.min(...opened)} ms ` +
+      `after the first; past the first cooldown ${verdict.probing} over the object, ${alone.probing} alone, ${plain.probing} without it; ${exchanges} exchanges with the object in ${(ms + 2000) / 1000} s of calls (${perSecond.toFixed(1)} per isolate per second)`);
+    assert.ok(alone.count >= 10 && solo.count >= 10, `the lone isolates saw the outage: ${detail}`);
+    for (const [what, v] of [["alone", alone], ["solo", solo], ["over the object", verdict]]) {
+      checkFleet({ assert, diagnostic: (m) => t.diagnostic(`${what}: ${m}`), verdict: v, cooldownMs, detail });
     }
-    assert.ok(verdict.aloneCount >= 10 && alone2Count >= 10, `the lone isolates saw the outage: ${detail}`);
-    assert.ok(verdict.sharedCount <= 1.5 * verdict.aloneCount, `over the object ${verdict.sharedCount} vs alone ${verdict.aloneCount}: ${detail}`);
-    assert.ok(plainCount >= 0.8 * N * alone2Count, `without the object, about ${N}x: ${plainCount} vs ${alone2Count}: ${detail}`);
-    assert.ok(verdict.probes.length >= 7, `probes went on through the outage: ${detail}`);
-    assert.ok(verdict.gaps.every((g) => g >= 0.9 * cooldownMs && g <= 1.6 * cooldownMs), `one probe per cooldown: ${detail}`);
-    assert.equal(verdict.recovery?.status, 200, detail);
-    // At most 4 refreshes a second while calling through trouble, and a few around each told failure.
+    // The control: without the object each isolate opens and probes on its own, which the
+    // same check refuses (so it can fail), and costs about N times one alone.
+    assert.throws(() => checkFleet({ assert, verdict: plain, cooldownMs, detail: "" }), /one probe per cooldown|no member sent/,
+      `the isolates without the object probed on their own: ${JSON.stringify(plain.probes.map((p) => [p.member, p.t]))}`);
+    // Past the trip (which lasts as long as notes take to cross), what a fleet sends is its
+    // probing: over the object under 3x one alone's, without it about N times.
+    assert.ok(plain.probing >= 3 * solo.probing, `without the object, about ${N}x: ${plain.probing} vs ${solo.probing} past the first cooldown: ${detail}`);
+    assert.ok(verdict.probing < 3 * alone.probing, `over the object ${verdict.probing} vs alone ${alone.probing} past the first cooldown (without it ${N}x): ${detail}`);
     assert.ok(exchanges > 0 && perSecond <= 6, `${perSecond} exchanges per isolate per second: ${detail}`);
-    for (const [i, s] of shared.entries()) {
-      assert.equal(reports[s].state, "closed", `${s}: ${detail}`);
-      assert.ok(closedAfter[i] >= 0 && closedAfter[i] <= 1000, `${s} closed ${closedAfter[i]} ms after the probe: ${detail}`);
-    }
+    for (const s of group("shared")) assert.equal(withObject.reports[s].state, "closed", `${s}: ${detail}`);
     // What the object holds and answers: origins, states, times and ranks, never a path or query.
-    assert.ok(seen.includes(ORIGIN_A) && !seen.includes("outage") && !seen.includes(ids.shared), seen);
+    assert.ok(seen.includes(ORIGIN_A) && !seen.includes("outage") && !seen.includes(ids.shared0), seen);
   } finally {
     await workerd.stop();
   }
@@ -219,8 +224,11 @@ test("keyed POSTs two isolates kept while the origin is down are delivered once,
       seen = await ledger(url);
     }
     assert.ok(seen?.keys[kept.id], `delivered after the restart: ${JSON.stringify(seen)}\n${workerd.logs()}`);
-    await sleep(1500);
-    seen = await ledger(url);
+    // The rest of the replay (the refused one, then order-2): waited for, not slept on (at most 10 s).
+    for (let i = 0; i < 100 && !(seen.order.length >= 2 && seen.refused.length >= 1); i++) {
+      await sleep(100);
+      seen = await ledger(url);
+    }
     assert.deepEqual(seen.order, ["order-1", "order-2"], "in the order they were kept");
     assert.deepEqual(seen.refused, ["order-bad"]);
     assert.equal(seen.keys[kept.id].answers, 1, "exactly once");
@@ -292,10 +300,11 @@ test("the object failing or hanging: calls go exactly as without sharing, and no
     assert.deepEqual(runs.plain.outcomes, [...Array(5).fill(200), ...Array(5).fill(503), ...Array(10).fill("CircuitOpenError")]);
     for (const service of ["failing", "hanging"]) {
       assert.deepEqual(runs[service].outcomes, runs.plain.outcomes, service);
-      // An exchange that hangs counts as failed after 2 s: a call that waited for it would take
-      // that long. (Under 1.5 s, not less: an isolate's first call once took 1.3 s on a loaded
-      // machine, with the failing object, which answers at once.)
-      assert.ok(Math.max(...runs[service].ms) < 1500, `${service}: ${runs[service].ms.map(Math.round)}`);
+      // None waits for the object: an exchange that hangs counts as failed after 2 s, so a call
+      // that waited for it would take at least that long; one that did not takes what a call
+      // takes (an isolate's first call once took 1.3 s on a loaded machine, with the failing
+      // object, which answers at once). The bound is the one only waiting crosses.
+      assert.ok(Math.max(...runs[service].ms) < 2000, `${service}: ${runs[service].ms.map(Math.round)}`);
     }
   } finally {
     await workerd.stop();

@@ -129,13 +129,15 @@ test("an attempt of a race that answers for the call while the hook is asked kee
 
 test("a hedge sent while an ended attempt is asked about leaves that attempt's body whole", async () => {
   const id = uid("hedge-hook-body");
-  // The first attempt's 404 (at 50 ms) is asked about for 100 ms; the second hedge goes at
-  // 80 ms meanwhile; then the 404 answers for the call.
+  // The first attempt's 404 (at 50 ms) is asked about until the origin has seen both hedges
+  // (at 40 and 80 ms; at most 3 s: a hook that waited in vain leaves the log at fewer), so the
+  // second, at least, goes while the ended attempt is asked about; then the 404 answers for the
+  // call. The hedges' own answers (5 s) come after any of that.
   const client = new ResilientClient({
     hedge: { delayMs: 40, maxHedges: 2 },
-    retry: { shouldRetry: async ({ response }) => { if (response?.status === 404) await sleep(100); } },
+    retry: { shouldRetry: async ({ response }) => { if (response?.status === 404) await waitLog(ORIGIN_A, id, (l) => l.length === 3); } },
   });
-  const res = await client.fetch(`${ORIGIN_A}/plan?id=${id}&answers=404@50,200@1000`);
+  const res = await client.fetch(`${ORIGIN_A}/plan?id=${id}&answers=404@50,200@5000`);
   assert.equal(res.status, 404);
   assert.equal(await res.text(), "404 1");
   const log = await waitLog(ORIGIN_A, id, (l) => l.length === 3 && l.slice(1).every((e) => e.closedEarly));

@@ -39,7 +39,8 @@
 //   /far-reset?id=X&claims=N&code=C      the first N requests of X (1 by default) answer C (200 by default)
 //                                        claiming a quota of 60 spent for a year: X-RateLimit-Limit 60,
 //                                        -Remaining 0, -Reset the epoch seconds a year on; the later ones
-//                                        200 "ok" with what is really left of the 60 (-Reset in 60 s)
+//                                        200 "ok" with what is really left of the 60 (-Reset in 60 s);
+//                                        with ms=M each answer goes M ms after the request came
 //   /effect?id=X&drop=N&dropRate=P (POST) applies the effect once per Idempotency-Key, then drops the
 //                                        connection on the first N attempts of X (and on a random
 //                                        fraction P of all) instead of answering
@@ -48,7 +49,9 @@
 //                                        status, body "STATUS n", after MS ms), the rest as the last one
 //   /outage?id=X&from=T&ms=D             503 while the wall clock is in [T, T + D) (epoch ms), else 200 "ok"
 //   /log?id=X                            JSON: every request of X {method, key, t, closedEarly, status,
-//                                        headers (the names the client sent), referer, traceparent}
+//                                        headers (the names the client sent), referer, traceparent,
+//                                        answered (when its answer began, status and headers;
+//                                        absent when it was never answered)}
 //   /effects?id=X                        JSON: {effects, keys} applied for X
 //   /chaos (GET/PUT JSON)                the origin's chaos settings for /api (the demo's controls;
 //                                        rateLimit N: /api takes N requests a second, advertises it, 429s beyond)
@@ -160,6 +163,11 @@ function createOrigin(name) {
       t: Date.now(), closedEarly: false, status: null, origin: name, headers: Object.keys(req.headers).sort(),
       referer: req.headers.referer || null, traceparent: req.headers.traceparent || null };
     res.on("close", () => { if (!res.writableFinished) entry.closedEarly = true; });
+    // When the answer began (its status and headers written; epoch ms; absent for a drop, a
+    // hang or a hang-up): no client can act on an answer before this, so tests measure
+    // causes from it.
+    const writeHead = res.writeHead;
+    res.writeHead = function (...args) { entry.answered ??= Date.now(); return writeHead.apply(this, args); };
 
     switch (url.pathname) {
       case "/ok": record(id, entry).status = 200; send(res, 200, "ok"); return;
@@ -252,11 +260,12 @@ function createOrigin(name) {
         const n = seen(id); record(id, entry);
         const claims = Number(q.get("claims") || 1), claimed = n < claims, now = Math.floor(Date.now() / 1000);
         entry.status = claimed ? Number(q.get("code") || 200) : 200;
-        send(res, entry.status, claimed ? "spent" : "ok", {
+        const answer = () => send(res, entry.status, claimed ? "spent" : "ok", {
           "x-ratelimit-limit": "60",
           "x-ratelimit-remaining": String(claimed ? 0 : Math.max(0, 59 - (n - claims))),
           "x-ratelimit-reset": String(now + (claimed ? 365 * 86400 : 60)),
         });
+        if (q.has("ms")) setTimeout(answer, Number(q.get("ms"))); else answer();
         return;
       }
       case "/effect": {

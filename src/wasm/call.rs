@@ -20,7 +20,7 @@ use super::ended::{Ended, circuit_open_error};
 use super::env::JsEnv;
 use super::events::emit;
 use super::key::attach_key;
-use super::options::policy_error;
+use super::options::{policy_error, to_value};
 use super::resolve::{Resolved, resolve_policy};
 use super::state::ClientInner;
 use super::transport::{Asking, FetchTransport, Source};
@@ -256,16 +256,14 @@ fn named(
         None => input.clone(),
     };
     let got = name.call2(&JsValue::UNDEFINED, &url, &JsValue::from_str(method))?;
-    let text = got.as_string();
-    let value = match (&text, got.as_f64(), got.as_bool()) {
-        (Some(s), ..) => Value::String(s.clone()),
-        (None, Some(n), _) => Value::Number(n),
-        (None, None, Some(b)) => Value::Bool(b),
-        _ if got.is_null() || got.is_undefined() => Value::Null,
-        _ => Value::Map(Vec::new()),
-    };
+    let value = to_value(&got);
     check_key(&value).map_err(|e| policy_error(&e))?;
-    Ok((got, text.unwrap_or_default()))
+    // check_key accepts strings only.
+    let text = match value {
+        Value::String(text) => text,
+        _ => String::new(),
+    };
+    Ok((got, text))
 }
 
 /// A replay of a kept request, through its client (breaker, budget, bulkhead), never kept again.

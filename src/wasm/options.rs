@@ -89,7 +89,7 @@ pub fn decode(policy: &JsValue) -> Result<Options, JsValue> {
 
 /// The core's value of a plain copy (data only: no getters, cycles or functions); an
 /// `undefined` field is absent, as JS spreads and JSON treat it.
-fn to_value(v: &JsValue) -> Value {
+pub(super) fn to_value(v: &JsValue) -> Value {
     if v.is_null() || v.is_undefined() {
         Value::Null
     } else if let Some(b) = v.as_bool() {

@@ -9,7 +9,8 @@
 //! share an origin); the budget keeps the last one, for its stats. The bucket starts full.
 
 use crate::events::RetryReason;
-use crate::policy::{BudgetPolicy, defaults};
+use crate::policy::{BudgetPolicy, Policy, defaults};
+use crate::stage::{Admitted, Ask, Cx, End, Refusal, Stage};
 
 /// Tokens for retries: never above the capacity, never below 0.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -71,6 +72,43 @@ impl RetryBudget {
     pub fn on_success(&mut self, refund: u32, capacity: u32) {
         self.capacity = capacity;
         self.spent = self.spent.min(capacity).saturating_sub(refund);
+    }
+}
+
+/// The budget as an origin stage: a hedge goes only with half the budget and a retry's cost
+/// in it, and takes that cost (a retry's tokens are withdrawn when it is decided, not here).
+impl Stage for RetryBudget {
+    type Rules = ();
+
+    fn rules(_: &Policy) {}
+
+    #[inline(always)]
+    fn check(&mut self, ask: Ask, cx: &mut Cx<'_>, _: &mut Admitted) -> Result<(), Refusal> {
+        #[cfg(feature = "hedge")]
+        if let (Ask::Hedge, Some(b)) = (ask, &cx.policy.retry_budget) {
+            let tokens = self.tokens(b.capacity);
+            if !(crate::hedge::budget_allows(tokens, b.capacity) && tokens >= b.retry_cost) {
+                return Err(Refusal::Quiet);
+            }
+        }
+        #[cfg(not(feature = "hedge"))]
+        let _ = (ask, cx);
+        Ok(())
+    }
+
+    #[inline(always)]
+    fn take(&mut self, ask: Ask, cx: &mut Cx<'_>, _: &mut Admitted) {
+        if let (Ask::Hedge, Some(b)) = (ask, &cx.policy.retry_budget) {
+            // Cannot fail: checked above, and nothing ran in between.
+            let _ = self.try_withdraw(b.retry_cost, b.capacity);
+        }
+    }
+
+    #[inline(always)]
+    fn heard(&mut self, _: &mut End<'_>, _: &()) {}
+
+    fn reset(&mut self) {
+        *self = RetryBudget::new();
     }
 }
 

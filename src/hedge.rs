@@ -184,3 +184,5 @@ mod tests {
         }
     }
 }
+
+mod stage;

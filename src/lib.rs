@@ -21,7 +21,8 @@
 //! | circuit breaker state machine | [`breaker`] |
 //! | retry budget (token bucket) | [`budget`] |
 //! | bulkhead (concurrency limit, FIFO queue, the slots hedges may hold and give up) | [`bulkhead`] |
-//! | one origin's state and counters | [`origin`] |
+//! | one origin's state and counters; its stages, listed once in admission order | [`origin`] |
+//! | the stage an origin's part answers admission and hears an end through (check, take, heard, reset) | [`stage`] |
 //! | the origins kept, LRU bound, stats | [`registry`] |
 //! | the registry's loans; updates that find it lent, queued until the loan ends | [`owner`] |
 //! | origin health shared between clients (`share`): notes and what they do | [`share`] |
@@ -62,6 +63,7 @@ pub mod registry;
 pub mod retry_after;
 #[cfg(feature = "share")]
 pub mod share;
+pub mod stage;
 #[cfg(feature = "throttle")]
 pub mod throttle;
 pub mod vocab;

@@ -974,3 +974,5 @@ mod tests {
         }
     }
 }
+
+mod stage;

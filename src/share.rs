@@ -709,3 +709,5 @@ mod tests {
         );
     }
 }
+
+mod stage;

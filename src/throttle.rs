@@ -183,3 +183,5 @@ mod tests {
         }
     }
 }
+
+mod stage;

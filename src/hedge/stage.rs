@@ -1,0 +1,35 @@
+//! The latency sample hedging reads, as an origin stage: it refuses nothing and learns how
+//! long each answer took, when the attempt's policy hedges.
+
+use super::Latency;
+use crate::policy::Policy;
+use crate::stage::{Admitted, Ask, Cx, End, Refusal, Stage};
+
+impl Stage for Latency {
+    type Rules = ();
+
+    fn rules(_: &Policy) {}
+
+    #[inline(always)]
+    fn check(&mut self, _: Ask, _: &mut Cx<'_>, _: &mut Admitted) -> Result<(), Refusal> {
+        Ok(())
+    }
+
+    #[inline(always)]
+    fn heard(&mut self, end: &mut End<'_>, _: &()) {
+        if let Some(ms) = end.finished.latency_ms {
+            self.record(ms);
+        }
+    }
+
+    fn reset(&mut self) {
+        *self = Latency::default();
+    }
+}
+
+impl crate::origin::OriginState {
+    /// How long a call waits before it hedges an attempt to this origin.
+    pub fn hedge_delay(&self, policy: &crate::policy::HedgePolicy) -> f64 {
+        super::delay_ms(policy, &self.latency)
+    }
+}

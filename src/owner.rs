@@ -1,17 +1,20 @@
-//! The registry's loans, and the updates that come back to it while it is lent.
+//! The registry's owner, its loans, and the updates that come back to it while it is lent.
 //!
-//! The engine and the shell use the registry through [`lend`]: a loan ends before an
-//! `await`, before an event is delivered and before a note is posted. An update that comes
-//! back on its own (a call's hold given back as its future is dropped, a body's timer, a
-//! peer's note) goes through [`update`]; should the registry be lent at that moment (a hook
-//! or a handler that reached it some other way), the update is queued and applied, in
-//! order, as soon as the loan ends: in every build, never dropped. What such an update
-//! would have told (a breaker transition) is not told.
+//! The engine and the shell reach a client's origins only through its [`Owner`]: an attempt
+//! is admitted for a [`Lease`] ([`Owner::admit`]) and its end given back with it
+//! ([`Owner::finish`]); whatever else a call needs of its origin is one loan
+//! ([`Owner::with`]). A loan ends before an `await`, before an event is delivered and before
+//! a note is posted. An update that comes back on its own (a call's hold given back as its
+//! future is dropped, a body's timer, a peer's note) goes through [`Owner::update`]; should
+//! the registry be lent at that moment (a hook or a handler that reached it some other way),
+//! the update is queued and applied, in order, as soon as the loan ends: in every build,
+//! never dropped. What such an update would have told (a breaker transition) is not told.
 
 use crate::breaker::{Permit, Transition};
-use crate::origin::{EndRules, Finished, OriginState, Quota, Ticket};
+use crate::origin::{Ask, EndRules, Finished, OriginState, Quota, Refusal, Ticket};
+use crate::policy::Policy;
 use crate::registry::{EntryId, Registry};
-use std::cell::{RefCell, RefMut};
+use std::cell::{Ref, RefCell, RefMut};
 use std::ops::{Deref, DerefMut};
 
 /// What comes back to an origin's entry on its own.
@@ -52,6 +55,110 @@ pub enum Returned {
         /// The receiving client's policy.
         policy: std::rc::Rc<crate::policy::Policy>,
     },
+}
+
+/// A client's registry, owned: the one way to its origins' state.
+#[derive(Debug)]
+pub struct Owner {
+    cell: RefCell<Registry>,
+}
+
+/// An admitted attempt's hold on its origin: the entry it was admitted on, its breaker
+/// permit and whether pacing let it go as a probe window's send. Given back with its end
+/// ([`Owner::finish`]).
+#[derive(Debug)]
+pub struct Lease {
+    /// The origin's entry.
+    pub id: EntryId,
+    /// The breaker's permit (none with the breaker off).
+    pub permit: Option<Permit>,
+    /// Whether what its answer says goes to pacing as a probe's.
+    pub probe: bool,
+}
+
+impl Owner {
+    /// Owns `registry`.
+    pub fn new(registry: Registry) -> Self {
+        Owner {
+            cell: RefCell::new(registry),
+        }
+    }
+
+    /// Runs `f` on `origin`'s entry (made if new) and its id, the registry lent for it alone.
+    pub fn with<R>(&self, origin: &str, f: impl FnOnce(EntryId, &mut OriginState) -> R) -> R {
+        lend(&self.cell).with(origin, f)
+    }
+
+    /// Asks `origin`'s admission list whether an attempt may go (`ask`, at `now`, under
+    /// `policy`): a lease and the breaker transition taking it made, or the refusal; the
+    /// entry's id either way.
+    pub fn admit(
+        &self,
+        origin: &str,
+        ask: Ask,
+        now: f64,
+        policy: &Policy,
+        random: &dyn Fn() -> f64,
+    ) -> Result<(Lease, Option<Transition>), (Refusal, EntryId)> {
+        let (id, admitted) = self.with(origin, |id, s| (id, s.admit(ask, now, policy, random)));
+        match admitted {
+            Ok(a) => Ok((
+                Lease {
+                    id,
+                    permit: a.permit,
+                    probe: a.probe,
+                },
+                a.transition,
+            )),
+            Err(refusal) => Err((refusal, id)),
+        }
+    }
+
+    /// Gives back `lease` with its attempt's end (`ended`, at `now`, under `rules`): the
+    /// breaker's transition, or queued while the registry is lent (`Some(None)`), or `None`
+    /// when the origin's entry is gone.
+    pub fn finish(
+        &self,
+        origin: &str,
+        lease: Lease,
+        ended: Finished<'_>,
+        now: f64,
+        rules: EndRules,
+    ) -> Applied {
+        let back = Returned::Ended {
+            permit: lease.permit,
+            ended: Finished {
+                probe: lease.probe,
+                quota: None,
+                ..ended
+            },
+            quota: ended.quota.copied(),
+            now,
+            rules,
+        };
+        self.update(origin, Some(lease.id), back)
+    }
+
+    /// `what` comes back to `origin`'s entry `id` ([`update`]).
+    pub fn update(&self, origin: &str, id: Option<EntryId>, what: Returned) -> Applied {
+        update(&self.cell, origin, id, what)
+    }
+
+    /// The registry lent ([`lend`]).
+    pub fn lend(&self) -> Lent<'_> {
+        lend(&self.cell)
+    }
+
+    /// The registry lent, or `None` while it is lent elsewhere ([`free`]).
+    pub fn free(&self) -> Option<Lent<'_>> {
+        free(&self.cell)
+    }
+
+    /// The registry to read, what was queued for it applied first; `None` while it is lent.
+    pub fn read(&self) -> Option<Ref<'_, Registry>> {
+        apply_queued(&self.cell);
+        self.cell.try_borrow().ok()
+    }
 }
 
 /// An update that found its registry lent: the registry's address, the origin, its entry.
@@ -101,7 +208,7 @@ impl Drop for Lent<'_> {
 }
 
 /// Lends the registry (a `RefCell` borrow: lending it twice at once is a bug and panics).
-pub fn lend(cell: &RefCell<Registry>) -> Lent<'_> {
+fn lend(cell: &RefCell<Registry>) -> Lent<'_> {
     Lent {
         registry: Some(cell.borrow_mut()),
         cell,
@@ -110,7 +217,7 @@ pub fn lend(cell: &RefCell<Registry>) -> Lent<'_> {
 
 /// The registry lent, or `None` while it is lent elsewhere (what was queued for it is
 /// applied first).
-pub fn free(cell: &RefCell<Registry>) -> Option<Lent<'_>> {
+fn free(cell: &RefCell<Registry>) -> Option<Lent<'_>> {
     apply_queued(cell);
     let registry = cell.try_borrow_mut().ok()?;
     Some(Lent {
@@ -125,12 +232,7 @@ pub type Applied = Option<Option<Transition>>;
 
 /// `what` comes back to `origin`'s entry `id` (`None`: whatever entry it has, made if new):
 /// applied now, or, while the registry is lent, queued and applied when the loan ends.
-pub fn update(
-    cell: &RefCell<Registry>,
-    origin: &str,
-    id: Option<EntryId>,
-    what: Returned,
-) -> Applied {
+fn update(cell: &RefCell<Registry>, origin: &str, id: Option<EntryId>, what: Returned) -> Applied {
     match free(cell) {
         Some(mut registry) => apply(&mut registry, origin, id, what),
         None => {
@@ -191,7 +293,7 @@ fn apply(registry: &mut Registry, origin: &str, id: Option<EntryId>, what: Retur
 
 /// Applies the updates queued for the registry in `cell`, in order, while it is not lent.
 #[inline(never)]
-pub fn apply_queued(cell: &RefCell<Registry>) {
+fn apply_queued(cell: &RefCell<Registry>) {
     let key = key(cell.as_ptr());
     loop {
         let Ok(mut registry) = cell.try_borrow_mut() else {

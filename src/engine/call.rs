@@ -16,11 +16,9 @@ use super::{
 use crate::classify::{AttemptOutcome, Verdict};
 use crate::events::{Event, GiveUpReason};
 use crate::origin::{Ask, Refusal};
-use crate::owner::lend;
+use crate::owner::Owner;
 use crate::policy::Policy;
-use crate::registry::Registry;
 use crate::vocab::Method;
-use std::cell::RefCell;
 
 /// Where a call stands.
 enum Phase<'a> {
@@ -89,7 +87,7 @@ enum Applied<'a> {
 
 /// Runs one call: bulkhead, attempts, retries, bookkeeping and events.
 pub async fn run<T: Transport, E: Env>(
-    registry: &RefCell<Registry>,
+    owner: &Owner,
     policy: &Policy,
     call: Call<'_>,
     transport: &mut T,
@@ -98,7 +96,7 @@ pub async fn run<T: Transport, E: Env>(
 ) -> CallResult<T::Output> {
     let called_at = env.now_ms();
     let ctx = Ctx {
-        registry,
+        owner,
         policy,
         origin: call.origin,
         safe: call.replayable && (call.has_key || Method(call.method).is_idempotent()),
@@ -384,7 +382,7 @@ impl<'a, O> Hold<'a, O> {
         let budget = policy.retry_budget.as_ref();
         let next = match (next, budget) {
             (Next::Success { refund: Some(n) }, Some(b)) => {
-                lend(ctx.registry).with(ctx.origin, |_, s| s.refund(n, b.capacity));
+                ctx.owner.with(ctx.origin, |_, s| s.refund(n, b.capacity));
                 Applied::Success
             }
             (Next::Success { .. }, _) => Applied::Success,
@@ -447,7 +445,7 @@ fn facts<'o>(
     progress: &Progress,
     now: f64,
 ) -> Facts<'o> {
-    let registry = lend(ctx.registry);
+    let registry = ctx.owner.lend();
     let state = registry.peek(ctx.origin);
     let capacity = ctx.policy.retry_budget.as_ref().map_or(0, |b| b.capacity);
     Facts {

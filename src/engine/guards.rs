@@ -1,24 +1,24 @@
 //! The holds a call keeps on its origin's registry entry, each released when dropped, so
 //! a call whose future is dropped (the caller gave up on it) leaves nothing behind: the
 //! budget tokens of a retry not yet sent, the hold of a call waiting to retry, and an
-//! attempt's breaker permit and `in_flight` count. No `RefCell` borrow is held across an
-//! `await` or while an event is delivered (`onEvent` may call back into the registry).
+//! attempt's lease (its breaker permit and `in_flight` count). Each reaches the origin through
+//! the client's [`Owner`], whose loans never outlast a step: none is held across an `await`
+//! or while an event is delivered (`onEvent` may call back into the registry).
 
 use super::{Ctx, report};
-use crate::breaker::{Permit, Transition};
+use crate::breaker::Transition;
 use crate::events::Event;
 use crate::origin::Ticket;
 use crate::origin::{Ask, EndRules, Finished, Refusal};
-use crate::owner::{self, Returned, lend};
+use crate::owner::{Lease, Owner, Returned};
 use crate::policy::Policy;
-use crate::registry::{EntryId, Registry};
-use std::cell::RefCell;
+use crate::registry::EntryId;
 
 /// Budget tokens withdrawn for a retry that has not started yet. Dropped before
 /// [`Reservation::commit`] (the retry was not sent), it gives them back to the entry it
 /// took them from; nothing happens if that entry was evicted meanwhile.
 pub(super) struct Reservation<'a> {
-    registry: &'a RefCell<Registry>,
+    owner: &'a Owner,
     origin: &'a str,
     id: EntryId,
     cost: u32,
@@ -30,10 +30,11 @@ impl<'a> Reservation<'a> {
     /// Withdraws `cost` tokens of `capacity` from the origin's budget for a retry;
     /// `None` if too few are left.
     pub(super) fn withdraw(ctx: &Ctx<'a>, cost: u32, capacity: u32) -> Option<Self> {
-        let (id, withdrawn) =
-            lend(ctx.registry).with(ctx.origin, |id, s| (id, s.withdraw(cost, capacity)));
+        let (id, withdrawn) = ctx
+            .owner
+            .with(ctx.origin, |id, s| (id, s.withdraw(cost, capacity)));
         withdrawn.then_some(Reservation {
-            registry: ctx.registry,
+            owner: ctx.owner,
             origin: ctx.origin,
             id,
             cost,
@@ -57,7 +58,7 @@ impl Drop for Reservation<'_> {
         // Up to the capacity, like a success's refund.
         let (cost, capacity) = (self.cost, self.capacity);
         let back = Returned::Refund { cost, capacity };
-        owner::update(self.registry, self.origin, Some(self.id), back);
+        self.owner.update(self.origin, Some(self.id), back);
     }
 }
 
@@ -65,7 +66,7 @@ impl Drop for Reservation<'_> {
 /// [`Booking::used`] (the call was aborted, ran out of time, or the breaker or throttle
 /// refused the send), it is given back ([`crate::pacing::Pacer::unbook`]).
 pub(super) struct Booking<'a> {
-    registry: &'a RefCell<Registry>,
+    owner: &'a Owner,
     origin: &'a str,
     id: EntryId,
     pub(super) ticket: Ticket,
@@ -77,7 +78,7 @@ impl<'a> Booking<'a> {
     #[cfg(feature = "pacing")]
     pub(super) fn new(ctx: &Ctx<'a>, id: EntryId, ticket: Ticket) -> Self {
         Booking {
-            registry: ctx.registry,
+            owner: ctx.owner,
             origin: ctx.origin,
             id,
             ticket,
@@ -97,7 +98,7 @@ impl Drop for Booking<'_> {
             return;
         }
         let back = Returned::Unbook(self.ticket);
-        owner::update(self.registry, self.origin, Some(self.id), back);
+        self.owner.update(self.origin, Some(self.id), back);
     }
 }
 
@@ -105,7 +106,7 @@ impl Drop for Booking<'_> {
 /// attempt (or the call's end): the origin's `waiting` count, so that the registry does
 /// not evict it as idle (see [`Registry`]'s bound).
 pub(super) struct WaitHold<'a> {
-    registry: &'a RefCell<Registry>,
+    owner: &'a Owner,
     origin: &'a str,
     id: EntryId,
 }
@@ -115,12 +116,12 @@ impl<'a> WaitHold<'a> {
     /// not evicted with what its pacing knows.
     #[cfg(feature = "pacing")]
     pub(super) fn take(ctx: &Ctx<'a>) -> Self {
-        let id = lend(ctx.registry).with(ctx.origin, |id, s| {
+        let id = ctx.owner.with(ctx.origin, |id, s| {
             s.wait_begins();
             id
         });
         WaitHold {
-            registry: ctx.registry,
+            owner: ctx.owner,
             origin: ctx.origin,
             id,
         }
@@ -130,12 +131,8 @@ impl<'a> WaitHold<'a> {
 impl Drop for WaitHold<'_> {
     fn drop(&mut self) {
         // Gone if the origin was evicted meanwhile (every origin busy at the bound).
-        owner::update(
-            self.registry,
-            self.origin,
-            Some(self.id),
-            Returned::WaitEnds,
-        );
+        self.owner
+            .update(self.origin, Some(self.id), Returned::WaitEnds);
     }
 }
 
@@ -143,15 +140,12 @@ impl Drop for WaitHold<'_> {
 /// Dropped without [`AttemptGuard::finish`] (the call's future was dropped mid-attempt),
 /// it releases both as a caller abort.
 pub(super) struct AttemptGuard<'a> {
-    registry: &'a RefCell<Registry>,
+    owner: &'a Owner,
     policy: &'a Policy,
     origin: &'a str,
-    id: EntryId,
-    permit: Option<Permit>,
-    /// Whether the attempt is the one a probe window of the origin's pacing let go.
-    probe: bool,
+    /// The lease, until the attempt's end gives it back.
+    lease: Option<Lease>,
     started_ms: f64,
-    finished: bool,
 }
 
 impl<'a> AttemptGuard<'a> {
@@ -167,12 +161,9 @@ impl<'a> AttemptGuard<'a> {
         random: &dyn Fn() -> f64,
         on_event: &mut dyn FnMut(&Event<'_>),
     ) -> Result<Self, (Refusal, EntryId)> {
-        let (id, admitted) = lend(ctx.registry).with(ctx.origin, |id, s| {
-            (id, s.admit(ask, now, ctx.policy, random))
-        });
-        let admitted = match admitted {
-            Ok(admitted) => admitted,
-            Err(refusal) => {
+        let (lease, transition) = match ctx.owner.admit(ctx.origin, ask, now, ctx.policy, random) {
+            Ok(leased) => leased,
+            Err((refusal, id)) => {
                 let origin = ctx.origin;
                 match refusal {
                     Refusal::Breaker(retry_after_ms) => on_event(&Event::ShortCircuit {
@@ -197,20 +188,17 @@ impl<'a> AttemptGuard<'a> {
                 return Err((refusal, id));
             }
         };
-        report(admitted.transition, ctx.origin, on_event);
+        report(transition, ctx.origin, on_event);
         on_event(&Event::AttemptStart {
             attempt,
             origin: ctx.origin,
         });
         Ok(AttemptGuard {
-            registry: ctx.registry,
+            owner: ctx.owner,
             policy: ctx.policy,
             origin: ctx.origin,
-            id,
-            permit: admitted.permit,
-            probe: admitted.probe,
+            lease: Some(lease),
             started_ms: now,
-            finished: false,
         })
     }
 
@@ -222,54 +210,38 @@ impl<'a> AttemptGuard<'a> {
         ended: Finished<'_>,
         now: f64,
     ) -> (Option<Transition>, Option<WaitHold<'a>>) {
-        self.finished = true;
-        match self.release(ended, now) {
-            Released::Recorded(transition) => {
+        let Some(lease) = self.lease.take() else {
+            return (None, None);
+        };
+        let id = lease.id;
+        let rules = EndRules::of(self.policy);
+        match self.owner.finish(self.origin, lease, ended, now, rules) {
+            Some(transition) => {
                 let hold = ended.hold.then_some(WaitHold {
-                    registry: self.registry,
+                    owner: self.owner,
                     origin: self.origin,
-                    id: self.id,
+                    id,
                 });
                 (transition, hold)
             }
-            Released::Gone => (None, None),
+            // The origin's entry is gone (evicted meanwhile): nothing was recorded.
+            None => (None, None),
         }
     }
-
-    /// Gives the attempt's hold back and records its end. The notes for peers go out after
-    /// the origin's update. Should the registry be lent elsewhere, the end is queued
-    /// ([`owner`]): recorded when the loan ends, its transition untold.
-    fn release(&mut self, ended: Finished<'_>, now: f64) -> Released {
-        let back = Returned::Ended {
-            permit: self.permit.take(),
-            ended: Finished {
-                probe: self.probe,
-                quota: None,
-                ..ended
-            },
-            quota: ended.quota.copied(),
-            now,
-            rules: EndRules::of(self.policy),
-        };
-        match owner::update(self.registry, self.origin, Some(self.id), back) {
-            Some(transition) => Released::Recorded(transition),
-            None => Released::Gone,
-        }
-    }
-}
-
-/// What giving an attempt's hold back did.
-enum Released {
-    /// The origin's entry is gone (evicted meanwhile): nothing was recorded.
-    Gone,
-    /// The end was recorded; the breaker may have changed state.
-    Recorded(Option<Transition>),
 }
 
 impl Drop for AttemptGuard<'_> {
     fn drop(&mut self) {
-        if !self.finished {
-            let _ = self.release(Finished::default(), self.started_ms);
+        // Dropped mid-attempt (the call's future was dropped): ended as a caller abort.
+        if let Some(lease) = self.lease.take() {
+            let rules = EndRules::of(self.policy);
+            let _ = (self.owner).finish(
+                self.origin,
+                lease,
+                Finished::default(),
+                self.started_ms,
+                rules,
+            );
         }
     }
 }

@@ -24,7 +24,6 @@ use super::{AttemptLimit, Ctx, Env, HookAnswer, MIN_ATTEMPT_MS, Transport};
 use crate::classify::{AttemptOutcome, Verdict, classify};
 use crate::events::{Event, OutcomeKind};
 use crate::origin::Ask;
-use crate::owner::lend;
 use crate::policy::{HedgePolicy, RetryPolicy};
 
 /// An attempt on the wire.
@@ -66,7 +65,7 @@ pub(super) async fn send<'a, T: Transport, E: Env>(
     on_event: &mut dyn FnMut(&Event<'_>),
 ) -> Option<Answered<'a, T::Output>> {
     let first_attempt = first.attempt;
-    let delay = lend(ctx.registry).with(ctx.origin, |_, s| s.hedge_delay(policy));
+    let delay = ctx.owner.with(ctx.origin, |_, s| s.hedge_delay(policy));
     let mut hedges_left = policy.max_hedges;
     let mut timer = Box::pin(env.sleep(delay));
     let mut sending = vec![Sending {
@@ -181,7 +180,7 @@ pub(super) async fn send<'a, T: Transport, E: Env>(
         abort(sending, env, on_event);
         drop(asking);
         if answered.attempt != first_attempt && !worth {
-            lend(ctx.registry).with(ctx.origin, |_, s| s.hedge_won());
+            ctx.owner.with(ctx.origin, |_, s| s.hedge_won());
         }
         return Some(answered);
     }
@@ -236,7 +235,7 @@ fn begin<'a, E: Env>(
     // (it never queues), and gives it up to a call that finds none.
     let slot = match &policy.bulkhead {
         Some(b) => {
-            let bulkhead = lend(ctx.registry).with(ctx.origin, |_, s| s.bulkhead.clone());
+            let bulkhead = ctx.owner.with(ctx.origin, |_, s| s.bulkhead.clone());
             Some(bulkhead.hedge(b)?)
         }
         None => None,

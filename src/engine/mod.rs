@@ -42,13 +42,11 @@ use crate::breaker::Transition;
 use crate::bulkhead::{Admission, BulkheadPermit};
 use crate::events::{Event, GiveUpReason};
 use crate::origin::{Ask, Refusal};
-use crate::owner::lend;
+use crate::owner::Owner;
 use crate::policy::Policy;
-use crate::registry::Registry;
 use crate::retry_after;
 #[cfg(feature = "pacing")]
 use crate::vocab::Why;
-use std::cell::RefCell;
 use std::future::{Future, poll_fn};
 use std::pin::pin;
 use std::task::Poll;
@@ -251,7 +249,7 @@ pub enum CallResult<O> {
 /// call's async machinery. Returns in how long a call may go; `None`: the call runs, and
 /// [`run`] decides the same way.
 pub fn refused_at_once(
-    registry: &RefCell<Registry>,
+    owner: &Owner,
     policy: &Policy,
     origin: &str,
     now: &dyn Fn() -> f64,
@@ -261,7 +259,7 @@ pub fn refused_at_once(
     if policy.bulkhead.is_some() || f64::from(policy.total_timeout_ms) < MIN_ATTEMPT_MS {
         return None;
     }
-    let mut registry = crate::owner::free(registry)?;
+    let mut registry = owner.free()?;
     // An origin without state has a closed breaker: nothing to refuse, no clock to read.
     registry.peek(origin).filter(|s| !s.breaker.is_closed())?;
     let now = now();
@@ -280,7 +278,7 @@ pub fn refused_at_once(
 
 /// What every step of a call shares.
 struct Ctx<'a> {
-    registry: &'a RefCell<Registry>,
+    owner: &'a Owner,
     policy: &'a Policy,
     origin: &'a str,
     /// Whether repeating the request is safe.
@@ -364,7 +362,7 @@ async fn admit<E: Env>(
     let Some(policy) = &ctx.policy.bulkhead else {
         return Ok(None);
     };
-    let bulkhead = lend(ctx.registry).with(ctx.origin, |_, s| s.bulkhead.clone());
+    let bulkhead = ctx.owner.with(ctx.origin, |_, s| s.bulkhead.clone());
     let wait = match bulkhead.acquire(policy) {
         Admission::Admitted(permit) => return Ok(Some(permit)),
         Admission::Full => {

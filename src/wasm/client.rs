@@ -20,6 +20,7 @@ use super::share::{self, Peer};
 use super::state::ClientInner;
 use super::types::{FetchInit, FetchInput, PolicyArg};
 use crate::events::Event;
+use crate::owner::Owner;
 use crate::policy::Policy;
 use crate::registry::Registry;
 
@@ -74,7 +75,7 @@ impl ClientInner {
                 fetch: options.fetch.or(default_fetch),
                 hooks: options.hooks,
                 expire,
-                registry: RefCell::new(registry),
+                registry: Owner::new(registry),
                 #[cfg(feature = "share")]
                 sharing,
                 #[cfg(feature = "outbox")]
@@ -104,7 +105,7 @@ impl ClientInner {
     fn count_body_timeout(&self, origin: &str, ms: f64, deadline: bool, on_event: &JsValue) {
         // Called from a body's timer, never while the registry is in use.
         let back = crate::owner::Returned::BodyTimedOut;
-        crate::owner::update(&self.registry, origin, None, back);
+        self.registry.update(origin, None, back);
         if let Some(listener) = on_event.dyn_ref::<Function>() {
             let event = Event::BodyTimeout {
                 timeout_ms: ms,
@@ -117,7 +118,7 @@ impl ClientInner {
 
 #[cfg(feature = "share")]
 impl Peer for ClientInner {
-    fn registry(&self) -> &RefCell<Registry> {
+    fn registry(&self) -> &Owner {
         &self.registry
     }
     fn policy(&self) -> &Rc<Policy> {
@@ -219,12 +220,11 @@ impl ResilientClient {
         #[wasm_bindgen(unchecked_param_type = "string")] origin: JsValue,
     ) -> Result<String, JsValue> {
         let key = self.inner.name_of(&origin)?;
-        crate::owner::apply_queued(&self.inner.registry);
         let state = self
             .inner
             .registry
-            .try_borrow()
-            .map_err(|_| busy())?
+            .read()
+            .ok_or_else(busy)?
             .breaker_state(&key, super::env::now());
         Ok(state.as_str().to_string())
     }
@@ -242,10 +242,9 @@ impl ResilientClient {
     /// Counters and state per origin.
     #[wasm_bindgen(unchecked_return_type = "ClientStats")]
     pub fn stats(&self) -> JsValue {
-        crate::owner::apply_queued(&self.inner.registry);
-        let snapshots = match self.inner.registry.try_borrow() {
-            Ok(registry) => registry.stats(super::env::now()),
-            Err(_) => Vec::new(),
+        let snapshots = match self.inner.registry.read() {
+            Some(registry) => registry.stats(super::env::now()),
+            None => Vec::new(),
         };
         stats_to_js(&snapshots)
     }
@@ -259,7 +258,9 @@ impl ResilientClient {
             Some(origin) => Some(self.inner.name_of(&origin)?),
             None => None,
         };
-        crate::owner::free(&self.inner.registry)
+        self.inner
+            .registry
+            .free()
             .ok_or_else(busy)?
             .reset(key.as_deref());
         Ok(())

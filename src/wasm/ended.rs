@@ -29,7 +29,7 @@ pub fn circuit_open_error(
     origin_js: &JsValue,
     retry_after_ms: f64,
 ) -> JsValue {
-    let half_open = client.registry.try_borrow().is_ok_and(|r| {
+    let half_open = client.registry.read().is_some_and(|r| {
         r.peek(origin)
             .is_some_and(|s| !s.breaker.is_closed() && s.breaker.open_until().is_none())
     });

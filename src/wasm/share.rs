@@ -3,7 +3,6 @@
 //! channel, pkg-template/edge.js), the notes its registry tells them, and theirs applied
 //! to it (the rules are the core's, `crate::share`).
 
-use std::cell::RefCell;
 use std::rc::{Rc, Weak};
 
 use js_sys::Function;
@@ -20,7 +19,7 @@ use crate::share::Note;
 /// this module need not name the client.
 pub trait Peer {
     /// The client's per-origin state, which peers' notes update.
-    fn registry(&self) -> &RefCell<Registry>;
+    fn registry(&self) -> &crate::owner::Owner;
     /// The client's policy, validated.
     fn policy(&self) -> &Rc<Policy>;
     /// The client's `onEvent`.
@@ -112,7 +111,7 @@ fn hear(client: &impl Peer, origin: &str, note: Note) {
         now: now(),
         policy,
     };
-    let transition = crate::owner::update(client.registry(), origin, None, heard).flatten();
+    let transition = client.registry().update(origin, None, heard).flatten();
     if let (Some(t), Some(listener)) = (transition, client.on_event()) {
         let event = Event::BreakerTransition {
             origin,

@@ -1,7 +1,6 @@
 //! What a client owns (its policy, per-origin state, listener, channel and outbox): made
 //! by `client.rs`, used by its calls (`call.rs`).
 
-use std::cell::RefCell;
 use std::rc::Rc;
 
 use js_sys::Function;
@@ -12,8 +11,8 @@ use super::options::Hooks;
 use super::outbox::Outbox;
 #[cfg(feature = "share")]
 use super::share::Sharing;
+use crate::owner::Owner;
 use crate::policy::{Policy, PolicyInput};
-use crate::registry::Registry;
 
 /// Counts a body cut off after its call resolved (`bodyTimeout`): `(isDeadline, ms,
 /// origin, onEvent) -> TimeoutError`, called from js/body.js.
@@ -37,7 +36,7 @@ pub struct ClientInner {
     /// The client's `onEvent`, used when a call gives none.
     pub on_event: Option<Function>,
     /// Breakers, budgets, bulkheads and stats, per origin.
-    pub registry: RefCell<Registry>,
+    pub registry: Owner,
     /// Its channel to its peers, when it shares (`share`).
     #[cfg(feature = "share")]
     pub(super) sharing: Option<Sharing>,

@@ -10,8 +10,6 @@ use resilient_fetch::classify::Judgement;
 use resilient_fetch::engine::{self, CallResult, Env};
 use resilient_fetch::events::{Event, GiveUpReason};
 use resilient_fetch::policy::Policy;
-use resilient_fetch::registry::Registry;
-use std::cell::RefCell;
 
 // ---------------------------------------------------------------- opening, probing, closing
 
@@ -182,7 +180,7 @@ fn a_retry_the_breaker_refuses_gives_its_tokens_back() {
         if let Event::Retry { .. } = e {
             // Another call opens the breaker while this one waits to retry.
             let now = clock.now_ms();
-            reg.borrow_mut().with(A, |_, s| {
+            reg.lend().with(A, |_, s| {
                 if let Ok(permit) = s.breaker.try_acquire(now, &trip, &|| 0.5) {
                     let _ = s
                         .breaker
@@ -314,7 +312,7 @@ fn failure_rate_mode_opens_on_the_rate_of_the_window() {
 // ---------------------------------------------------------------- refused at once
 
 /// A registry whose origin A's breaker `p` opened (3 failures), and its clock.
-fn opened(p: &Policy) -> (RefCell<Registry>, Clock) {
+fn opened(p: &Policy) -> (Owner, Clock) {
     let (reg, clock) = (registry(), Clock::manual());
     for _ in 0..3 {
         call(
@@ -360,7 +358,7 @@ fn refused_at_once_leaves_every_other_call_to_the_loop() {
         serde_json::json!({"retry": false, "breaker": {"failureThreshold": 3, "cooldownMs": 5000}});
     let p = policy(base.clone());
     let (reg, clock) = opened(&p);
-    let none = |reg: &RefCell<Registry>, p: &Policy, origin: &str, now: f64| {
+    let none = |reg: &Owner, p: &Policy, origin: &str, now: f64| {
         let mut events = 0;
         let refused = engine::refused_at_once(reg, p, origin, &|| now, &mut |_| events += 1);
         assert_eq!(events, u32::from(refused.is_some()));
@@ -389,7 +387,7 @@ fn refused_at_once_leaves_every_other_call_to_the_loop() {
     // A Retry-After hold known for the origin: the loop makes the call wait for it first.
     #[cfg(feature = "pacing")]
     {
-        reg.borrow_mut()
+        reg.lend()
             .with(A, |_, s| s.pacer.hold(clock.now_ms() + 100.0));
         assert_eq!(none(&reg, &p, A, clock.now_ms()), None);
         // Without pacing the hold does not count.

@@ -247,7 +247,7 @@ fn a_hedge_the_origin_would_refuse_is_not_sent_and_leaves_no_trace() {
     }));
     let bp = p.breaker.clone().expect("breaker on");
     // Tripped long ago: the next call is the half-open probe, which is never hedged.
-    reg.borrow_mut().with(A, |_, s| {
+    reg.lend().with(A, |_, s| {
         let _ = s.breaker.observe(true, -1000.0, &bp);
     });
     let (result, kinds, _, now) = hedged_call(&reg, &p, get(A), &[(100.0, 200)], 1.0);

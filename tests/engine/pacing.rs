@@ -99,10 +99,10 @@ fn sends_take_the_quota_left_then_wait() {
     ));
     assert_eq!(first, done(1, 1));
     for expected_wait in [None, None, Some(1_000.0)] {
-        let state = reg.borrow_mut().with(A, |_, s| s.pacer.wait(0.0));
+        let state = reg.lend().with(A, |_, s| s.pacer.wait(0.0));
         assert_eq!(state.map(|(ms, _)| ms), expected_wait);
         if expected_wait.is_none() {
-            reg.borrow_mut().with(A, |_, s| s.pacer.take(0.0));
+            reg.lend().with(A, |_, s| s.pacer.take(0.0));
         }
     }
 }
@@ -216,10 +216,10 @@ fn limited(remaining: u32, reset_ms: f64, limit: u32, window_ms: f64) -> Quota {
 
 /// A GET to A whose `rateLimitWait` events run `on_wait` (with the registry free to use).
 fn get_on_wait(
-    reg: &RefCell<Registry>,
+    reg: &Owner,
     p: &Policy,
     clock: &Clock,
-    on_wait: &dyn Fn(&RefCell<Registry>),
+    on_wait: &dyn Fn(&Owner),
 ) -> (CallResult<u32>, Vec<&'static str>) {
     let mut script = Script::new(clock, &[Step::Status(200)]);
     let mut kinds = Vec::new();
@@ -236,13 +236,13 @@ fn get_on_wait(
 fn a_booked_send_still_waits_for_a_hold_that_came_after_it_was_booked() {
     let (reg, clock) = (registry(), Clock::auto());
     let p = Policy::default();
-    reg.borrow_mut().with(A, |_, s| {
+    reg.lend().with(A, |_, s| {
         s.pacer
             .learn(&limited(0, 1_000.0, 1, 1_000.0), 0.0, f64::INFINITY)
     });
     // Booked for t = 1 000; while it waits, a 429 elsewhere holds the origin until 5 000.
-    let hold = |reg: &RefCell<Registry>| {
-        reg.borrow_mut().with(A, |_, s| s.pacer.hold(5_000.0));
+    let hold = |reg: &Owner| {
+        reg.lend().with(A, |_, s| s.pacer.hold(5_000.0));
     };
     let (result, kinds) = get_on_wait(&reg, &p, &clock, &hold);
     assert_eq!(result, done(1, 1));
@@ -258,7 +258,7 @@ fn a_booked_send_still_waits_for_a_hold_that_came_after_it_was_booked() {
 fn a_booking_given_up_goes_back_to_the_queue() {
     let (reg, clock) = (registry(), Clock::auto());
     let p = Policy::default();
-    reg.borrow_mut().with(A, |_, s| {
+    reg.lend().with(A, |_, s| {
         s.pacer
             .learn(&limited(0, 1_000.0, 1, 1_000.0), 0.0, f64::INFINITY)
     });
@@ -267,7 +267,7 @@ fn a_booking_given_up_goes_back_to_the_queue() {
     assert_eq!((result, sent), (CallResult::Aborted, 0));
     // The aborted call's slot (t = 1 000) is the next caller's, not one a window later.
     let next = reg
-        .borrow_mut()
+        .lend()
         .with(A, |_, s| s.pacer.admit(500.0, f64::INFINITY, None));
     assert!(
         matches!(next, resilient_fetch::pacing::Admit::Booked { due, .. } if due == 500.0),
@@ -279,18 +279,18 @@ fn a_booking_given_up_goes_back_to_the_queue() {
 #[test]
 fn an_origin_a_call_waits_for_is_not_evicted() {
     let clock = Clock::auto();
-    let reg = RefCell::new(Registry::new(1));
+    let reg = Owner::new(Registry::new(1));
     let p = Policy::default();
-    reg.borrow_mut().with(A, |_, s| {
+    reg.lend().with(A, |_, s| {
         s.pacer
             .learn(&limited(0, 1_000.0, 1, 1_000.0), 0.0, f64::INFINITY)
     });
     // While A's call waits, another origin needs the registry's only place.
     let kept = Cell::new(false);
-    let touch_b = |reg: &RefCell<Registry>| {
-        reg.borrow_mut().with(B, |_, _| ());
+    let touch_b = |reg: &Owner| {
+        reg.lend().with(B, |_, _| ());
         kept.set(
-            reg.borrow()
+            reg.lend()
                 .peek(A)
                 .is_some_and(|s| s.pacer.wait(0.0).is_some()),
         );
@@ -306,7 +306,7 @@ fn an_origin_a_call_waits_for_is_not_evicted() {
 fn max_wait_ms_bounds_the_waits_of_a_call_together() {
     let (reg, clock) = (registry(), Clock::auto());
     let p = policy(serde_json::json!({"totalTimeoutMs": 100000}));
-    reg.borrow_mut().with(A, |_, s| {
+    reg.lend().with(A, |_, s| {
         s.pacer.hold(20_000.0);
         s.pacer
             .learn(&limited(0, 40_000.0, 1, 20_000.0), 0.0, f64::INFINITY);
@@ -419,7 +419,7 @@ impl Windowed<'_> {
 /// A call named `name` to A through `server`, aborted by its `caller`.
 fn spawn_windowed<'a>(
     pool: &mut Pool<'a>,
-    reg: &'a RefCell<Registry>,
+    reg: &'a Owner,
     policy: &'a Policy,
     caller: &'a Caller<'a>,
     server: &'a Windowed<'a>,
@@ -517,7 +517,7 @@ impl<'c> Claims<'c> {
 /// A call named `name` to A through `server`.
 fn spawn_claims<'a>(
     pool: &mut Pool<'a>,
-    reg: &'a RefCell<Registry>,
+    reg: &'a Owner,
     policy: &'a Policy,
     clock: &'a Clock,
     server: &'a Claims<'a>,

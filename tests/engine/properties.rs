@@ -96,14 +96,14 @@ proptest! {
             "breaker": {"failureThreshold": 3},
             "bulkhead": {"maxConcurrent": 1, "maxQueue": 1}
         }));
-        reg.borrow_mut().with(A, |_, _| ()); // known to the registry even if nothing is sent
+        reg.lend().with(A, |_, _| ()); // known to the registry even if nothing is sent
         // Slots and places in the queue taken by other calls.
         let mut held: Vec<Admission> = Vec::new();
         match before {
             Before::Nothing => {}
             Before::BreakerOpen => {
                 let b = p.breaker.clone().expect("on");
-                reg.borrow_mut().with(A, |_, s| {
+                reg.lend().with(A, |_, s| {
                     let TripRule::Consecutive { failure_threshold } = b.trip else {
                         panic!("a consecutive policy");
                     };
@@ -116,7 +116,7 @@ proptest! {
             }
             Before::SlotTaken { queue_full } => {
                 let bulkhead = p.bulkhead.clone().expect("on");
-                reg.borrow_mut().with(A, |_, s| {
+                reg.lend().with(A, |_, s| {
                     held.push(s.bulkhead.acquire(&bulkhead));
                     if queue_full {
                         held.push(s.bulkhead.acquire(&bulkhead));

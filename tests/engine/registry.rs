@@ -7,7 +7,6 @@ use futures_executor::block_on;
 use resilient_fetch::breaker::BreakerState;
 use resilient_fetch::engine::{self, CallResult, Env};
 use resilient_fetch::events::Event;
-use resilient_fetch::owner;
 use resilient_fetch::policy::Policy;
 use resilient_fetch::registry::{OriginSnapshot, Registry};
 use std::cell::RefCell;
@@ -52,8 +51,8 @@ fn events_may_read_the_registry() {
     let p = policy(serde_json::json!({"breaker": {"failureThreshold": 1}}));
     let mut seen = 0;
     let mut on_event = |_: &Event<'_>| {
-        seen += reg.borrow().stats(0.0).len();
-        reg.borrow_mut().reset(None);
+        seen += reg.lend().stats(0.0).len();
+        reg.lend().reset(None);
     };
     let mut script = Script::new(&clock, &[Step::Status(503), Step::Status(200)]);
     let _ = block_on(engine::run(
@@ -70,12 +69,12 @@ fn events_may_read_the_registry() {
 #[test]
 fn an_evicted_origin_does_not_break_a_call_in_flight() {
     let clock = Clock::auto();
-    let reg = RefCell::new(Registry::new(1));
+    let reg = Owner::new(Registry::new(1));
     let mut script = Script::new(&clock, &[Step::Status(503), Step::Status(200)]);
     let mut on_event = |e: &Event<'_>| {
         if e.kind() == "attemptStart" {
             // Another origin's call pushes this one out of the registry mid-attempt.
-            reg.borrow_mut().with(B, |_, _| ());
+            reg.lend().with(B, |_, _| ());
         }
     };
     let result = default_get_a(&reg, &mut script, &clock, &mut on_event);
@@ -85,7 +84,7 @@ fn an_evicted_origin_does_not_break_a_call_in_flight() {
 #[test]
 fn a_call_waiting_to_retry_keeps_its_origin_when_new_origins_arrive() {
     let clock = Clock::manual();
-    let reg = RefCell::new(Registry::new(2));
+    let reg = Owner::new(Registry::new(2));
     let board = Board::default();
     let p = Policy::default();
     let mut pool = Pool::new();
@@ -96,10 +95,10 @@ fn a_call_waiting_to_retry_keeps_its_origin_when_new_origins_arrive() {
     assert!(pool.result(0).is_none(), "the call waits to retry");
     // Two more origins arrive while A waits (nothing of A in flight): B, used after A, is
     // the one to go, not A, whose breaker has just seen a failure.
-    reg.borrow_mut().with(B, |_, _| ());
-    reg.borrow_mut().with("https://c.test", |_, _| ());
+    reg.lend().with(B, |_, _| ());
+    reg.lend().with("https://c.test", |_, _| ());
     assert_eq!(
-        reg.borrow()
+        reg.lend()
             .stats(0.0)
             .iter()
             .map(|s| s.origin.as_str())
@@ -119,16 +118,13 @@ fn a_call_waiting_to_retry_keeps_its_origin_when_new_origins_arrive() {
         (2, 1, 1)
     );
     // Idle again once the call is over.
-    assert!(
-        reg.borrow_mut()
-            .with(A, |_, s| s.waiting == 0 && s.is_idle())
-    );
+    assert!(reg.lend().with(A, |_, s| s.waiting == 0 && s.is_idle()));
 }
 
 #[test]
 fn an_origin_about_to_be_retried_is_kept_through_the_events_too() {
     let clock = Clock::auto();
-    let reg = RefCell::new(Registry::new(2));
+    let reg = Owner::new(Registry::new(2));
     let mut script = Script::new(&clock, &[Step::Status(503), Step::Status(200)]);
     let mut ends = 0;
     let mut on_event = |e: &Event<'_>| {
@@ -136,8 +132,8 @@ fn an_origin_about_to_be_retried_is_kept_through_the_events_too() {
             ends += 1;
             if ends == 1 {
                 // Between the failed attempt and the retry's wait, two origins arrive.
-                reg.borrow_mut().with(B, |_, _| ());
-                reg.borrow_mut().with("https://c.test", |_, _| ());
+                reg.lend().with(B, |_, _| ());
+                reg.lend().with("https://c.test", |_, _| ());
             }
         }
     };
@@ -155,7 +151,7 @@ fn an_origin_about_to_be_retried_is_kept_through_the_events_too() {
 #[test]
 fn an_origin_with_a_call_between_attempts_is_not_evicted() {
     let clock = Clock::manual();
-    let reg = RefCell::new(Registry::new(2));
+    let reg = Owner::new(Registry::new(2));
     let board = Board::default();
     let p = policy(serde_json::json!({
         "retry": {"jitter": "none", "baseDelayMs": 1000},
@@ -177,7 +173,7 @@ fn an_origin_with_a_call_between_attempts_is_not_evicted() {
         pool.run_until_stalled();
     }
     let kept: Vec<String> = reg
-        .borrow()
+        .lend()
         .stats(0.0)
         .into_iter()
         .map(|s| s.origin)
@@ -243,7 +239,7 @@ fn dropped_by_a_handler(lent: bool) -> (OriginSnapshot, bool, Option<CallResult<
         };
         let mut on_event = |e: &Event<'_>| {
             if e.kind() == "attemptStart" {
-                let loan = lent.then(|| owner::lend(&reg));
+                let loan = lent.then(|| reg.lend());
                 calls.borrow_mut().clear();
                 drop(loan);
             }
@@ -257,7 +253,7 @@ fn dropped_by_a_handler(lent: bool) -> (OriginSnapshot, bool, Option<CallResult<
         Poll::Ready(result) => Some(result),
         Poll::Pending => None,
     };
-    let idle = owner::lend(&reg).with(A, |_, s| s.waiting == 0 && s.is_idle());
+    let idle = reg.lend().with(A, |_, s| s.waiting == 0 && s.is_idle());
     (snapshot(&reg, A, clock.now_ms()), idle, ended)
 }
 

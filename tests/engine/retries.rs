@@ -304,7 +304,7 @@ fn an_empty_budget_stops_retries() {
     let (result, log) = call(&reg, &p, get(A), &mut script);
     assert_eq!(result, done(3, 3), "two retries of 5 empty a budget of 10");
     assert_eq!(log.give_ups, [(GiveUpReason::Budget, 3)]);
-    assert_eq!(reg.borrow().stats(0.0)[0].budget_tokens, 0);
+    assert_eq!(reg.lend().stats(0.0)[0].budget_tokens, 0);
     // The next call on the origin gets no retry at all.
     let (result, log) = call(
         &reg,

@@ -6,7 +6,6 @@ use crate::support::*;
 use resilient_fetch::engine::{self, CallResult, Env};
 use resilient_fetch::events::Event;
 use resilient_fetch::policy::Policy;
-use resilient_fetch::registry::Registry;
 use std::cell::RefCell;
 use std::collections::VecDeque;
 
@@ -17,7 +16,7 @@ type Outcome = (CallResult<u32>, f64, Vec<String>);
 /// Runs calls of `policy` side by side on the manual `clock`, each through its `Timed` from
 /// its start (ms, in order), advancing the clock 1 ms at a time until all have ended.
 fn side_by_side(
-    reg: &RefCell<Registry>,
+    reg: &Owner,
     policy: &Policy,
     clock: &Clock,
     calls: &mut [(f64, Timed<'_>)],

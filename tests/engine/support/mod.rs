@@ -12,11 +12,11 @@ pub use fakes::*;
 use futures_executor::block_on;
 use resilient_fetch::engine::{self, Call, CallResult};
 use resilient_fetch::events::Event;
+pub use resilient_fetch::owner::Owner;
 #[cfg(feature = "pacing")]
 use resilient_fetch::pacing::Why;
 use resilient_fetch::policy::{Policy, PolicyInput};
 use resilient_fetch::registry::{OriginSnapshot, Registry};
-use std::cell::RefCell;
 
 pub const A: &str = "https://a.test";
 pub const B: &str = "https://b.test";
@@ -53,13 +53,13 @@ pub fn post(origin: &'static str, has_key: bool) -> Call<'static> {
     }
 }
 
-pub fn registry() -> RefCell<Registry> {
-    RefCell::new(Registry::new(1000))
+pub fn registry() -> Owner {
+    Owner::new(Registry::new(1000))
 }
 
 /// Runs one call to completion.
 pub fn call(
-    reg: &RefCell<Registry>,
+    reg: &Owner,
     policy: &Policy,
     call: Call<'_>,
     script: &mut Script<'_>,
@@ -72,8 +72,8 @@ pub fn call(
     (result, log)
 }
 
-pub fn snapshot(reg: &RefCell<Registry>, origin: &str, now: f64) -> OriginSnapshot {
-    reg.borrow()
+pub fn snapshot(reg: &Owner, origin: &str, now: f64) -> OriginSnapshot {
+    reg.lend()
         .stats(now)
         .into_iter()
         .find(|s| s.origin == origin)
@@ -81,11 +81,11 @@ pub fn snapshot(reg: &RefCell<Registry>, origin: &str, now: f64) -> OriginSnapsh
 }
 
 /// Nothing of the call is left holding a slot or counted as in flight or waiting.
-pub fn assert_released(reg: &RefCell<Registry>, origin: &str) {
+pub fn assert_released(reg: &Owner, origin: &str) {
     let s = snapshot(reg, origin, 0.0);
     assert_eq!(s.stats.in_flight, 0, "in_flight back to 0");
     assert_eq!(
-        reg.borrow_mut().with(origin, |_, s| s.waiting),
+        reg.lend().with(origin, |_, s| s.waiting),
         0,
         "waiting back to 0"
     );
@@ -98,7 +98,7 @@ pub fn assert_released(reg: &RefCell<Registry>, origin: &str) {
 
 /// A GET to A with the default policy, events going to `on_event`.
 pub fn default_get_a(
-    reg: &RefCell<Registry>,
+    reg: &Owner,
     script: &mut Script<'_>,
     clock: &Clock,
     on_event: &mut dyn FnMut(&Event<'_>),
@@ -124,7 +124,7 @@ pub type Paced = (String, f64, Option<Why>);
 /// Runs a GET to A under `p`, keeping the pacing events.
 #[cfg(feature = "pacing")]
 pub fn paced_get(
-    reg: &RefCell<Registry>,
+    reg: &Owner,
     p: &Policy,
     clock: &Clock,
     steps: &[Step],

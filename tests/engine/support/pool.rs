@@ -4,7 +4,6 @@
 use super::*;
 use resilient_fetch::engine::{self, AttemptLimit, AttemptOutcome, CallResult, Transport};
 use resilient_fetch::policy::Policy;
-use resilient_fetch::registry::Registry;
 use std::cell::RefCell;
 use std::future::{Future, poll_fn};
 use std::pin::Pin;
@@ -120,7 +119,7 @@ impl Transport for Hand<'_> {
 
 pub fn spawn_call<'a>(
     pool: &mut Pool<'a>,
-    reg: &'a RefCell<Registry>,
+    reg: &'a Owner,
     policy: &'a Policy,
     clock: &'a Clock,
     board: &'a Board,
@@ -131,7 +130,7 @@ pub fn spawn_call<'a>(
 
 pub fn spawn_call_to<'a>(
     pool: &mut Pool<'a>,
-    reg: &'a RefCell<Registry>,
+    reg: &'a Owner,
     policy: &'a Policy,
     clock: &'a Clock,
     board: &'a Board,

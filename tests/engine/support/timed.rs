@@ -9,7 +9,6 @@ use resilient_fetch::engine::{
 };
 use resilient_fetch::events::Event;
 use resilient_fetch::policy::Policy;
-use resilient_fetch::registry::Registry;
 use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::future::{Future, poll_fn};
@@ -143,7 +142,7 @@ impl<'c> Transport for Timed<'c> {
 /// Runs one call of `call` under `policy` on the manual clock, advancing it `step_ms` at a
 /// time until it ends; returns its result, the events' kinds and the attempts dropped.
 pub fn hedged_call(
-    reg: &RefCell<Registry>,
+    reg: &Owner,
     policy: &Policy,
     call: Call<'static>,
     plan: &[(f64, u16)],
@@ -159,7 +158,7 @@ pub fn hedged_call(
 /// Runs one call through `timed` on `clock`, advancing it `step_ms` at a time until the call
 /// ends; returns its result and the events' kinds.
 pub fn run_timed(
-    reg: &RefCell<Registry>,
+    reg: &Owner,
     policy: &Policy,
     call: Call<'static>,
     timed: &mut Timed<'_>,

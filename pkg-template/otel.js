@@ -19,54 +19,11 @@
 //   when the caller has none. Each attempt's fetch (the one the client would use: its fetch
 //   option, what its install() wrapped, or the platform's) runs in its span's context, so an
 //   HTTP instrumentation underneath nests its spans there, and `propagate` can send it on.
-// Keep the single import line first and the single `export { ... };` line last: the build
-// turns them into a require and module.exports for the CommonJS copy (otel.cjs).
-import { context, metrics, propagation, trace, SpanKind, SpanStatusCode, ValueType } from "@opentelemetry/api";
-
-const SCOPE = "resilient-fetch";
-const VERSION = "0.0.0"; // the package's version, written in by scripts/build.sh
-const P = "resilient_fetch.";
-
-// Attribute names: OpenTelemetry's HTTP client conventions, and the package's own (prefixed).
-const METHOD = "http.request.method";
-const METHOD_ORIGINAL = "http.request.method_original";
-const URL_FULL = "url.full";
-const ADDRESS = "server.address";
-const PORT = "server.port";
-const STATUS = "http.response.status_code";
-const ERROR_TYPE = "error.type";
-const RESEND = "http.request.resend_count";
-const ORIGIN = P + "origin";
-const CLIENT = P + "client";
-const OUTCOME = P + "outcome";
-const REASON = P + "reason";
-const STATE = P + "breaker.state";
-const PREVIOUS = P + "breaker.previous_state";
-const ATTEMPTS = P + "attempts";
-const HEDGE = P + "hedge";
-const KEY = P + "idempotency_key";
-const GIVE_UP = P + "give_up.reason";
-const OUTBOX_NAME = P + "outbox.name";
-const OUTBOX_STATE = P + "outbox.state";
-
-const STATES = ["closed", "open", "half-open"];
-// Methods fetch upper-cases (case-insensitively known), and those it sends as written.
-const NORMALIZED = ["DELETE", "GET", "HEAD", "OPTIONS", "POST", "PUT"];
-const KNOWN = [...NORMALIZED, "CONNECT", "PATCH", "TRACE"];
-// Query parameters whose values are redacted when the query is kept (OpenTelemetry's list).
-const SECRET_PARAMS = ["AWSAccessKeyId", "Signature", "sig", "X-Goog-Signature"];
-// Seconds: OpenTelemetry's boundaries for HTTP durations, and 30 s (the default deadline).
-const DURATIONS = [0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10, 30];
-const WAITS = [0, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
-const RETRY_COUNTS = [0, 1, 2, 3, 4, 5, 10, 19];
-// The client's registry bound when its policy sets none: the core's default `maxOrigins`
-// (src/policy/types.rs `defaults::MAX_ORIGINS`; tests/core_ts_defaults.rs keeps them equal).
-const MAX_ORIGINS = 1000;
-// What the metrics name an origin past the bound: OpenTelemetry's word for an attribute value
-// left out to keep a set bounded.
-const OTHER = "_OTHER";
-// Request headers whose values are credentials: none may reach a span or a metric.
-const SECRET_HEADERS = ["authorization", "cookie", "proxy-authorization"];
+// The entry is the join of js/otel/ (this file first): scripts/join-js.mjs writes one import
+// line of @opentelemetry/api and one `export { ... };` line last, which the build turns into a
+// require and module.exports for the CommonJS copy (otel.cjs).
+// Joined by scripts/join-js.mjs from js/otel/instrument.js, js/otel/options.js, js/otel/names.js, js/otel/telemetry.js, js/otel/call.js, js/otel/target.js: edit those, then run it.
+import { metrics, trace, ValueType, context, propagation, SpanKind, SpanStatusCode } from "@opentelemetry/api";
 
 /**
  * Makes a client with `make(policy)` (or `new make(policy)` for ResilientClient) and
@@ -100,7 +57,7 @@ function instrument(make, policy, options = {}) {
   }
   // install()'s client sends through what it wrapped (never through what wraps the global
   // later); a client of its own looks the platform's fetch up at each attempt.
-  const installed = globalThis.fetch !== before ? wrappers()?.get(globalThis.fetch) : undefined;
+  const installed = globalThis.fetch !== before ? WRAPPED.get(globalThis.fetch) : undefined;
   telemetry.sendsWith = send ?? installed;
   const original = client.fetch;
   Object.defineProperty(client, "fetch", {
@@ -123,6 +80,10 @@ function instrument(make, policy, options = {}) {
   telemetry.watch(client);
   return client;
 }
+
+
+// resilient-fetch/otel: instrument()'s options and the policy fields it reads, checked.
+// Keep the single `export { ... }` line last (scripts/join-js.mjs joins js/otel/ into pkg-template/otel.js).
 
 /** policy[name]: a function, or undefined (also for null); a TypeError naming the field otherwise. */
 function functionField(policy, name) {
@@ -151,6 +112,65 @@ function readOptions(options) {
   }
   return { tracerProvider, meterProvider, propagate, keepQuery, name };
 }
+
+
+// resilient-fetch/otel: the names its spans and metrics use, and the lists it reads calls by.
+// Keep the single `export { ... }` line last (scripts/join-js.mjs joins js/otel/ into pkg-template/otel.js).
+
+const SCOPE = "resilient-fetch";
+const VERSION = "0.0.0"; // the package's version, written in by scripts/build.sh
+const P = "resilient_fetch.";
+
+// Attribute names: OpenTelemetry's HTTP client conventions, and the package's own (prefixed).
+const METHOD = "http.request.method";
+const METHOD_ORIGINAL = "http.request.method_original";
+const URL_FULL = "url.full";
+const ADDRESS = "server.address";
+const PORT = "server.port";
+const STATUS = "http.response.status_code";
+const ERROR_TYPE = "error.type";
+const RESEND = "http.request.resend_count";
+const ORIGIN = P + "origin";
+const CLIENT = P + "client";
+const OUTCOME = P + "outcome";
+const REASON = P + "reason";
+const STATE = P + "breaker.state";
+const PREVIOUS = P + "breaker.previous_state";
+const ATTEMPTS = P + "attempts";
+const HEDGE = P + "hedge";
+const KEY = P + "idempotency_key";
+const GIVE_UP = P + "give_up.reason";
+const OUTBOX_NAME = P + "outbox.name";
+const OUTBOX_STATE = P + "outbox.state";
+
+// ---- names: generated by scripts/codes.mjs from src/vocab.rs; edit that, then run it.
+const BREAKER_STATES = ["closed", "open", "half-open"];
+// ---- end of names
+// ---- methods: copied by scripts/codes.mjs from js/request.js; edit that, then run it.
+/** The methods fetch sends upper-cased, whatever their case (it sends any other as written). */
+const STANDARD_METHODS = ["DELETE", "GET", "HEAD", "OPTIONS", "POST", "PUT"];
+// ---- end of methods
+// The methods OpenTelemetry knows (its `_OTHER` is any other): fetch's, and those it sends as written.
+const KNOWN = [...STANDARD_METHODS, "CONNECT", "PATCH", "TRACE"];
+// Query parameters whose values are redacted when the query is kept (OpenTelemetry's list).
+const SECRET_PARAMS = ["AWSAccessKeyId", "Signature", "sig", "X-Goog-Signature"];
+// Seconds: OpenTelemetry's boundaries for HTTP durations, and 30 s (the default deadline).
+const DURATIONS = [0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10, 30];
+const WAITS = [0, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+const RETRY_COUNTS = [0, 1, 2, 3, 4, 5, 10, 19];
+// The client's registry bound when its policy sets none: the core's default `maxOrigins`
+// (src/policy/types.rs `defaults::MAX_ORIGINS`; tests/core_ts_defaults.rs keeps them equal).
+const MAX_ORIGINS = 1000;
+// What the metrics name an origin past the bound: OpenTelemetry's word for an attribute value
+// left out to keep a set bounded.
+const OTHER = "_OTHER";
+// Request headers whose values are credentials: none may reach a span or a metric.
+const SECRET_HEADERS = ["authorization", "cookie", "proxy-authorization"];
+
+
+// resilient-fetch/otel: what one instrument() call holds (the client it watches, the origins its
+// metrics name), the metrics of each event, and the instruments per meter.
+// Keep the single `export { ... }` line last (scripts/join-js.mjs joins js/otel/ into pkg-template/otel.js).
 
 /** What one instrument() call holds: where telemetry goes, and the client it watches. */
 class Telemetry {
@@ -242,7 +262,7 @@ class Telemetry {
       const name = this.originOf(origin);
       let sum = by.get(name);
       if (sum === undefined) by.set(name, sum = { states: [0, 0, 0], tokens: 0, wins: 0, hedged: false });
-      const state = STATES.indexOf(s.breakerState);
+      const state = BREAKER_STATES.indexOf(s.breakerState);
       if (state >= 0) sum.states[state] += 1;
       sum.tokens += s.budgetTokens;
       sum.wins += s.hedgeWins;
@@ -251,7 +271,7 @@ class Telemetry {
     for (const [origin, sum] of by) {
       const o = { [ORIGIN]: origin, ...this.extra };
       if (this.breaker) {
-        STATES.forEach((state, i) => result.observe(m.breakerState, sum.states[i], { ...o, [STATE]: state }));
+        BREAKER_STATES.forEach((state, i) => result.observe(m.breakerState, sum.states[i], { ...o, [STATE]: state }));
       }
       if (this.budget) result.observe(m.budgetTokens, sum.tokens, o);
       if (sum.hedged) result.observe(m.hedgeWins, sum.wins, o);
@@ -334,6 +354,53 @@ class Telemetry {
     }
   }
 }
+
+// Instruments per meter: made once, shared by every client instrumented on that meter.
+const INSTRUMENTS = new WeakMap();
+
+function instrumentsOf(meter) {
+  let m = INSTRUMENTS.get(meter);
+  if (m !== undefined) return m;
+  const counter = (name, unit, description) =>
+    meter.createCounter(P + name, { unit, description, valueType: ValueType.INT });
+  const histogram = (name, unit, description, boundaries) =>
+    meter.createHistogram(P + name, { unit, description, advice: { explicitBucketBoundaries: boundaries } });
+  m = {
+    callDuration: histogram("call.duration", "s", "Duration of calls, from the call to its response's headers or its failure (waits included).", DURATIONS),
+    callRetries: histogram("call.retries", "{retry}", "Attempts after the first (retries and hedges) per call that sent one.", RETRY_COUNTS),
+    attempts: counter("attempts", "{attempt}", "Attempts that ended, by outcome."),
+    attemptDuration: histogram("attempt.duration", "s", "Duration of attempts, until the response's headers or the failure.", DURATIONS),
+    retries: counter("retries", "{retry}", "Retries scheduled, by what made the last attempt worth retrying."),
+    retryDelay: histogram("retry.delay", "s", "Backoff wait before each retry.", WAITS),
+    giveUps: counter("give_ups", "{call}", "Calls that ended with a failure they did not retry, by why."),
+    transitions: counter("breaker.transitions", "{transition}", "Breaker state changes."),
+    shortCircuits: counter("short_circuits", "{attempt}", "Attempts the open breaker refused (nothing sent)."),
+    bulkheadRejections: counter("bulkhead.rejections", "{call}", "Calls the full bulkhead refused (nothing sent)."),
+    rateLimitWait: histogram("rate_limit.wait", "s", "Waits for an origin's quota or Retry-After before sending.", WAITS),
+    rateLimitRejections: counter("rate_limit.rejections", "{attempt}", "Attempts not sent: the origin's wait was too long for the call."),
+    throttled: counter("throttle.rejections", "{attempt}", "Attempts adaptive throttling refused locally."),
+    hedges: counter("hedges", "{hedge}", "Hedges sent beside an attempt still in flight."),
+    bodyTimeouts: counter("body_timeouts", "{response}", "Response bodies cut off (bodyTimeoutMs or the deadline)."),
+    queued: counter("outbox.queued", "{request}", "Requests kept in the outbox."),
+    delivered: counter("outbox.delivered", "{request}", "Kept requests delivered."),
+    deadLettered: counter("outbox.dead_lettered", "{request}", "Kept requests that will not be sent again."),
+    breakerState: meter.createObservableGauge(P + "breaker.state", { unit: "1", valueType: ValueType.INT,
+      description: "1 for the breaker state an origin is in, 0 for the others." }),
+    budgetTokens: meter.createObservableGauge(P + "budget.tokens", { unit: "{token}", valueType: ValueType.INT,
+      description: "Tokens in an origin's retry budget." }),
+    hedgeWins: meter.createObservableCounter(P + "hedge.wins", { unit: "{call}", valueType: ValueType.INT,
+      description: "Calls a hedge answered first (from stats(); reset() and eviction restart it)." }),
+    outboxEntries: meter.createObservableGauge(P + "outbox.entries", { unit: "{request}", valueType: ValueType.INT,
+      description: "Requests in the outbox: waiting to be delivered, or dead letters." }),
+  };
+  INSTRUMENTS.set(meter, m);
+  return m;
+}
+
+
+// resilient-fetch/otel: one call's spans (the call's, and one per attempt), and the fetch each
+// attempt is sent with, in its span's context.
+// Keep the single `export { ... }` line last (scripts/join-js.mjs joins js/otel/ into pkg-template/otel.js).
 
 /** One call: its span, its attempts' spans, and the onEvent and fetch its call policy carries. */
 class Call {
@@ -479,18 +546,19 @@ class Call {
 }
 
 /**
- * What install() wrapped, by wrapper: the realm-wide map every copy of the package shares
- * (`WRAPPED` in js/install.js), or undefined before any install().
+ * What install() wrapped, by wrapper: `WRAPPED` of js/install.js, the realm-wide map every copy
+ * of the package shares, looked up when asked (it is made when the package loads, which may be
+ * after this module; undefined before).
  */
-function wrappers() {
-  return globalThis[Symbol.for("resilient-fetch wrappers")];
-}
+const WRAPPED = { get: (wrapper) => globalThis[Symbol.for("resilient-fetch wrappers")]?.get(wrapper) };
 
-/** The platform's fetch now, as a client without a fetch option finds it: the global, or what install() wrapped. */
+// ---- platform fetch: copied by scripts/codes.mjs from js/install.js; edit that, then run it.
+/** The platform's fetch now: the global, or what an install() (of any copy) wrapped. */
 function platformFetch() {
   const f = globalThis.fetch;
-  return wrappers()?.get(f) ?? f;
+  return WRAPPED.get(f) ?? f;
 }
+// ---- end of platform fetch
 
 /** `init` with the context's propagation headers (traceparent...) added to the request's own. */
 function carrying(ctx, input, init) {
@@ -504,47 +572,10 @@ function carrying(ctx, input, init) {
   return { ...init, headers };
 }
 
-// Instruments per meter: made once, shared by every client instrumented on that meter.
-const INSTRUMENTS = new WeakMap();
 
-function instrumentsOf(meter) {
-  let m = INSTRUMENTS.get(meter);
-  if (m !== undefined) return m;
-  const counter = (name, unit, description) =>
-    meter.createCounter(P + name, { unit, description, valueType: ValueType.INT });
-  const histogram = (name, unit, description, boundaries) =>
-    meter.createHistogram(P + name, { unit, description, advice: { explicitBucketBoundaries: boundaries } });
-  m = {
-    callDuration: histogram("call.duration", "s", "Duration of calls, from the call to its response's headers or its failure (waits included).", DURATIONS),
-    callRetries: histogram("call.retries", "{retry}", "Attempts after the first (retries and hedges) per call that sent one.", RETRY_COUNTS),
-    attempts: counter("attempts", "{attempt}", "Attempts that ended, by outcome."),
-    attemptDuration: histogram("attempt.duration", "s", "Duration of attempts, until the response's headers or the failure.", DURATIONS),
-    retries: counter("retries", "{retry}", "Retries scheduled, by what made the last attempt worth retrying."),
-    retryDelay: histogram("retry.delay", "s", "Backoff wait before each retry.", WAITS),
-    giveUps: counter("give_ups", "{call}", "Calls that ended with a failure they did not retry, by why."),
-    transitions: counter("breaker.transitions", "{transition}", "Breaker state changes."),
-    shortCircuits: counter("short_circuits", "{attempt}", "Attempts the open breaker refused (nothing sent)."),
-    bulkheadRejections: counter("bulkhead.rejections", "{call}", "Calls the full bulkhead refused (nothing sent)."),
-    rateLimitWait: histogram("rate_limit.wait", "s", "Waits for an origin's quota or Retry-After before sending.", WAITS),
-    rateLimitRejections: counter("rate_limit.rejections", "{attempt}", "Attempts not sent: the origin's wait was too long for the call."),
-    throttled: counter("throttle.rejections", "{attempt}", "Attempts adaptive throttling refused locally."),
-    hedges: counter("hedges", "{hedge}", "Hedges sent beside an attempt still in flight."),
-    bodyTimeouts: counter("body_timeouts", "{response}", "Response bodies cut off (bodyTimeoutMs or the deadline)."),
-    queued: counter("outbox.queued", "{request}", "Requests kept in the outbox."),
-    delivered: counter("outbox.delivered", "{request}", "Kept requests delivered."),
-    deadLettered: counter("outbox.dead_lettered", "{request}", "Kept requests that will not be sent again."),
-    breakerState: meter.createObservableGauge(P + "breaker.state", { unit: "1", valueType: ValueType.INT,
-      description: "1 for the breaker state an origin is in, 0 for the others." }),
-    budgetTokens: meter.createObservableGauge(P + "budget.tokens", { unit: "{token}", valueType: ValueType.INT,
-      description: "Tokens in an origin's retry budget." }),
-    hedgeWins: meter.createObservableCounter(P + "hedge.wins", { unit: "{call}", valueType: ValueType.INT,
-      description: "Calls a hedge answered first (from stats(); reset() and eviction restart it)." }),
-    outboxEntries: meter.createObservableGauge(P + "outbox.entries", { unit: "{request}", valueType: ValueType.INT,
-      description: "Requests in the outbox: waiting to be delivered, or dead letters." }),
-  };
-  INSTRUMENTS.set(meter, m);
-  return m;
-}
+// resilient-fetch/otel: what the spans say of a call's request (its method and URL, as fetch
+// reads them), and what they must never say (credentials, redacted).
+// Keep the single `export { ... }` line last (scripts/join-js.mjs joins js/otel/ into pkg-template/otel.js).
 
 /**
  * What the spans say of a call's request: the method and URL as fetch reads them, or null
@@ -557,7 +588,7 @@ function targetOf(input, init, keepQuery) {
   const given = init?.method ?? (isRequest ? input.method : undefined) ?? "GET";
   if (typeof given !== "string") return null;
   const upper = given.toUpperCase();
-  const method = NORMALIZED.includes(upper) ? upper : KNOWN.includes(given) ? given : "_OTHER";
+  const method = STANDARD_METHODS.includes(upper) ? upper : KNOWN.includes(given) ? given : "_OTHER";
   const base = typeof location === "object" && location !== null ? String(location.href) : undefined;
   let url;
   try {
@@ -574,7 +605,7 @@ function targetOf(input, init, keepQuery) {
     query = "?" + params.toString();
   }
   const full = `${url.protocol}//${credentials}${url.host}${url.pathname}${query}`;
-  const sent = NORMALIZED.includes(upper) ? upper : given;
+  const sent = STANDARD_METHODS.includes(upper) ? upper : given;
   const attributes = {
     [METHOD]: method,
     [URL_FULL]: full,
@@ -637,5 +668,6 @@ function safely(f) {
     return undefined;
   }
 }
+
 
 export { instrument };

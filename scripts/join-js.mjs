@@ -65,7 +65,7 @@ function join(joined, parts) {
 // imports the others (`import { a } from "./x.js";`) and the entry's packages (`import { a }
 // from "@scope/name";`, joined into one line), and ends with one `export { ... };` line.
 const ENTRIES = {
-  "pkg-template/otel.js": ["otel/instrument.js", "otel/options.js", "otel/names.js", "otel/telemetry.js", "otel/call.js", "otel/target.js"],
+  "pkg-template/otel.js": ["otel/instrument.js", "otel/options.js", "otel/names.js", "otel/call.js", "otel/telemetry.js", "otel/target.js"],
 };
 const PACKAGE_IMPORT = /^import \{ ([A-Za-z_$][\w$]*(?:, [A-Za-z_$][\w$]*)*) \} from "(@?[a-z][\w./-]*)";$/;
 

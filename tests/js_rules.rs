@@ -4,6 +4,10 @@
 //! between its `backoff` marker lines. This runs them in Node on the inputs below and fails when
 //! one answer differs, to the bit, from the core's. (Its constants are generated:
 //! scripts/codes.mjs, tests/js_joined.rs.)
+//!
+//! And no hand-written JS file of the package (js/, src/, pkg-template/, www-demo/) is over 450
+//! code lines, as no .rs file is: a longer one is split by concern, and scripts/join-js.mjs
+//! joins the parts where one module must ship (js/joined/, pkg-template/otel.js).
 
 use resilient_fetch::backoff::{Jitter, delay, window};
 use std::io::Write;
@@ -143,5 +147,78 @@ fn edge_js_backoff_and_replay_schedule_are_the_cores() {
         differ.len(),
         cases.len() * 3,
         differ[..differ.len().min(20)].join("\n")
+    );
+}
+
+/// The code lines of a JS file: neither blank nor only a comment (`//`, or inside `/* */`).
+fn code_lines(text: &str) -> usize {
+    let mut in_block = false;
+    let mut count = 0;
+    for line in text.lines().map(str::trim) {
+        if in_block {
+            in_block = !line.contains("*/");
+            continue;
+        }
+        if line.is_empty() || line.starts_with("//") || line.starts_with('*') {
+            continue;
+        }
+        if line.starts_with("/*") {
+            in_block = !line.contains("*/");
+            continue;
+        }
+        count += 1;
+    }
+    count
+}
+
+/// The JS files under `dir` (recursively), but js/joined/.
+fn js_files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            if !path.ends_with("js/joined") && !path.ends_with("node_modules") {
+                js_files(&path, out);
+            }
+        } else if path
+            .extension()
+            .is_some_and(|e| e == "js" || e == "mjs" || e == "cjs")
+        {
+            out.push(path);
+        }
+    }
+}
+
+#[test]
+fn no_hand_written_js_file_of_the_package_is_over_450_code_lines() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = Vec::new();
+    for dir in ["js", "src", "pkg-template", "www-demo"] {
+        js_files(&root.join(dir), &mut files);
+    }
+    assert!(files.len() > 10, "found only {files:?}");
+    let mut long = Vec::new();
+    for file in files {
+        let text = std::fs::read_to_string(&file).expect("a JS file reads");
+        // A join of concern files (scripts/join-js.mjs) is generated: its parts are measured.
+        if text
+            .lines()
+            .any(|l| l.starts_with("// Joined by scripts/join-js.mjs from "))
+        {
+            continue;
+        }
+        let n = code_lines(&text);
+        if n > 450 {
+            long.push(format!(
+                "{} ({n} code lines)",
+                file.strip_prefix(root).unwrap_or(&file).display()
+            ));
+        }
+    }
+    assert!(
+        long.is_empty(),
+        "split by concern (scripts/join-js.mjs joins a module's concern files): {long:?}"
     );
 }

@@ -8,7 +8,10 @@ import { BODY_NONE, BODY_REPLAYABLE, BODY_STREAM } from "./errors.js";
 // The RequestInit members fetch reads, own or inherited, plain or getters.
 const INIT_MEMBERS = ["body", "cache", "credentials", "duplex", "headers", "integrity", "keepalive", "method",
   "mode", "priority", "redirect", "referrer", "referrerPolicy", "signal", "window"];
+// ---- methods: js/otel/names.js has a copy (scripts/codes.mjs).
+/** The methods fetch sends upper-cased, whatever their case (it sends any other as written). */
 const STANDARD_METHODS = ["DELETE", "GET", "HEAD", "OPTIONS", "POST", "PUT"];
+// ---- end of methods
 
 /**
  * Reads `input` and `init` as fetch would, now, for a call of client `client` (its id).

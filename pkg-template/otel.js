@@ -19,54 +19,11 @@
 //   when the caller has none. Each attempt's fetch (the one the client would use: its fetch
 //   option, what its install() wrapped, or the platform's) runs in its span's context, so an
 //   HTTP instrumentation underneath nests its spans there, and `propagate` can send it on.
-// Keep the single import line first and the single `export { ... };` line last: the build
-// turns them into a require and module.exports for the CommonJS copy (otel.cjs).
-import { context, metrics, propagation, trace, SpanKind, SpanStatusCode, ValueType } from "@opentelemetry/api";
-
-const SCOPE = "resilient-fetch";
-const VERSION = "0.0.0"; // the package's version, written in by scripts/build.sh
-const P = "resilient_fetch.";
-
-// Attribute names: OpenTelemetry's HTTP client conventions, and the package's own (prefixed).
-const METHOD = "http.request.method";
-const METHOD_ORIGINAL = "http.request.method_original";
-const URL_FULL = "url.full";
-const ADDRESS = "server.address";
-const PORT = "server.port";
-const STATUS = "http.response.status_code";
-const ERROR_TYPE = "error.type";
-const RESEND = "http.request.resend_count";
-const ORIGIN = P + "origin";
-const CLIENT = P + "client";
-const OUTCOME = P + "outcome";
-const REASON = P + "reason";
-const STATE = P + "breaker.state";
-const PREVIOUS = P + "breaker.previous_state";
-const ATTEMPTS = P + "attempts";
-const HEDGE = P + "hedge";
-const KEY = P + "idempotency_key";
-const GIVE_UP = P + "give_up.reason";
-const OUTBOX_NAME = P + "outbox.name";
-const OUTBOX_STATE = P + "outbox.state";
-
-const STATES = ["closed", "open", "half-open"];
-// Methods fetch upper-cases (case-insensitively known), and those it sends as written.
-const NORMALIZED = ["DELETE", "GET", "HEAD", "OPTIONS", "POST", "PUT"];
-const KNOWN = [...NORMALIZED, "CONNECT", "PATCH", "TRACE"];
-// Query parameters whose values are redacted when the query is kept (OpenTelemetry's list).
-const SECRET_PARAMS = ["AWSAccessKeyId", "Signature", "sig", "X-Goog-Signature"];
-// Seconds: OpenTelemetry's boundaries for HTTP durations, and 30 s (the default deadline).
-const DURATIONS = [0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10, 30];
-const WAITS = [0, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
-const RETRY_COUNTS = [0, 1, 2, 3, 4, 5, 10, 19];
-// The client's registry bound when its policy sets none: the core's default `maxOrigins`
-// (src/policy/types.rs `defaults::MAX_ORIGINS`; tests/core_ts_defaults.rs keeps them equal).
-const MAX_ORIGINS = 1000;
-// What the metrics name an origin past the bound: OpenTelemetry's word for an attribute value
-// left out to keep a set bounded.
-const OTHER = "_OTHER";
-// Request headers whose values are credentials: none may reach a span or a metric.
-const SECRET_HEADERS = ["authorization", "cookie", "proxy-authorization"];
+// The entry is the join of js/otel/ (this file first): scripts/join-js.mjs writes one import
+// line of @opentelemetry/api and one `export { ... };` line last, which the build turns into a
+// require and module.exports for the CommonJS copy (otel.cjs).
+// Joined by scripts/join-js.mjs from js/otel/instrument.js, js/otel/options.js, js/otel/names.js, js/otel/call.js, js/otel/telemetry.js, js/otel/target.js: edit those, then run it.
+import { context, propagation, trace, SpanKind, SpanStatusCode, metrics, ValueType } from "@opentelemetry/api";
 
 /**
  * Makes a client with `make(policy)` (or `new make(policy)` for ResilientClient) and
@@ -100,7 +57,7 @@ function instrument(make, policy, options = {}) {
   }
   // install()'s client sends through what it wrapped (never through what wraps the global
   // later); a client of its own looks the platform's fetch up at each attempt.
-  const installed = globalThis.fetch !== before ? wrappers()?.get(globalThis.fetch) : undefined;
+  const installed = globalThis.fetch !== before ? WRAPPED.get(globalThis.fetch) : undefined;
   telemetry.sendsWith = send ?? installed;
   const original = client.fetch;
   Object.defineProperty(client, "fetch", {
@@ -123,6 +80,10 @@ function instrument(make, policy, options = {}) {
   telemetry.watch(client);
   return client;
 }
+
+
+// resilient-fetch/otel: instrument()'s options and the policy fields it reads, checked.
+// Keep the single `export { ... }` line last (scripts/join-js.mjs joins js/otel/ into pkg-template/otel.js).
 
 /** policy[name]: a function, or undefined (also for null); a TypeError naming the field otherwise. */
 function functionField(policy, name) {
@@ -152,188 +113,64 @@ function readOptions(options) {
   return { tracerProvider, meterProvider, propagate, keepQuery, name };
 }
 
-/** What one instrument() call holds: where telemetry goes, and the client it watches. */
-class Telemetry {
-  constructor(options, policy) {
-    // The global tracer is a proxy that follows a provider registered later.
-    this.tracer = (options.tracerProvider ?? trace).getTracer(SCOPE, VERSION);
-    this.meterProvider = options.meterProvider;
-    this.propagate = options.propagate;
-    this.keepQuery = options.keepQuery;
-    this.extra = options.name === undefined ? {} : { [CLIENT]: options.name };
-    // The origins the metrics name, at most the client's registry bound; every origin after
-    // them is OTHER (the client validates maxOrigins itself, before any call).
-    this.named = new Set();
-    this.maxNamed = Number.isInteger(policy.maxOrigins) && policy.maxOrigins > 0 ? policy.maxOrigins : MAX_ORIGINS;
-    this.breaker = policy.breaker !== false;
-    this.key = typeof policy.breaker?.key === "function" ? policy.breaker.key : undefined;
-    this.budget = policy.retryBudget !== false;
-    this.outbox = policy.outbox !== undefined && policy.outbox !== false
-      ? String(policy.outbox?.name ?? "default") : undefined;
-    this.sendsWith = undefined; // the client's fetch option, or what its install() wrapped
-    this.provider = undefined;
-    this.m = undefined;
-    this.ref = undefined;
-    this.watching = undefined;
-    this.observe = (result) => this.observeClient(result);
-  }
 
-  /**
-   * The value of the origin attribute for `origin`: itself while the client's metrics name fewer
-   * origins than its registry keeps (first come, first named, for the client's life: a series
-   * never changes its name), else OTHER. A client calling a million hosts exports at most
-   * maxOrigins + 1 origin values.
-   */
-  originOf(origin) {
-    if (this.named.has(origin)) return origin;
-    if (this.named.size >= this.maxNamed) return OTHER;
-    this.named.add(origin);
-    return origin;
-  }
+// resilient-fetch/otel: the names its spans and metrics use, and the lists it reads calls by.
+// Keep the single `export { ... }` line last (scripts/join-js.mjs joins js/otel/ into pkg-template/otel.js).
 
-  /** The instruments of the meter in force (the global provider may change: they follow it). */
-  instruments() {
-    const provider = this.meterProvider ?? metrics.getMeterProvider();
-    if (provider !== this.provider) {
-      if (this.watching !== undefined) this.watching.meter.removeBatchObservableCallback(this.observe, this.watching.list);
-      this.watching = undefined;
-      this.provider = provider;
-      const meter = provider.getMeter(SCOPE, VERSION);
-      this.m = instrumentsOf(meter);
-      if (this.ref !== undefined) {
-        const m = this.m;
-        const list = [m.breakerState, m.budgetTokens, m.hedgeWins, m.outboxEntries];
-        meter.addBatchObservableCallback(this.observe, list);
-        this.watching = { meter, list };
-      }
-    }
-    return this.m;
-  }
+const SCOPE = "resilient-fetch";
+const VERSION = "0.0.0"; // the package's version, written in by scripts/build.sh
+const P = "resilient_fetch.";
 
-  /** Observes `client`'s stats() (and outbox) at each collection, while it lives. */
-  watch(client) {
-    // Held weakly: a client nobody uses any more is collected, and its callback removed.
-    this.ref = typeof WeakRef === "function" ? new WeakRef(client) : { deref: () => client };
-    this.provider = undefined;
-    this.instruments();
-  }
+// Attribute names: OpenTelemetry's HTTP client conventions, and the package's own (prefixed).
+const METHOD = "http.request.method";
+const METHOD_ORIGINAL = "http.request.method_original";
+const URL_FULL = "url.full";
+const ADDRESS = "server.address";
+const PORT = "server.port";
+const STATUS = "http.response.status_code";
+const ERROR_TYPE = "error.type";
+const RESEND = "http.request.resend_count";
+const ORIGIN = P + "origin";
+const CLIENT = P + "client";
+const OUTCOME = P + "outcome";
+const REASON = P + "reason";
+const STATE = P + "breaker.state";
+const PREVIOUS = P + "breaker.previous_state";
+const ATTEMPTS = P + "attempts";
+const HEDGE = P + "hedge";
+const KEY = P + "idempotency_key";
+const GIVE_UP = P + "give_up.reason";
+const OUTBOX_NAME = P + "outbox.name";
+const OUTBOX_STATE = P + "outbox.state";
 
-  unwatch() {
-    if (this.watching !== undefined) this.watching.meter.removeBatchObservableCallback(this.observe, this.watching.list);
-    this.watching = undefined;
-    this.ref = undefined;
-  }
+// ---- names: generated by scripts/codes.mjs from src/vocab.rs; edit that, then run it.
+const BREAKER_STATES = ["closed", "open", "half-open"];
+// ---- end of names
+// ---- methods: copied by scripts/codes.mjs from js/request.js; edit that, then run it.
+/** The methods fetch sends upper-cased, whatever their case (it sends any other as written). */
+const STANDARD_METHODS = ["DELETE", "GET", "HEAD", "OPTIONS", "POST", "PUT"];
+// ---- end of methods
+// The methods OpenTelemetry knows (its `_OTHER` is any other): fetch's, and those it sends as written.
+const KNOWN = [...STANDARD_METHODS, "CONNECT", "PATCH", "TRACE"];
+// Query parameters whose values are redacted when the query is kept (OpenTelemetry's list).
+const SECRET_PARAMS = ["AWSAccessKeyId", "Signature", "sig", "X-Goog-Signature"];
+// Seconds: OpenTelemetry's boundaries for HTTP durations, and 30 s (the default deadline).
+const DURATIONS = [0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10, 30];
+const WAITS = [0, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+const RETRY_COUNTS = [0, 1, 2, 3, 4, 5, 10, 19];
+// The client's registry bound when its policy sets none: the core's default `maxOrigins`
+// (src/policy/types.rs `defaults::MAX_ORIGINS`; tests/core_ts_defaults.rs keeps them equal).
+const MAX_ORIGINS = 1000;
+// What the metrics name an origin past the bound: OpenTelemetry's word for an attribute value
+// left out to keep a set bounded.
+const OTHER = "_OTHER";
+// Request headers whose values are credentials: none may reach a span or a metric.
+const SECRET_HEADERS = ["authorization", "cookie", "proxy-authorization"];
 
-  async observeClient(result) {
-    const client = this.ref?.deref();
-    let stats;
-    try {
-      stats = client?.stats();
-    } catch { /* freed */ }
-    if (stats === undefined) {
-      this.unwatch();
-      return;
-    }
-    const m = this.m;
-    // By origin attribute: an origin the metrics name has its own values; those past the bound
-    // are added up under OTHER (how many are in each breaker state, their tokens, their wins).
-    const by = new Map();
-    for (const [origin, s] of Object.entries(stats)) {
-      const name = this.originOf(origin);
-      let sum = by.get(name);
-      if (sum === undefined) by.set(name, sum = { states: [0, 0, 0], tokens: 0, wins: 0, hedged: false });
-      const state = STATES.indexOf(s.breakerState);
-      if (state >= 0) sum.states[state] += 1;
-      sum.tokens += s.budgetTokens;
-      sum.wins += s.hedgeWins;
-      sum.hedged ||= s.hedges > 0;
-    }
-    for (const [origin, sum] of by) {
-      const o = { [ORIGIN]: origin, ...this.extra };
-      if (this.breaker) {
-        STATES.forEach((state, i) => result.observe(m.breakerState, sum.states[i], { ...o, [STATE]: state }));
-      }
-      if (this.budget) result.observe(m.budgetTokens, sum.tokens, o);
-      if (sum.hedged) result.observe(m.hedgeWins, sum.wins, o);
-    }
-    const box = this.outbox === undefined ? undefined : client.outbox;
-    if (box !== undefined) {
-      try {
-        const [waiting, dead] = await Promise.all([box.list(), box.deadLetters()]);
-        const o = { [OUTBOX_NAME]: this.outbox, ...this.extra };
-        result.observe(m.outboxEntries, waiting.length, { ...o, [OUTBOX_STATE]: "waiting" });
-        result.observe(m.outboxEntries, dead.length, { ...o, [OUTBOX_STATE]: "dead" });
-      } catch { /* a store that failed to list says nothing this time */ }
-    }
-  }
 
-  /** A call of the client, or null for what is not instrumented (a data: URL, arguments fetch refuses). */
-  begin(input, init, callPolicy, clientFetch, clientOnEvent) {
-    let target, onEvent, send;
-    try {
-      target = targetOf(input, init, this.keepQuery);
-      if (target === null) return null;
-      let key = this.key;
-      if (callPolicy !== undefined && callPolicy !== null) {
-        if (typeof callPolicy !== "object" || Array.isArray(callPolicy)) return null;
-        onEvent = functionField(callPolicy, "onEvent");
-        send = functionField(callPolicy, "fetch");
-        if (typeof callPolicy.breaker?.key === "function") key = callPolicy.breaker.key;
-      }
-      // With breaker.key, the client names the call's breaker (and its events) by the key:
-      // the attributes name it too. A key the client will refuse leaves the call to it.
-      if (key !== undefined) {
-        const named = key(target.href, target.sent);
-        if (typeof named !== "string" || named.length < 1 || [...named].length > 256) return null;
-        target.origin = named;
-      }
-    } catch {
-      // Left to the client, which rejects the call as fetch would (a getter that throws, a bad field).
-      return null;
-    }
-    const propagates = this.propagate === true ||
-      (typeof this.propagate === "function" && safely(() => this.propagate(target.href)) === true);
-    return new Call(this, target, callPolicy, send ?? clientFetch, onEvent ?? clientOnEvent, propagates);
-  }
-
-  /** The metrics of one event. */
-  record(e, m) {
-    const o = { [ORIGIN]: this.originOf(e.origin), ...this.extra };
-    switch (e.type) {
-      case "attemptEnd": {
-        const a = { ...o, [OUTCOME]: e.outcome };
-        if (e.status !== undefined) a[STATUS] = e.status;
-        m.attempts.add(1, a);
-        m.attemptDuration.record(e.durationMs / 1000, a);
-        break;
-      }
-      case "retry": {
-        const a = { ...o, [REASON]: e.reason };
-        m.retries.add(1, a);
-        m.retryDelay.record(e.delayMs / 1000, a);
-        break;
-      }
-      case "giveUp": m.giveUps.add(1, { ...o, [REASON]: e.reason }); break;
-      case "breakerTransition": {
-        const a = { ...o, [STATE]: e.to, [PREVIOUS]: e.from };
-        if (e.reason !== undefined) a[REASON] = e.reason;
-        m.transitions.add(1, a);
-        break;
-      }
-      case "shortCircuit": m.shortCircuits.add(1, o); break;
-      case "bulkheadRejected": m.bulkheadRejections.add(1, o); break;
-      case "rateLimitWait": m.rateLimitWait.record(e.delayMs / 1000, { ...o, [REASON]: e.reason }); break;
-      case "rateLimitRejected": m.rateLimitRejections.add(1, { ...o, [REASON]: e.reason }); break;
-      case "throttled": m.throttled.add(1, o); break;
-      case "hedge": m.hedges.add(1, o); break;
-      case "bodyTimeout": m.bodyTimeouts.add(1, { ...o, [REASON]: e.reason }); break;
-      case "queued": m.queued.add(1, { ...o, [REASON]: e.reason }); break;
-      case "delivered": m.delivered.add(1, o); break;
-      case "deadLettered": m.deadLettered.add(1, { ...o, [REASON]: e.reason }); break;
-      default: break;
-    }
-  }
-}
+// resilient-fetch/otel: one call's spans (the call's, and one per attempt), and the fetch each
+// attempt is sent with, in its span's context.
+// Keep the single `export { ... }` line last (scripts/join-js.mjs joins js/otel/ into pkg-template/otel.js).
 
 /** One call: its span, its attempts' spans, and the onEvent and fetch its call policy carries. */
 class Call {
@@ -479,18 +316,19 @@ class Call {
 }
 
 /**
- * What install() wrapped, by wrapper: the realm-wide map every copy of the package shares
- * (`WRAPPED` in js/install.js), or undefined before any install().
+ * What install() wrapped, by wrapper: `WRAPPED` of js/install.js, the realm-wide map every copy
+ * of the package shares, looked up when asked (it is made when the package loads, which may be
+ * after this module; undefined before).
  */
-function wrappers() {
-  return globalThis[Symbol.for("resilient-fetch wrappers")];
-}
+const WRAPPED = { get: (wrapper) => globalThis[Symbol.for("resilient-fetch wrappers")]?.get(wrapper) };
 
-/** The platform's fetch now, as a client without a fetch option finds it: the global, or what install() wrapped. */
+// ---- platform fetch: copied by scripts/codes.mjs from js/install.js; edit that, then run it.
+/** The platform's fetch now: the global, or what an install() (of any copy) wrapped. */
 function platformFetch() {
   const f = globalThis.fetch;
-  return wrappers()?.get(f) ?? f;
+  return WRAPPED.get(f) ?? f;
 }
+// ---- end of platform fetch
 
 /** `init` with the context's propagation headers (traceparent...) added to the request's own. */
 function carrying(ctx, input, init) {
@@ -502,6 +340,194 @@ function carrying(ctx, input, init) {
   const headers = new Headers(own);
   for (const name of names) headers.set(name, carrier[name]);
   return { ...init, headers };
+}
+
+
+// resilient-fetch/otel: what one instrument() call holds (the client it watches, the origins its
+// metrics name), the metrics of each event, and the instruments per meter.
+// Keep the single `export { ... }` line last (scripts/join-js.mjs joins js/otel/ into pkg-template/otel.js).
+
+/** What one instrument() call holds: where telemetry goes, and the client it watches. */
+class Telemetry {
+  constructor(options, policy) {
+    // The global tracer is a proxy that follows a provider registered later.
+    this.tracer = (options.tracerProvider ?? trace).getTracer(SCOPE, VERSION);
+    this.meterProvider = options.meterProvider;
+    this.propagate = options.propagate;
+    this.keepQuery = options.keepQuery;
+    this.extra = options.name === undefined ? {} : { [CLIENT]: options.name };
+    // The origins the metrics name, at most the client's registry bound; every origin after
+    // them is OTHER (the client validates maxOrigins itself, before any call).
+    this.named = new Set();
+    this.maxNamed = Number.isInteger(policy.maxOrigins) && policy.maxOrigins > 0 ? policy.maxOrigins : MAX_ORIGINS;
+    this.breaker = policy.breaker !== false;
+    this.key = typeof policy.breaker?.key === "function" ? policy.breaker.key : undefined;
+    this.budget = policy.retryBudget !== false;
+    this.outbox = policy.outbox !== undefined && policy.outbox !== false
+      ? String(policy.outbox?.name ?? "default") : undefined;
+    this.sendsWith = undefined; // the client's fetch option, or what its install() wrapped
+    this.provider = undefined;
+    this.m = undefined;
+    this.ref = undefined;
+    this.watching = undefined;
+    this.observe = (result) => this.observeClient(result);
+  }
+
+  /**
+   * The value of the origin attribute for `origin`: itself while the client's metrics name fewer
+   * origins than its registry keeps (first come, first named, for the client's life: a series
+   * never changes its name), else OTHER. A client calling a million hosts exports at most
+   * maxOrigins + 1 origin values.
+   */
+  originOf(origin) {
+    if (this.named.has(origin)) return origin;
+    if (this.named.size >= this.maxNamed) return OTHER;
+    this.named.add(origin);
+    return origin;
+  }
+
+  /** The instruments of the meter in force (the global provider may change: they follow it). */
+  instruments() {
+    const provider = this.meterProvider ?? metrics.getMeterProvider();
+    if (provider !== this.provider) {
+      if (this.watching !== undefined) this.watching.meter.removeBatchObservableCallback(this.observe, this.watching.list);
+      this.watching = undefined;
+      this.provider = provider;
+      const meter = provider.getMeter(SCOPE, VERSION);
+      this.m = instrumentsOf(meter);
+      if (this.ref !== undefined) {
+        const m = this.m;
+        const list = [m.breakerState, m.budgetTokens, m.hedgeWins, m.outboxEntries];
+        meter.addBatchObservableCallback(this.observe, list);
+        this.watching = { meter, list };
+      }
+    }
+    return this.m;
+  }
+
+  /** Observes `client`'s stats() (and outbox) at each collection, while it lives. */
+  watch(client) {
+    // Held weakly: a client nobody uses any more is collected, and its callback removed.
+    this.ref = typeof WeakRef === "function" ? new WeakRef(client) : { deref: () => client };
+    this.provider = undefined;
+    this.instruments();
+  }
+
+  unwatch() {
+    if (this.watching !== undefined) this.watching.meter.removeBatchObservableCallback(this.observe, this.watching.list);
+    this.watching = undefined;
+    this.ref = undefined;
+  }
+
+  async observeClient(result) {
+    const client = this.ref?.deref();
+    let stats;
+    try {
+      stats = client?.stats();
+    } catch { /* freed */ }
+    if (stats === undefined) {
+      this.unwatch();
+      return;
+    }
+    const m = this.m;
+    // By origin attribute: an origin the metrics name has its own values; those past the bound
+    // are added up under OTHER (how many are in each breaker state, their tokens, their wins).
+    const by = new Map();
+    for (const [origin, s] of Object.entries(stats)) {
+      const name = this.originOf(origin);
+      let sum = by.get(name);
+      if (sum === undefined) by.set(name, sum = { states: [0, 0, 0], tokens: 0, wins: 0, hedged: false });
+      const state = BREAKER_STATES.indexOf(s.breakerState);
+      if (state >= 0) sum.states[state] += 1;
+      sum.tokens += s.budgetTokens;
+      sum.wins += s.hedgeWins;
+      sum.hedged ||= s.hedges > 0;
+    }
+    for (const [origin, sum] of by) {
+      const o = { [ORIGIN]: origin, ...this.extra };
+      if (this.breaker) {
+        BREAKER_STATES.forEach((state, i) => result.observe(m.breakerState, sum.states[i], { ...o, [STATE]: state }));
+      }
+      if (this.budget) result.observe(m.budgetTokens, sum.tokens, o);
+      if (sum.hedged) result.observe(m.hedgeWins, sum.wins, o);
+    }
+    const box = this.outbox === undefined ? undefined : client.outbox;
+    if (box !== undefined) {
+      try {
+        const [waiting, dead] = await Promise.all([box.list(), box.deadLetters()]);
+        const o = { [OUTBOX_NAME]: this.outbox, ...this.extra };
+        result.observe(m.outboxEntries, waiting.length, { ...o, [OUTBOX_STATE]: "waiting" });
+        result.observe(m.outboxEntries, dead.length, { ...o, [OUTBOX_STATE]: "dead" });
+      } catch { /* a store that failed to list says nothing this time */ }
+    }
+  }
+
+  /** A call of the client, or null for what is not instrumented (a data: URL, arguments fetch refuses). */
+  begin(input, init, callPolicy, clientFetch, clientOnEvent) {
+    let target, onEvent, send;
+    try {
+      target = targetOf(input, init, this.keepQuery);
+      if (target === null) return null;
+      let key = this.key;
+      if (callPolicy !== undefined && callPolicy !== null) {
+        if (typeof callPolicy !== "object" || Array.isArray(callPolicy)) return null;
+        onEvent = functionField(callPolicy, "onEvent");
+        send = functionField(callPolicy, "fetch");
+        if (typeof callPolicy.breaker?.key === "function") key = callPolicy.breaker.key;
+      }
+      // With breaker.key, the client names the call's breaker (and its events) by the key:
+      // the attributes name it too. A key the client will refuse leaves the call to it.
+      if (key !== undefined) {
+        const named = key(target.href, target.sent);
+        if (typeof named !== "string" || named.length < 1 || [...named].length > 256) return null;
+        target.origin = named;
+      }
+    } catch {
+      // Left to the client, which rejects the call as fetch would (a getter that throws, a bad field).
+      return null;
+    }
+    const propagates = this.propagate === true ||
+      (typeof this.propagate === "function" && safely(() => this.propagate(target.href)) === true);
+    return new Call(this, target, callPolicy, send ?? clientFetch, onEvent ?? clientOnEvent, propagates);
+  }
+
+  /** The metrics of one event. */
+  record(e, m) {
+    const o = { [ORIGIN]: this.originOf(e.origin), ...this.extra };
+    switch (e.type) {
+      case "attemptEnd": {
+        const a = { ...o, [OUTCOME]: e.outcome };
+        if (e.status !== undefined) a[STATUS] = e.status;
+        m.attempts.add(1, a);
+        m.attemptDuration.record(e.durationMs / 1000, a);
+        break;
+      }
+      case "retry": {
+        const a = { ...o, [REASON]: e.reason };
+        m.retries.add(1, a);
+        m.retryDelay.record(e.delayMs / 1000, a);
+        break;
+      }
+      case "giveUp": m.giveUps.add(1, { ...o, [REASON]: e.reason }); break;
+      case "breakerTransition": {
+        const a = { ...o, [STATE]: e.to, [PREVIOUS]: e.from };
+        if (e.reason !== undefined) a[REASON] = e.reason;
+        m.transitions.add(1, a);
+        break;
+      }
+      case "shortCircuit": m.shortCircuits.add(1, o); break;
+      case "bulkheadRejected": m.bulkheadRejections.add(1, o); break;
+      case "rateLimitWait": m.rateLimitWait.record(e.delayMs / 1000, { ...o, [REASON]: e.reason }); break;
+      case "rateLimitRejected": m.rateLimitRejections.add(1, { ...o, [REASON]: e.reason }); break;
+      case "throttled": m.throttled.add(1, o); break;
+      case "hedge": m.hedges.add(1, o); break;
+      case "bodyTimeout": m.bodyTimeouts.add(1, { ...o, [REASON]: e.reason }); break;
+      case "queued": m.queued.add(1, { ...o, [REASON]: e.reason }); break;
+      case "delivered": m.delivered.add(1, o); break;
+      case "deadLettered": m.deadLettered.add(1, { ...o, [REASON]: e.reason }); break;
+      default: break;
+    }
+  }
 }
 
 // Instruments per meter: made once, shared by every client instrumented on that meter.
@@ -546,6 +572,11 @@ function instrumentsOf(meter) {
   return m;
 }
 
+
+// resilient-fetch/otel: what the spans say of a call's request (its method and URL, as fetch
+// reads them), and what they must never say (credentials, redacted).
+// Keep the single `export { ... }` line last (scripts/join-js.mjs joins js/otel/ into pkg-template/otel.js).
+
 /**
  * What the spans say of a call's request: the method and URL as fetch reads them, or null
  * for a URL that is no server's (data:, blob:) or arguments fetch will refuse (the call then
@@ -557,7 +588,7 @@ function targetOf(input, init, keepQuery) {
   const given = init?.method ?? (isRequest ? input.method : undefined) ?? "GET";
   if (typeof given !== "string") return null;
   const upper = given.toUpperCase();
-  const method = NORMALIZED.includes(upper) ? upper : KNOWN.includes(given) ? given : "_OTHER";
+  const method = STANDARD_METHODS.includes(upper) ? upper : KNOWN.includes(given) ? given : "_OTHER";
   const base = typeof location === "object" && location !== null ? String(location.href) : undefined;
   let url;
   try {
@@ -574,7 +605,7 @@ function targetOf(input, init, keepQuery) {
     query = "?" + params.toString();
   }
   const full = `${url.protocol}//${credentials}${url.host}${url.pathname}${query}`;
-  const sent = NORMALIZED.includes(upper) ? upper : given;
+  const sent = STANDARD_METHODS.includes(upper) ? upper : given;
   const attributes = {
     [METHOD]: method,
     [URL_FULL]: full,
@@ -637,5 +668,6 @@ function safely(f) {
     return undefined;
   }
 }
+
 
 export { instrument };

@@ -59,6 +59,59 @@ function join(joined, parts) {
   return `${head.join("\n")}\n\n${bodies.join("\n\n")}\n\nexport { ${exports.join(", ")} };\n`;
 }
 
+// The package's entries that import nothing of it, each joined from concern files of its own
+// (js/<entry>/): one file in the package (a bundle of resilient-fetch/otel is that file alone,
+// scripts/size-guard.mjs), which exports what its first concern file exports. A concern file
+// imports the others (`import { a } from "./x.js";`) and the entry's packages (`import { a }
+// from "@scope/name";`, joined into one line), and ends with one `export { ... };` line.
+const ENTRIES = {
+  "pkg-template/otel.js": ["otel/instrument.js", "otel/options.js", "otel/names.js", "otel/call.js", "otel/telemetry.js", "otel/target.js"],
+};
+const PACKAGE_IMPORT = /^import \{ ([A-Za-z_$][\w$]*(?:, [A-Za-z_$][\w$]*)*) \} from "(@?[a-z][\w./-]*)";$/;
+
+/** The entry joined from `parts` (paths under js/). */
+function joinEntry(entry, parts) {
+  const imports = new Map(); // package -> names
+  let exports;
+  const bodies = [];
+  for (const part of parts) {
+    const lines = fs.readFileSync(path.join(JS, part), "utf8").replace(/\n+$/, "").split("\n");
+    const last = lines.pop().match(EXPORT);
+    if (!last) throw new Error(`js/${part} must end with one export { ... } line`);
+    exports ??= last[1];
+    const body = [];
+    for (const line of lines) {
+      const own = line.match(IMPORT);
+      if (own) {
+        if (!parts.includes(path.posix.join(path.posix.dirname(part), own[2]))) {
+          throw new Error(`js/${part}: ${entry} imports only its own concern files and packages: ${line}`);
+        }
+        continue;
+      }
+      const m = line.match(PACKAGE_IMPORT);
+      if (!m) {
+        if (/^(import|export) /.test(line)) throw new Error(`js/${part}: an import or export the join cannot read: ${line}`);
+        body.push(line);
+        continue;
+      }
+      const names = imports.get(m[2]) ?? [];
+      for (const name of m[1].split(", ")) if (!names.includes(name)) names.push(name);
+      imports.set(m[2], names);
+    }
+    bodies.push(body.join("\n").replace(/^\n+/, ""));
+  }
+  // The first file's opening comment stays on top.
+  const first = bodies[0].split("\n");
+  const lead = first.findIndex((l) => !l.startsWith("//"));
+  const head = [
+    ...first.slice(0, lead),
+    `// Joined by scripts/join-js.mjs from ${parts.map((p) => `js/${p}`).join(", ")}: edit those, then run it.`,
+    ...[...imports].map(([from, names]) => `import { ${names.join(", ")} } from "${from}";`),
+  ];
+  bodies[0] = first.slice(lead).join("\n").replace(/^\n+/, "");
+  return `${head.join("\n")}\n\n${bodies.join("\n\n")}\n\nexport { ${exports} };\n`;
+}
+
 const check = process.argv.includes("--check");
 // The codes' table in js/errors.js first (scripts/codes.mjs): the concern files import it.
 let stale = codesTable(check) ? 0 : 1;
@@ -70,6 +123,18 @@ for (const [joined, parts] of Object.entries(MODULES)) {
   if (now === text) continue;
   if (check) {
     console.error(`js/joined/${joined} is not the join of its concern files: run node scripts/join-js.mjs`);
+    stale++;
+  } else {
+    fs.writeFileSync(file, text);
+  }
+}
+for (const [entry, parts] of Object.entries(ENTRIES)) {
+  const file = path.join(ROOT, entry);
+  const text = joinEntry(entry, parts);
+  const now = fs.existsSync(file) ? fs.readFileSync(file, "utf8") : null;
+  if (now === text) continue;
+  if (check) {
+    console.error(`${entry} is not the join of its concern files: run node scripts/join-js.mjs`);
     stale++;
   } else {
     fs.writeFileSync(file, text);

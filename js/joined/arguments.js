@@ -10,7 +10,10 @@ import { linkCopy } from "../body.js";
 // The RequestInit members fetch reads, own or inherited, plain or getters.
 const INIT_MEMBERS = ["body", "cache", "credentials", "duplex", "headers", "integrity", "keepalive", "method",
   "mode", "priority", "redirect", "referrer", "referrerPolicy", "signal", "window"];
+// ---- methods: js/otel/names.js has a copy (scripts/codes.mjs).
+/** The methods fetch sends upper-cased, whatever their case (it sends any other as written). */
 const STANDARD_METHODS = ["DELETE", "GET", "HEAD", "OPTIONS", "POST", "PUT"];
+// ---- end of methods
 
 /**
  * Reads `input` and `init` as fetch would, now, for a call of client `client` (its id).
@@ -262,8 +265,8 @@ function isLocalError(error) {
 let INSTALLED = null; // { wrapper, original, client }
 // What each install() wrapper wraps, by the wrapper itself (not a property a spy or a proxy
 // of it would carry too), in one map every copy of this package in the realm shares (two
-// versions in one app). resilient-fetch/otel reads it too (pkg-template/otel.js), to send each
-// attempt with what the client would have used.
+// versions in one app). resilient-fetch/otel reads it too (js/otel/call.js, with a copy of
+// platformFetch), to send each attempt with what the client would have used.
 const WRAPPED = shared("resilient-fetch wrappers", () => new WeakMap());
 // On the init an attempt sends, for any copy's wrapper: this call is an attempt (CHAIN is
 // this copy's own: its client ids mean nothing to another copy).
@@ -278,11 +281,13 @@ function shared(name, make) {
   return globalThis[key];
 }
 
+// ---- platform fetch: js/otel/call.js has a copy (scripts/codes.mjs).
 /** The platform's fetch now: the global, or what an install() (of any copy) wrapped. */
 function platformFetch() {
   const f = globalThis.fetch;
   return WRAPPED.get(f) ?? f;
 }
+// ---- end of platform fetch
 
 /** What install() wraps: the platform's fetch now (the original behind an earlier install). */
 function fetchToWrap() {

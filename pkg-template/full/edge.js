@@ -43,7 +43,10 @@ const QUIET_MS = 2_000;
 const FOLLOW_MS = 10, FOLLOW_FOR_MS = 100;
 /** An exchange that takes longer counts as failed, in ms (the object is slow or hangs). */
 const EXCHANGE_MS = 2_000;
-/** After a failed exchange, the next waits this long, doubling up to MAX_BACKOFF_MS. */
+/**
+ * After failed exchanges, the next waits the core's backoff window (backoffWindow below:
+ * BACKOFF_MS, doubling with each failure in a row, up to MAX_BACKOFF_MS).
+ */
 const BACKOFF_MS = 250, MAX_BACKOFF_MS = 30_000;
 /**
  * One run of exchanges (started by a call, in its request's waitUntil) ends after this long,
@@ -86,6 +89,35 @@ function isOrigin(origin) {
 }
 // ---- end of share rules
 
+// ---- backoff: the core's rules in JS (src/backoff.rs, src/outbox.rs); tests/js_rules.rs holds them to the core's.
+/** The backoff window of retry `retry` (0 for the first): min(max, base·2^retry) (src/backoff.rs `window`). */
+function backoffWindow(retry, base, max) {
+  return Math.min(max, base * 2 ** Math.min(retry, 1023));
+}
+
+/**
+ * The wait before retry `retry` with equal jitter (src/backoff.rs `delay`, `Jitter::Equal`): half
+ * its window plus up to half again, `random` uniform in [0, 1) (anything else counts as 0),
+ * kept under the window.
+ */
+function equalJitter(retry, base, max, random) {
+  const r = random >= 0 && random < 1 ? random : 0;
+  const window = backoffWindow(retry, base, max), half = window / 2;
+  const wait = half + half * r;
+  if (wait < window) return wait;
+  // A sum can round up onto its bound: the double below it (Rust's next_down), not under half.
+  if (window === 0) return half;
+  const bits = new Float64Array([window]);
+  new BigInt64Array(bits.buffer)[0] -= 1n;
+  return Math.max(half, bits[0]);
+}
+
+/** The wait before replay round `round` (src/outbox.rs `next_flush_ms`), `random` uniform in [0, 1). */
+function nextFlushMs(round, random) {
+  return equalJitter(round, OUTBOX_FIRST_WAIT_MS, OUTBOX_MAX_WAIT_MS, random);
+}
+// ---- end of backoff
+
 /** `promise`, or a rejection after `ms`. */
 function within(promise, ms) {
   let timer;
@@ -110,7 +142,7 @@ class EdgeChannel {
     this.closed = false;
     this.last = -Infinity; // when the last exchange started (Date.now())
     this.notBefore = 0; // after failures: no exchange before then
-    this.backoff = BACKOFF_MS;
+    this.failures = 0; // exchanges failed in a row
     this.troubledUntil = 0;
     this.followUntil = 0;
   }
@@ -188,12 +220,11 @@ class EdgeChannel {
         } catch {
           if (run !== this.run) return;
           // Sharing is a hint: the notes are dropped, and the object left alone for a while.
-          this.notBefore = Date.now() + this.backoff;
-          this.backoff = Math.min(MAX_BACKOFF_MS, this.backoff * 2);
+          this.notBefore = Date.now() + backoffWindow(this.failures++, BACKOFF_MS, MAX_BACKOFF_MS);
           return;
         }
         if (run !== this.run) return;
-        this.backoff = BACKOFF_MS;
+        this.failures = 0;
         this.notBefore = 0;
         if (answer && typeof answer === "object") {
           if (Number.isSafeInteger(answer.cursor) && answer.cursor >= 0) this.cursor = answer.cursor;
@@ -299,8 +330,6 @@ export class OriginHealth extends DurableObject {
 // ---------------------------------------------------------------- the outbox
 /** Where an entry is kept in the object's storage. */
 const ENTRY = "entry:";
-/** The alarm's replay rounds: equal jitter over a window doubling from 1 s to 5 min (the outbox's own timer's, src/outbox.rs). */
-const FIRST_MS = OUTBOX_FIRST_WAIT_MS, LAST_MS = OUTBOX_MAX_WAIT_MS;
 // The first replay after a write is kept comes no sooner: an isolate whose call gave up on the
 // put (it answered after the call's deadline) takes it back first.
 const KEEP_GRACE_MS = 2_000;
@@ -427,12 +456,14 @@ export class DurableOutbox extends DurableObject {
     return [...entries.values()].some((e) => e?.deadLetter == null);
   }
 
-  /** The alarm for replay round `round` (0: the first, within a second). */
+  /**
+   * The alarm for replay round `round` (0: the first, within a second): the outbox's own
+   * timer's schedule (nextFlushMs: equal jitter over a window doubling from 1 s to 5 min).
+   */
   async arm(round) {
-    const window = Math.min(LAST_MS, FIRST_MS * 2 ** round);
     await this.ctx.storage.put("round", round);
     // Not before a write just kept may be replayed.
-    const wait = Math.max(round === 0 ? KEEP_GRACE_MS : 0, window / 2 + Math.random() * (window / 2));
+    const wait = Math.max(round === 0 ? KEEP_GRACE_MS : 0, nextFlushMs(round, Math.random()));
     await this.ctx.storage.setAlarm(Date.now() + wait);
   }
 }

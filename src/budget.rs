@@ -10,7 +10,7 @@
 
 use crate::events::RetryReason;
 use crate::policy::{BudgetPolicy, Policy, defaults};
-use crate::stage::{Admitted, Ask, Cx, End, Refusal, Stage};
+use crate::stage::{Admitted, Ask, Cx, Heard, Refusal, Stage};
 
 /// Tokens for retries: never above the capacity, never below 0.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -105,7 +105,7 @@ impl Stage for RetryBudget {
     }
 
     #[inline(always)]
-    fn heard(&mut self, _: &mut End<'_>, _: &()) {}
+    fn heard(&mut self, _: &mut Heard<'_>, _: &()) {}
 
     fn reset(&mut self) {
         *self = RetryBudget::new();

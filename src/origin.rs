@@ -20,7 +20,7 @@ use crate::policy::Policy;
 #[cfg(feature = "share")]
 use crate::share;
 pub use crate::stage::{Admitted, Ask, Finished, OriginStats, Refusal};
-use crate::stage::{Cx, End, Stage};
+use crate::stage::{Cx, Heard, Stage};
 use crate::vocab::{Judgement, Transition};
 
 /// Declares [`OriginState`] with its stages, in admission order, and what runs them.
@@ -69,8 +69,8 @@ macro_rules! stages {
 
             /// Every stage hears an attempt's end.
             #[inline(always)]
-            fn hear_stages(&mut self, end: &mut End<'_>, rules: &EndRules) {
-                $( $(#[cfg($c)])? Stage::heard(&mut self.$name, end, &rules.$name); )*
+            fn hear_stages(&mut self, heard: &mut Heard<'_>, rules: &EndRules) {
+                $( $(#[cfg($c)])? Stage::heard(&mut self.$name, heard, &rules.$name); )*
             }
 
             /// Every stage forgets.
@@ -180,14 +180,14 @@ impl OriginState {
         }
         stats.timeouts += u64::from(ended.timed_out && !ended.offline);
         stats.offline += u64::from(ended.offline);
-        let mut end = End {
+        let mut heard = Heard {
             finished: ended,
             now,
             permit,
             transition: None,
         };
-        self.hear_stages(&mut end, rules);
-        let transition = end.transition;
+        self.hear_stages(&mut heard, rules);
+        let transition = heard.transition;
         #[cfg(feature = "share")]
         let notes = match (rank, before) {
             (Some(rank), Some(before)) => {

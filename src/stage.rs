@@ -34,7 +34,7 @@ pub trait Stage {
     }
 
     /// An attempt it let go ended.
-    fn heard(&mut self, end: &mut End<'_>, rules: &Self::Rules);
+    fn heard(&mut self, heard: &mut Heard<'_>, rules: &Self::Rules);
 
     /// Forgets what it learnt.
     fn reset(&mut self);
@@ -53,9 +53,9 @@ pub struct Cx<'a> {
     pub stats: &'a mut OriginStats,
 }
 
-/// An attempt's end as the stages hear it: how it ended, when, the permit the breaker gave
+/// What the stages hear of an attempt's end: how it ended, when, the permit the breaker gave
 /// it (the breaker takes it back) and the transition the breaker made of it.
-pub struct End<'q> {
+pub struct Heard<'q> {
     /// How it ended.
     pub finished: Finished<'q>,
     /// When, monotonic ms.

@@ -4,7 +4,7 @@
 
 use super::Breaker;
 use crate::policy::{BreakerPolicy, Policy};
-use crate::stage::{Admitted, Ask, Cx, End, Refusal, Stage};
+use crate::stage::{Admitted, Ask, Cx, Heard, Refusal, Stage};
 use crate::vocab::BreakerState;
 
 impl Stage for Breaker {
@@ -50,14 +50,14 @@ impl Stage for Breaker {
     }
 
     #[inline(always)]
-    fn heard(&mut self, end: &mut End<'_>, rules: &Self::Rules) {
-        let (Some(permit), Some(p)) = (end.permit.take(), rules) else {
+    fn heard(&mut self, heard: &mut Heard<'_>, rules: &Self::Rules) {
+        let (Some(permit), Some(p)) = (heard.permit.take(), rules) else {
             return;
         };
         let slow = p
             .slow_call_ms()
-            .is_some_and(|ms| end.finished.duration_ms > f64::from(ms));
-        end.transition = self.record(permit, end.finished.judgement, slow, end.now, p);
+            .is_some_and(|ms| heard.finished.duration_ms > f64::from(ms));
+        heard.transition = self.record(permit, heard.finished.judgement, slow, heard.now, p);
     }
 
     fn reset(&mut self) {

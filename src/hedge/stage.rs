@@ -3,7 +3,7 @@
 
 use super::Latency;
 use crate::policy::Policy;
-use crate::stage::{Admitted, Ask, Cx, End, Refusal, Stage};
+use crate::stage::{Admitted, Ask, Cx, Heard, Refusal, Stage};
 
 impl Stage for Latency {
     type Rules = ();
@@ -16,8 +16,8 @@ impl Stage for Latency {
     }
 
     #[inline(always)]
-    fn heard(&mut self, end: &mut End<'_>, _: &()) {
-        if let Some(ms) = end.finished.latency_ms {
+    fn heard(&mut self, heard: &mut Heard<'_>, _: &()) {
+        if let Some(ms) = heard.finished.latency_ms {
             self.record(ms);
         }
     }

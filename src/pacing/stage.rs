@@ -5,7 +5,7 @@
 
 use super::{Admit, Pacer};
 use crate::policy::Policy;
-use crate::stage::{Admitted, Ask, Cx, End, Refusal, Stage};
+use crate::stage::{Admitted, Ask, Cx, Heard, Refusal, Stage};
 use crate::vocab::Why;
 
 impl Stage for Pacer {
@@ -68,12 +68,12 @@ impl Stage for Pacer {
     }
 
     #[inline(always)]
-    fn heard(&mut self, end: &mut End<'_>, rules: &Self::Rules) {
+    fn heard(&mut self, heard: &mut Heard<'_>, rules: &Self::Rules) {
         let Some(cap) = *rules else {
             return;
         };
-        let f = &end.finished;
-        self.heard((f.answered, f.quota), f.probe, end.now, cap);
+        let f = &heard.finished;
+        self.heard((f.answered, f.quota), f.probe, heard.now, cap);
         if let Some(until) = f.hold_until {
             self.hold(until);
         }

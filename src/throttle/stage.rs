@@ -5,7 +5,7 @@
 
 use super::Throttle;
 use crate::policy::{Policy, ThrottlePolicy};
-use crate::stage::{Admitted, Ask, Cx, End, Refusal, Stage};
+use crate::stage::{Admitted, Ask, Cx, Heard, Refusal, Stage};
 use crate::vocab::Judgement;
 
 impl Stage for Throttle {
@@ -35,12 +35,12 @@ impl Stage for Throttle {
     }
 
     #[inline(always)]
-    fn heard(&mut self, end: &mut End<'_>, rules: &Self::Rules) {
-        let judgement = end.finished.judgement;
+    fn heard(&mut self, heard: &mut Heard<'_>, rules: &Self::Rules) {
+        let judgement = heard.finished.judgement;
         if let Some(t) = rules
             && judgement != Judgement::Unjudged
         {
-            self.record(end.now, judgement == Judgement::Success, t);
+            self.record(heard.now, judgement == Judgement::Success, t);
         }
     }
 

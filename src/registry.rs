@@ -21,6 +21,7 @@ pub use crate::origin::{OriginState, OriginStats};
 use crate::policy::Policy;
 #[cfg(feature = "share")]
 use crate::share::Note;
+use std::cell::Cell;
 
 /// Identifies one origin's entry; a new entry for the same origin (after eviction) gets
 /// a new id, so late updates meant for the old one are dropped.
@@ -66,6 +67,11 @@ pub struct Registry {
     max_origins: usize,
     /// Stamps accesses (for LRU) and numbers entries.
     clock: u64,
+    /// Where the entry last found is: asked first, since a call's steps ask for one origin
+    /// again and again (its admission, its facts, its end).
+    last: Cell<usize>,
+    /// Binary searches made (each a few string comparisons): what [`Registry::searches`] reads.
+    searches: Cell<u64>,
     /// Where notes for peers go, when the client shares (`share`).
     #[cfg(feature = "share")]
     share: Option<Share>,
@@ -109,6 +115,8 @@ impl Registry {
             origins: Vec::new(),
             max_origins: max_origins.max(1) as usize,
             clock: 0,
+            last: Cell::new(0),
+            searches: Cell::new(0),
             #[cfg(feature = "share")]
             share: None,
         }
@@ -189,7 +197,7 @@ impl Registry {
         let now = self.clock;
         let at = match self.find(origin) {
             Ok(at) => at,
-            Err(_) => self.insert(origin, now),
+            Err(at) => self.insert(origin, now, at),
         };
         let entry = &mut self.origins[at];
         entry.last_used = now;
@@ -257,18 +265,38 @@ impl Registry {
             .collect()
     }
 
-    /// Where `origin`'s entry is (`Ok`), or where it would go (`Err`).
+    /// Where `origin`'s entry is (`Ok`), or where it would go (`Err`): the entry last found
+    /// first, else a binary search.
     fn find(&self, origin: &str) -> Result<usize, usize> {
-        self.origins
-            .binary_search_by(|e| e.origin.as_str().cmp(origin))
+        let last = self.last.get();
+        if self.origins.get(last).is_some_and(|e| e.origin == origin) {
+            return Ok(last);
+        }
+        self.searches.set(self.searches.get() + 1);
+        let found = self
+            .origins
+            .binary_search_by(|e| e.origin.as_str().cmp(origin));
+        if let Ok(at) = found {
+            self.last.set(at);
+        }
+        found
+    }
+
+    /// How many times an origin was looked for among the entries (not found where the last
+    /// one was): a call's attempt to one origin costs one at most.
+    pub fn searches(&self) -> u64 {
+        self.searches.get()
     }
 
     /// A fresh entry for `origin` (not kept yet), after making room for it; returns its
-    /// index.
-    fn insert(&mut self, origin: &str, now: u64) -> usize {
+    /// index. `at`: where it goes before any eviction.
+    fn insert(&mut self, origin: &str, now: u64, mut at: usize) -> usize {
+        let kept = self.origins.len();
         while self.origins.len() >= self.max_origins && self.evict_one() {}
-        // Eviction shifted the entries: look for the place again.
-        let at = self.find(origin).unwrap_or_else(|at| at);
+        if self.origins.len() != kept {
+            // Eviction shifted the entries: look for the place again.
+            at = self.find(origin).unwrap_or_else(|at| at);
+        }
         self.origins.insert(
             at,
             Entry {
@@ -278,6 +306,7 @@ impl Registry {
                 last_used: now,
             },
         );
+        self.last.set(at);
         at
     }
 

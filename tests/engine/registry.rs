@@ -286,3 +286,33 @@ fn calls_dropped_while_a_handler_holds_the_registry_give_everything_back() {
         (3, 1, 1)
     );
 }
+
+#[test]
+fn an_attempt_searches_the_registry_once_at_most() {
+    // A call's steps on its origin (admission, the facts of its decision, its end, a
+    // refund) find the entry where the last step left it; only a new origin, or one another
+    // call moved away from, is looked for.
+    let clock = Clock::auto();
+    let reg = registry();
+    let p = policy(serde_json::json!({"retry": {"baseDelayMs": 0}}));
+    let searches = |reg: &Owner| reg.read().map(|r| r.searches()).unwrap_or(u64::MAX);
+    let steps = [Step::Status(200)];
+    let (result, _) = call(&reg, &p, get(A), &mut Script::new(&clock, &steps));
+    assert_eq!(result, done(1, 1));
+    assert_eq!(searches(&reg), 1, "a new origin: looked for once");
+    let _ = call(&reg, &p, get(A), &mut Script::new(&clock, &steps));
+    assert_eq!(searches(&reg), 1, "the same origin again: where it was");
+    // Three attempts to a new origin (two 503s retried): one search for all three.
+    let steps = [Step::Status(503), Step::Status(503), Step::Status(200)];
+    let (result, _) = call(&reg, &p, get(B), &mut Script::new(&clock, &steps));
+    assert_eq!(result, done(3, 3));
+    assert_eq!(searches(&reg), 2, "B: looked for once");
+    let before = searches(&reg);
+    let _ = call(
+        &reg,
+        &p,
+        get(A),
+        &mut Script::new(&clock, &[Step::Status(200)]),
+    );
+    assert_eq!(searches(&reg) - before, 1, "back to A: one search");
+}

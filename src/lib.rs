@@ -62,7 +62,6 @@ pub mod registry;
 pub mod retry_after;
 #[cfg(feature = "share")]
 pub mod share;
-#[cfg(feature = "throttle")]
 pub mod throttle;
 pub mod vocab;
 

@@ -327,7 +327,7 @@ impl<'a, O> Hold<'a, O> {
                 reason,
             },
             #[cfg(feature = "throttle")]
-            (Refusal::Throttled(_), None) => CallResult::Throttled,
+            (Refusal::Throttled(probability), None) => CallResult::Throttled(probability),
             (refusal, Some(output)) => {
                 let reason = match refusal {
                     Refusal::Breaker(_) => GiveUpReason::BreakerOpen,

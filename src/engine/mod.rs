@@ -46,6 +46,7 @@ use crate::owner::lend;
 use crate::policy::Policy;
 use crate::registry::Registry;
 use crate::retry_after;
+use crate::throttle::Probability;
 #[cfg(feature = "pacing")]
 use crate::vocab::Why;
 use std::cell::RefCell;
@@ -239,9 +240,9 @@ pub enum CallResult<O> {
         /// Why it waits.
         reason: Why,
     },
-    /// Adaptive throttling refused the call locally: nothing was sent.
-    #[cfg(feature = "throttle")]
-    Throttled,
+    /// Adaptive throttling refused the call locally (at this probability): nothing was sent.
+    /// None without `throttle` (its probability is uninhabited there).
+    Throttled(Probability),
 }
 
 /// A call its origin's breaker refuses now (`now()` is read only when its breaker is not

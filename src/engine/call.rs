@@ -327,7 +327,7 @@ impl<'a, O> Hold<'a, O> {
                 reason,
             },
             #[cfg(feature = "throttle")]
-            (Refusal::Throttled(probability), None) => CallResult::Throttled(probability),
+            (Refusal::Throttled(p), None) => CallResult::Throttled(crate::throttle::Refused::at(p)),
             (refusal, Some(output)) => {
                 let reason = match refusal {
                     Refusal::Breaker(_) => GiveUpReason::BreakerOpen,

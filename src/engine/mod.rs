@@ -46,7 +46,7 @@ use crate::owner::lend;
 use crate::policy::Policy;
 use crate::registry::Registry;
 use crate::retry_after;
-use crate::throttle::Probability;
+use crate::throttle::Refused;
 #[cfg(feature = "pacing")]
 use crate::vocab::Why;
 use std::cell::RefCell;
@@ -240,9 +240,9 @@ pub enum CallResult<O> {
         /// Why it waits.
         reason: Why,
     },
-    /// Adaptive throttling refused the call locally (at this probability): nothing was sent.
-    /// None without `throttle` (its probability is uninhabited there).
-    Throttled(Probability),
+    /// Adaptive throttling refused the call locally: nothing was sent. None without
+    /// `throttle` ([`Refused`] is uninhabited there).
+    Throttled(Refused),
 }
 
 /// A call its origin's breaker refuses now (`now()` is read only when its breaker is not

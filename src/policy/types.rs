@@ -64,7 +64,8 @@ pub struct Policy {
     /// Pacing by rate-limit headers and origin-wide `Retry-After`; `None` turns it off.
     #[cfg(feature = "pacing")]
     pub rate_limit: Option<RateLimitPolicy>,
-    /// Adaptive client-side throttling; `None` (the default) turns it off.
+    /// Adaptive client-side throttling; `None` (the default) turns it off (always `None`
+    /// without `throttle`: [`ThrottlePolicy`] is uninhabited there).
     pub throttle: Option<ThrottlePolicy>,
     /// Which idempotency key to send.
     pub idempotency_key: IdempotencyKey,

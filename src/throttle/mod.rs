@@ -22,8 +22,8 @@
 //! | `off.rs` | the build without the feature: the same names, standing for nothing |
 //!
 //! The module is compiled in every build. Without the feature the names the rest of the
-//! crate uses are stand-ins (`off.rs`): [`ThrottlePolicy`] and [`Probability`] are
-//! uninhabited, so `Policy::throttle` is always `None`, the `throttled` event and result
+//! crate uses are stand-ins (`off.rs`): [`ThrottlePolicy`], [`Probability`] and [`Refused`]
+//! are uninhabited, so `Policy::throttle` is always `None`, the `throttled` event and result
 //! cannot be made, and the code that handles them is typed, compiled, and gone from the wasm.
 
 /// The capability as the build's table names it ([`crate::policy::CAPABILITIES`]): its
@@ -56,9 +56,24 @@ pub use section::{FIELDS, ThrottlePolicy, default_policy};
 #[cfg(feature = "throttle")]
 pub use window::{BUCKETS, Throttle};
 
-/// The probability a refusal was drawn against (`throttled` events and results).
+/// The probability a refusal was drawn against (`throttled` events).
 #[cfg(feature = "throttle")]
 pub type Probability = f64;
+
+/// A call the throttle refused: what `CallResult::Throttled` carries (nothing more: the
+/// probability went with the event).
+#[cfg(feature = "throttle")]
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Refused;
+
+#[cfg(feature = "throttle")]
+impl Refused {
+    /// The call refused at `probability`.
+    #[inline(always)]
+    pub fn at(_: Probability) -> Refused {
+        Refused
+    }
+}
 
 #[cfg(not(feature = "throttle"))]
 mod off;

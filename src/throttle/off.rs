@@ -17,6 +17,18 @@ pub enum ThrottlePolicy {}
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Probability {}
 
+/// A call the throttle refused: none can exist without throttling.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Refused {}
+
+impl Refused {
+    /// The call refused at `probability`: never.
+    #[inline(always)]
+    pub fn at(probability: Probability) -> Refused {
+        match probability {}
+    }
+}
+
 impl From<Probability> for f64 {
     fn from(probability: Probability) -> f64 {
         match probability {}

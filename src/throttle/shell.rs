@@ -5,7 +5,7 @@
 
 use wasm_bindgen::prelude::*;
 
-use super::Probability;
+use super::Refused;
 
 #[cfg(feature = "throttle")]
 #[wasm_bindgen(module = "/js/errors.js")]
@@ -15,17 +15,17 @@ unsafe extern "C" {
     fn make_throttled_error(origin: &str) -> JsValue;
 }
 
-/// The error a call the throttle refused (at `probability`) rejects with, for `origin`.
+/// The error a call the throttle refused rejects with, for `origin`.
 #[cfg(feature = "throttle")]
-pub fn throttled_error(_: Probability, origin: &str) -> JsValue {
+pub fn throttled_error(_: Refused, origin: &str) -> JsValue {
     make_throttled_error(origin)
 }
 
 /// The error a call the throttle refused rejects with: none without throttling.
 #[cfg(not(feature = "throttle"))]
 #[inline(always)]
-pub fn throttled_error(probability: Probability, _: &str) -> JsValue {
-    match probability {}
+pub fn throttled_error(refused: Refused, _: &str) -> JsValue {
+    match refused {}
 }
 
 /// `throttle` in a build without `throttle`: `false` (off) only.

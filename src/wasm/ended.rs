@@ -132,7 +132,7 @@ impl Ended<'_> {
                 retry_after_ms,
                 reason.as_str(),
             )),
-            CallResult::Throttled(probability) => Err(throttled_error(probability, self.origin)),
+            CallResult::Throttled(refused) => Err(throttled_error(refused, self.origin)),
         }
     }
 

@@ -16,7 +16,7 @@ use crate::backoff::Jitter;
 /// section's (in its folder), in this order.
 const SECTIONS: &[&[Field]] = &[HEAD, crate::throttle::FIELDS, TAIL];
 
-/// Every field, objects before their fields ([`SECTIONS`] joined, at compile time).
+/// Every field, objects before their fields (`SECTIONS` joined, at compile time).
 pub const FIELDS: &[Field] = &joined::<{ rows(SECTIONS) }>(SECTIONS);
 
 /// The rows before the throttle's.

@@ -64,7 +64,6 @@ pub mod retry_after;
 #[cfg(feature = "share")]
 pub mod share;
 pub mod stage;
-#[cfg(feature = "throttle")]
 pub mod throttle;
 pub mod vocab;
 

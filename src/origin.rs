@@ -88,7 +88,6 @@ stages! {
         #[cfg(feature = "pacing")]
         pacer: crate::pacing::Pacer,
         /// Its adaptive throttle's counts.
-        #[cfg(feature = "throttle")]
         throttle: crate::throttle::Throttle,
         /// Its recent attempt latencies (kept only while it is hedged).
         #[cfg(feature = "hedge")]

@@ -140,14 +140,14 @@ pub enum Refusal {
     /// The origin's wait is too long for the call: rejected without sending.
     #[cfg(feature = "pacing")]
     RateLimit(f64, crate::vocab::Why),
-    /// Adaptive throttling refused it (at this probability).
-    #[cfg(feature = "throttle")]
-    Throttled(f64),
     /// The breaker refused; it may let a call through in this many ms.
     Breaker(f64),
     /// Not the asker's to send (a hedge the origin would refuse, a fast path that cannot
     /// decide): nothing counted, nothing told.
     Quiet,
+    /// Adaptive throttling refused it (at this probability). Last: uninhabited in a build
+    /// without throttling, it leaves no hole in the others' tags.
+    Throttled(crate::throttle::Probability),
 }
 
 /// Leave for an attempt: its breaker permit, whether pacing let it go as a probe window's

@@ -324,14 +324,12 @@ impl<'a, O> Hold<'a, O> {
                 retry_after_ms,
                 reason,
             },
-            #[cfg(feature = "throttle")]
-            (Refusal::Throttled(_), None) => CallResult::Throttled,
+            (Refusal::Throttled(p), None) => CallResult::Throttled(p),
             (refusal, Some(output)) => {
                 let reason = match refusal {
                     Refusal::Breaker(_) => GiveUpReason::BreakerOpen,
                     #[cfg(feature = "pacing")]
                     Refusal::RateLimit(..) | Refusal::Pace { .. } => GiveUpReason::RateLimit,
-                    #[cfg(feature = "throttle")]
                     Refusal::Throttled(_) => GiveUpReason::Throttled,
                     Refusal::Deadline | Refusal::Quiet => GiveUpReason::Deadline,
                 };

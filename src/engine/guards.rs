@@ -170,7 +170,6 @@ impl<'a> AttemptGuard<'a> {
                         origin,
                         retry_after_ms,
                     }),
-                    #[cfg(feature = "throttle")]
                     Refusal::Throttled(probability) => on_event(&Event::Throttled {
                         origin,
                         probability,

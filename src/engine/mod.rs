@@ -237,9 +237,9 @@ pub enum CallResult<O> {
         /// Why it waits.
         reason: Why,
     },
-    /// Adaptive throttling refused the call locally: nothing was sent.
-    #[cfg(feature = "throttle")]
-    Throttled,
+    /// Adaptive throttling refused the call locally: nothing was sent. None without
+    /// `throttle` (its probability is uninhabited there).
+    Throttled(crate::throttle::Probability),
 }
 
 /// A call its origin's breaker refuses now (`now()` is read only when its breaker is not

@@ -15,11 +15,7 @@ pub const CAPABILITIES: [(&str, &str, bool); 6] = [
         "pacing by rate-limit headers",
         cfg!(feature = "pacing"),
     ),
-    (
-        "throttle",
-        "adaptive throttling",
-        cfg!(feature = "throttle"),
-    ),
+    crate::throttle::CAPABILITY,
     ("hedge", "hedged reads", cfg!(feature = "hedge")),
     ("coalesce", "coalesced reads", cfg!(feature = "coalesce")),
     ("share", "shared origin health", cfg!(feature = "share")),
@@ -125,7 +121,7 @@ mod tests {
         assert_eq!(lacking_in(&given, &lean()), None);
         assert_eq!(
             lacking_in(&map(&[("throttle", Value::Bool(true))]), &CAPABILITIES).is_some(),
-            !cfg!(feature = "throttle")
+            !crate::throttle::CAPABILITY.2
         );
     }
 

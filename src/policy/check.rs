@@ -21,10 +21,9 @@ use super::sections::retry::retry_policy;
 use super::sections::retry_budget::budget_policy;
 #[cfg(feature = "share")]
 use super::sections::share::share_name;
-#[cfg(feature = "throttle")]
-use super::sections::throttle::throttle_policy;
 use super::types::Policy;
 use super::value::{Map, Value};
+use crate::throttle::throttle_policy;
 
 impl Policy {
     /// Validates a decoded policy and fills in the defaults.
@@ -66,10 +65,7 @@ impl Policy {
         let rate_limit = c
             .feature(&o, "rateLimit")
             .map(|m| rate_limit_policy(&mut c, m));
-        #[cfg(feature = "throttle")]
-        let throttle = c
-            .feature(&o, "throttle")
-            .map(|m| throttle_policy(&mut c, m));
+        let throttle = throttle_policy(&mut c, &o);
         let policy = Policy {
             timeout_ms,
             total_timeout_ms,
@@ -80,7 +76,6 @@ impl Policy {
             bulkhead,
             #[cfg(feature = "pacing")]
             rate_limit,
-            #[cfg(feature = "throttle")]
             throttle,
             idempotency_key: idempotency_key(&mut c, &o),
             idempotency_header: idempotency_header(&mut c, &o),
@@ -360,11 +355,13 @@ mod tests {
             assert_eq!(e.message, format!("unknown policy field {said}"));
             assert_eq!(e.kind, PolicyErrorKind::Type);
         }
-        // Three edits, or all of a short name: no guess.
-        #[allow(unused_mut)]
-        let mut no_guess = vec![json!({"timeoutMSec": 1}), json!({"retry": {"max": 1}})];
-        #[cfg(feature = "throttle")]
-        no_guess.push(json!({"throttle": {"x": 1}})); // one edit from "k", but all of it
+        // Three edits, or all of a short name: no guess. (`throttle.x` is one edit from "k",
+        // but all of it; the lean build refuses `throttle` itself, with no guess either.)
+        let no_guess = [
+            json!({"timeoutMSec": 1}),
+            json!({"retry": {"max": 1}}),
+            json!({"throttle": {"x": 1}}),
+        ];
         for policy in no_guess {
             let e = err(policy);
             assert!(!e.message.contains("did you mean"), "{}", e.message);

@@ -113,3 +113,55 @@ pub fn key_in<'f>(field: &'f Field, prefix: &str) -> Option<&'f str> {
     };
     (!rest.contains('.')).then_some(rest)
 }
+
+/// A row of `path` holding `kind`, given anywhere.
+pub const fn field(path: &'static str, kind: Kind) -> Field {
+    Field {
+        path,
+        kind,
+        scope: Scope::Both,
+        range_text: None,
+    }
+}
+
+/// A row of an integer field in `min..=max`, `default` when absent, given anywhere.
+pub const fn int(path: &'static str, min: u32, max: u32, default: u32) -> Field {
+    field(path, Kind::Int { min, max, default })
+}
+
+/// A row whose range another field bounds, as the TypeScript declarations state it.
+pub const fn bounded(path: &'static str, kind: Kind, range_text: &'static str) -> Field {
+    Field {
+        path,
+        kind,
+        scope: Scope::Both,
+        range_text: Some(range_text),
+    }
+}
+
+/// How many rows `sections` hold in all.
+pub const fn rows(sections: &[&[Field]]) -> usize {
+    let (mut n, mut i) = (0, 0);
+    while i < sections.len() {
+        n += sections[i].len();
+        i += 1;
+    }
+    n
+}
+
+/// The rows of `sections` in one table, in order (`N`: [`rows`] of them), made at compile time:
+/// each capability's rows are written in its folder, the schema lists the sections.
+pub const fn joined<const N: usize>(sections: &[&[Field]]) -> [Field; N] {
+    let mut table = [field("", Kind::Held); N];
+    let (mut i, mut k) = (0, 0);
+    while i < sections.len() {
+        let mut j = 0;
+        while j < sections[i].len() {
+            table[k] = sections[i][j];
+            j += 1;
+            k += 1;
+        }
+        i += 1;
+    }
+    table
+}

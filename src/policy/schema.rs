@@ -4,38 +4,23 @@
 //! options table are tested against it (tests/core_ts_defaults.rs).
 
 use super::error::{PolicyError, PolicyErrorKind};
-use super::field::find;
 pub use super::field::{Field, Kind, MAX_MS, Scope, key_in};
+use super::field::{bounded, field, find, int, joined, rows};
 use super::reader::Rows;
 use super::sections::breaker::{BreakerMode, WindowType};
 use super::types::defaults as d;
 use super::value::Value;
 use crate::backoff::Jitter;
 
-const fn field(path: &'static str, kind: Kind) -> Field {
-    Field {
-        path,
-        kind,
-        scope: Scope::Both,
-        range_text: None,
-    }
-}
+/// Every field, objects before their fields: the policy's own rows and each capability's
+/// section's (in its folder), in this order.
+const SECTIONS: &[&[Field]] = &[HEAD, crate::throttle::FIELDS, TAIL];
 
-const fn int(path: &'static str, min: u32, max: u32, default: u32) -> Field {
-    field(path, Kind::Int { min, max, default })
-}
+/// Every field, objects before their fields (`SECTIONS` joined, at compile time).
+pub const FIELDS: &[Field] = &joined::<{ rows(SECTIONS) }>(SECTIONS);
 
-const fn bounded(path: &'static str, kind: Kind, range_text: &'static str) -> Field {
-    Field {
-        path,
-        kind,
-        scope: Scope::Both,
-        range_text: Some(range_text),
-    }
-}
-
-/// Every field, objects before their fields.
-pub const FIELDS: &[Field] = &[
+/// The rows before the throttle's.
+const HEAD: &[Field] = &[
     int("timeoutMs", 1, MAX_MS, d::TIMEOUT_MS),
     int("totalTimeoutMs", 1, MAX_MS, d::TOTAL_TIMEOUT_MS),
     field(
@@ -159,17 +144,10 @@ pub const FIELDS: &[Field] = &[
     ),
     #[cfg(feature = "pacing")]
     int("rateLimit.maxWaitMs", 0, MAX_MS, d::RATE_LIMIT_MAX_WAIT_MS),
-    #[cfg(feature = "throttle")]
-    field(
-        "throttle",
-        Kind::Feature {
-            on: d::THROTTLE_ENABLED,
-        },
-    ),
-    #[cfg(feature = "throttle")]
-    bounded("throttle.k", Kind::Factor, "1..=100"),
-    #[cfg(feature = "throttle")]
-    int("throttle.windowMs", 1_000, MAX_MS, d::THROTTLE_WINDOW_MS),
+];
+
+/// The rows after the throttle's.
+const TAIL: &[Field] = &[
     #[cfg(feature = "hedge")]
     field(
         "hedge",

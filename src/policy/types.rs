@@ -12,8 +12,7 @@ use crate::policy::sections::outbox::OutboxPolicy;
 use crate::policy::sections::rate_limit::RateLimitPolicy;
 use crate::policy::sections::retry::RetryPolicy;
 use crate::policy::sections::retry_budget::BudgetPolicy;
-#[cfg(feature = "throttle")]
-use crate::policy::sections::throttle::ThrottlePolicy;
+use crate::throttle::ThrottlePolicy;
 
 /// Every default of the policy, with the JS field it fills: the policy's own fields' here,
 /// each section's written once in `sections/<capability>.rs` and gathered here.
@@ -41,8 +40,7 @@ pub mod defaults {
     pub use crate::policy::sections::rate_limit::defaults::*;
     pub use crate::policy::sections::retry::defaults::*;
     pub use crate::policy::sections::retry_budget::defaults::*;
-    #[cfg(feature = "throttle")]
-    pub use crate::policy::sections::throttle::defaults::*;
+    pub use crate::throttle::defaults::*;
 }
 
 /// A validated policy: every field concrete, every value in range.
@@ -66,8 +64,8 @@ pub struct Policy {
     /// Pacing by rate-limit headers and origin-wide `Retry-After`; `None` turns it off.
     #[cfg(feature = "pacing")]
     pub rate_limit: Option<RateLimitPolicy>,
-    /// Adaptive client-side throttling; `None` (the default) turns it off.
-    #[cfg(feature = "throttle")]
+    /// Adaptive client-side throttling; `None` (the default) turns it off (always `None`
+    /// without `throttle`: [`ThrottlePolicy`] is uninhabited there).
     pub throttle: Option<ThrottlePolicy>,
     /// Which idempotency key to send.
     pub idempotency_key: IdempotencyKey,
@@ -140,8 +138,7 @@ impl Default for Policy {
             bulkhead: defaults::BULKHEAD_ENABLED.then(BulkheadPolicy::default),
             #[cfg(feature = "pacing")]
             rate_limit: defaults::RATE_LIMIT_ENABLED.then(RateLimitPolicy::default),
-            #[cfg(feature = "throttle")]
-            throttle: defaults::THROTTLE_ENABLED.then(ThrottlePolicy::default),
+            throttle: crate::throttle::default_policy(),
             idempotency_key: defaults::IDEMPOTENCY_KEY,
             idempotency_header: defaults::IDEMPOTENCY_HEADER.to_owned(),
             max_origins: defaults::MAX_ORIGINS,

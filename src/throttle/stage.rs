@@ -12,7 +12,7 @@ impl Stage for Throttle {
     type Rules = Option<ThrottlePolicy>;
 
     fn rules(policy: &Policy) -> Self::Rules {
-        policy.throttle.clone()
+        policy.throttle
     }
 
     #[inline(always)]
@@ -45,6 +45,6 @@ impl Stage for Throttle {
     }
 
     fn reset(&mut self) {
-        *self = Throttle::default();
+        *self = Default::default();
     }
 }

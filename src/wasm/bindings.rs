@@ -36,9 +36,6 @@ unsafe extern "C" {
     /// "quota" or "retryAfter".
     #[wasm_bindgen(js_name = makeRateLimitError)]
     pub fn make_rate_limit_error(origin: &str, retry_after_ms: f64, reason: &str) -> JsValue;
-    /// A `ThrottledError` for `origin`.
-    #[wasm_bindgen(js_name = makeThrottledError)]
-    pub fn make_throttled_error(origin: &str) -> JsValue;
 }
 
 // The caller's arguments, each read once (input and init, the signal, the policy),

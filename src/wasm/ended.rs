@@ -6,8 +6,6 @@ use wasm_bindgen::prelude::*;
 use super::abort::AbortState;
 #[cfg(feature = "pacing")]
 use super::bindings::make_rate_limit_error;
-#[cfg(feature = "throttle")]
-use super::bindings::make_throttled_error;
 use super::bindings::{
     guard_response, make_bulkhead_full_error, make_circuit_open_error, make_timeout_error,
 };
@@ -20,6 +18,7 @@ use crate::engine::CallResult;
 use crate::events::OutcomeKind;
 #[cfg(feature = "outbox")]
 use crate::outbox::End;
+use crate::throttle::shell::throttled_error;
 
 /// The `CircuitOpenError` of a call `origin`'s breaker refused: open, or half-open with its
 /// probes out (told apart with no clock read). `origin_js`: the same origin as a JS string.
@@ -67,8 +66,7 @@ pub fn end_of(
         CallResult::DeadlineExceeded => (End::Deadline, 0),
         #[cfg(feature = "pacing")]
         CallResult::RateLimited { .. } => (End::RateLimited, 0),
-        #[cfg(feature = "throttle")]
-        CallResult::Throttled => (End::Throttled, 0),
+        CallResult::Throttled(_) => (End::Throttled, 0),
     }
 }
 
@@ -134,8 +132,7 @@ impl Ended<'_> {
                 retry_after_ms,
                 reason.as_str(),
             )),
-            #[cfg(feature = "throttle")]
-            CallResult::Throttled => Err(make_throttled_error(self.origin)),
+            CallResult::Throttled(refused) => Err(throttled_error(refused, self.origin)),
         }
     }
 

@@ -33,6 +33,11 @@ impl From<Field<'_>> for JsValue {
     }
 }
 
+/// A number field (a throttle's probability is one, and a stand-in without `throttle`).
+fn number<'a>(value: impl Into<f64>) -> Option<Field<'a>> {
+    Some(Field::Number(value.into()))
+}
+
 /// The event as a JS object: `{ type, origin, ... }` (see `ResilienceEvent` in the
 /// declarations), its fields in one order for every kind; `key` is the call's idempotency
 /// key, shown on `attemptStart` and `queued`.
@@ -107,9 +112,8 @@ pub fn to_js(origin: &str, key: Option<&str>, event: &Event) -> JsValue {
             "delayMs reason",
             [Some(N(ms)), Some(T(reason.as_str())), None, None],
         ),
-        #[cfg(feature = "throttle")]
         Event::Throttled { probability, .. } => {
-            ("probability", [Some(N(probability)), None, None, None])
+            ("probability", [number(probability), None, None, None])
         }
         Event::BodyTimeout {
             timeout_ms,

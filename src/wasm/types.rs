@@ -176,16 +176,6 @@ export interface Policy {
 }
 "#;
 
-/// `throttle` in a build without `throttle`: `false` (off) only.
-#[cfg(not(feature = "throttle"))]
-#[wasm_bindgen(typescript_custom_section)]
-const NO_THROTTLE_TYPES: &str = r#"
-export interface Policy {
-  /** Not in this build: adaptive throttling is in resilient-fetch/full. `false` (off) is accepted. */
-  throttle?: false;
-}
-"#;
-
 /// `hedge` in a build without `hedge`: `false` (off) only.
 #[cfg(not(feature = "hedge"))]
 #[wasm_bindgen(typescript_custom_section)]
@@ -245,27 +235,6 @@ export interface Policy {
 export interface RateLimitPolicy {
   /** Longest a call waits, in all, for its origin's quota or Retry-After hold, in ms; a longer wait rejects at once (0..=2147483647). @default 30000 */
   maxWaitMs?: number;
-}
-"#;
-
-/// The options of throttling (feature `throttle`): merged into `Policy` in the builds that have it.
-#[cfg(feature = "throttle")]
-#[wasm_bindgen(typescript_custom_section)]
-const THROTTLE_TYPES: &str = r#"
-export interface Policy {
-  /**
-   * Adaptive client-side throttling (Google SRE book, "Handling Overload"): per origin, refuse a
-   * request locally (ThrottledError, nothing sent) with probability
-   * max(0, (requests - k * accepts) / (requests + 1)) over the last windowMs. @default false (off)
-   */
-  throttle?: boolean | ThrottlePolicy;
-}
-
-export interface ThrottlePolicy {
-  /** Requests sent per accepted one before refusing locally; lower sheds more (1..=100, fractions allowed). @default 2 */
-  k?: number;
-  /** The trailing window counted over, in ms (1000..=2147483647). @default 120000 */
-  windowMs?: number;
 }
 "#;
 

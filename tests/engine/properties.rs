@@ -177,8 +177,7 @@ proptest! {
             CallResult::RateLimited { .. } => {
                 prop_assert!(false, "refused by pacing: {:?}", log.kinds);
             }
-            #[cfg(feature = "throttle")]
-            CallResult::Throttled => {
+            CallResult::Throttled(_) => {
                 prop_assert!(false, "refused by throttling: {:?}", log.kinds);
             }
         }

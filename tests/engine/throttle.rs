@@ -17,7 +17,7 @@ fn throttling_refuses_locally_once_the_origin_rejects_most() {
         let (result, events, n) = paced_get(&reg, &p, &clock, &[Step::Status(status)]);
         sent += n;
         match result {
-            CallResult::Throttled => {
+            CallResult::Throttled(_) => {
                 refused += 1;
                 assert_eq!(n, 0);
                 let (_, probability, _) = &events[0];

@@ -17,5 +17,3 @@ pub mod retry;
 pub mod retry_budget;
 #[cfg(feature = "share")]
 pub mod share;
-#[cfg(feature = "throttle")]
-pub mod throttle;

@@ -1,21 +1,10 @@
-//! Adaptive client-side throttling, as Google's SRE book describes it ("Handling
-//! Overload"): each client keeps, per origin and over a trailing window, how many requests
-//! it wanted to send (`requests`, those it refused itself included) and how many the origin
-//! accepted (`accepts`), and refuses a new request locally with probability
-//! `max(0, (requests − k·accepts) / (requests + 1))`.
-//!
-//! While the origin accepts everything the probability is 0. As it rejects more, the client
-//! sheds load before sending, so an overloaded backend spends less on requests it would
-//! refuse anyway: with `k = 2` about two requests are sent per accepted one (one rejected
-//! per accepted) however overloaded the origin is, and a few still go through to notice
-//! the recovery. An attempt is accepted when it is not a
-//! failure by the breaker's rule ([`crate::classify::judge`], or `breaker.isFailure`):
-//! network errors, timeouts, 408, 429 and 5xx are not.
+//! One origin's counts over the trailing window, and the draw that refuses a request
+//! ([`Throttle`]; the rule is in the folder's docs, [`crate::throttle`]).
 //!
 //! The window is [`BUCKETS`] buckets of `windowMs / BUCKETS` each: bounded memory per
 //! origin, and counts leave the window a bucket at a time.
 
-use crate::policy::ThrottlePolicy;
+use super::section::ThrottlePolicy;
 
 /// Buckets per window.
 pub const BUCKETS: usize = 10;
@@ -183,5 +172,3 @@ mod tests {
         }
     }
 }
-
-mod stage;

@@ -56,8 +56,6 @@ pub mod owner;
 #[cfg(feature = "pacing")]
 pub mod pacing;
 pub mod policy;
-#[cfg(feature = "pacing")]
-pub mod rate_limit;
 pub mod registry;
 pub mod retry_after;
 #[cfg(feature = "share")]
@@ -65,6 +63,10 @@ pub mod share;
 #[cfg(feature = "throttle")]
 pub mod throttle;
 pub mod vocab;
+
+/// The rate-limit headers' parser, where it was before it moved into [`pacing`].
+#[cfg(feature = "pacing")]
+pub use pacing::rate_limit;
 
 #[cfg(target_arch = "wasm32")]
 mod wasm;

@@ -14,8 +14,7 @@
 //! | outcome classification, method safety | [`classify`] |
 //! | backoff windows and jitter | [`backoff`] |
 //! | `Retry-After` parsing (seconds, HTTP dates) | [`retry_after`] |
-//! | rate-limit headers (`RateLimit`, `RateLimit-Policy`, `X-RateLimit-*`) parsing | [`rate_limit`] |
-//! | per-origin pacing: quota left, origin-wide waits | [`pacing`] |
+//! | per-origin pacing (`pacing`): quota left, origin-wide waits; the rate-limit headers (`RateLimit`, `RateLimit-Policy`, `X-RateLimit-*`) parsing; `rateLimit` | [`pacing`] (`pacer.rs`, [`pacing::rate_limit`], `section.rs`, `shell.rs`) |
 //! | adaptive client-side throttling (SRE book) | [`throttle`] |
 //! | hedged reads: latency sample, delay, when one may go | [`hedge`] |
 //! | circuit breaker state machine | [`breaker`] |
@@ -53,7 +52,6 @@ pub mod origin;
 #[cfg(feature = "outbox")]
 pub mod outbox;
 pub mod owner;
-#[cfg(feature = "pacing")]
 pub mod pacing;
 pub mod policy;
 pub mod registry;
@@ -65,7 +63,6 @@ pub mod throttle;
 pub mod vocab;
 
 /// The rate-limit headers' parser, where it was before it moved into [`pacing`].
-#[cfg(feature = "pacing")]
 pub use pacing::rate_limit;
 
 #[cfg(target_arch = "wasm32")]

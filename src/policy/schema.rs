@@ -34,8 +34,43 @@ const fn bounded(path: &'static str, kind: Kind, range_text: &'static str) -> Fi
     }
 }
 
-/// Every field, objects before their fields.
-pub const FIELDS: &[Field] = &[
+/// Every field, objects before their fields: the mission's rows, with each capability's (its
+/// folder's `FIELDS`, none in a build without it) in their place.
+pub const FIELDS: &[Field] = &ALL;
+
+/// The rows in their order, in parts: [`FIELDS`] joins them.
+const PARTS: &[&[Field]] = &[HEAD, crate::pacing::FIELDS, TAIL];
+
+const ALL: [Field; rows(PARTS)] = join(PARTS);
+
+/// How many rows `parts` hold.
+const fn rows(parts: &[&[Field]]) -> usize {
+    let (mut n, mut i) = (0, 0);
+    while i < parts.len() {
+        n += parts[i].len();
+        i += 1;
+    }
+    n
+}
+
+/// The rows of `parts`, one after the other.
+const fn join<const N: usize>(parts: &[&[Field]]) -> [Field; N] {
+    let mut all = [field("", Kind::Function); N];
+    let (mut n, mut i) = (0, 0);
+    while i < parts.len() {
+        let mut j = 0;
+        while j < parts[i].len() {
+            all[n] = parts[i][j];
+            n += 1;
+            j += 1;
+        }
+        i += 1;
+    }
+    all
+}
+
+/// The mission's rows before pacing's.
+const HEAD: &[Field] = &[
     int("timeoutMs", 1, MAX_MS, d::TIMEOUT_MS),
     int("totalTimeoutMs", 1, MAX_MS, d::TOTAL_TIMEOUT_MS),
     field(
@@ -150,15 +185,10 @@ pub const FIELDS: &[Field] = &[
     ),
     int("bulkhead.maxConcurrent", 1, 100_000, d::MAX_CONCURRENT),
     int("bulkhead.maxQueue", 0, 100_000, d::MAX_QUEUE),
-    #[cfg(feature = "pacing")]
-    field(
-        "rateLimit",
-        Kind::Feature {
-            on: d::RATE_LIMIT_ENABLED,
-        },
-    ),
-    #[cfg(feature = "pacing")]
-    int("rateLimit.maxWaitMs", 0, MAX_MS, d::RATE_LIMIT_MAX_WAIT_MS),
+];
+
+/// The rows after pacing's.
+const TAIL: &[Field] = &[
     #[cfg(feature = "throttle")]
     field(
         "throttle",

@@ -1,0 +1,51 @@
+//! Pacing in a build without it (the lean build): stand-ins with the names and signatures the
+//! shared code uses. None can be made (each is, or holds, an uninhabited type), so an
+//! `Option` of one is always `None`, a variant that carries one cannot occur, and the code that
+//! would handle them is typed, compiled and removed by the optimizer. The types that cross
+//! into the origin's state are [`crate::absent`]'s, so that both name the same one.
+
+use crate::absent::Never;
+use crate::policy::field::Field;
+use crate::policy::reader::{Check, Object, Rows};
+
+pub use crate::absent::{Never as Quota, Never as Ticket};
+
+/// Why a call must wait for its origin: never, without pacing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Why {}
+
+impl Why {
+    /// The JS name.
+    #[inline(always)]
+    pub fn as_str(self) -> &'static str {
+        match self {}
+    }
+}
+
+/// Pacing settings: none without pacing (`rateLimit` is `false` or absent).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RateLimitPolicy {
+    /// Longest a call waits for its origin before sending, in ms.
+    pub max_wait_ms: u32,
+    _none: Never,
+}
+
+/// No `rateLimit` rows in the policy's schema.
+pub const FIELDS: &[Field] = &[];
+
+/// Off: the lean build paces nothing.
+#[inline(always)]
+pub fn default_policy() -> Option<RateLimitPolicy> {
+    None
+}
+
+/// Off (a `rateLimit` other than `false` is refused before: it needs the full build).
+#[inline(always)]
+pub(crate) fn read<R: Rows>(_: &mut Check<R>, _: &Object) -> Option<RateLimitPolicy> {
+    None
+}
+
+/// What rate-limit headers say: nothing read without pacing.
+pub mod rate_limit {
+    pub use super::Quota;
+}

@@ -75,26 +75,25 @@ pub enum Event<'a> {
         origin: &'a str,
     },
     /// A call waits for its origin before sending: its quota is spent until the window
-    /// resets, or a `Retry-After` on a 429 or 503 holds it.
-    #[cfg(feature = "pacing")]
+    /// resets, or a `Retry-After` on a 429 or 503 holds it. (None without pacing: its
+    /// [`crate::pacing::Why`] cannot be made.)
     RateLimitWait {
         /// Normalised origin.
         origin: &'a str,
         /// The wait, in ms.
         wait_ms: f64,
         /// Why.
-        reason: Why,
+        reason: crate::pacing::Why,
     },
     /// A call is rejected without sending: its origin's wait is longer than
-    /// `rateLimit.maxWaitMs` or than the call's deadline allows.
-    #[cfg(feature = "pacing")]
+    /// `rateLimit.maxWaitMs` or than the call's deadline allows. (None without pacing.)
     RateLimitRejected {
         /// Normalised origin.
         origin: &'a str,
         /// When the origin may be sent to again, in ms from now.
         retry_after_ms: f64,
         /// Why it must wait.
-        reason: Why,
+        reason: crate::pacing::Why,
     },
     /// Adaptive throttling refused an attempt locally.
     #[cfg(feature = "throttle")]
@@ -177,9 +176,7 @@ impl Event<'_> {
             Event::Offline { .. } => "offline",
             Event::ShortCircuit { .. } => "shortCircuit",
             Event::BulkheadRejected { .. } => "bulkheadRejected",
-            #[cfg(feature = "pacing")]
             Event::RateLimitWait { .. } => "rateLimitWait",
-            #[cfg(feature = "pacing")]
             Event::RateLimitRejected { .. } => "rateLimitRejected",
             #[cfg(feature = "throttle")]
             Event::Throttled { .. } => "throttled",
@@ -206,7 +203,7 @@ mod tests {
     #[test]
     fn kinds_are_the_js_names() {
         // Extended by the capabilities' events where the build has them.
-        #[cfg_attr(not(any(feature = "pacing", feature = "throttle")), allow(unused_mut))]
+        #[cfg_attr(not(feature = "throttle"), allow(unused_mut))]
         let mut all = vec![
             (
                 Event::AttemptStart {
@@ -259,25 +256,6 @@ mod tests {
             (Event::BulkheadRejected { origin: "o" }, "bulkheadRejected"),
             (Event::Success { attempts: 1 }, "success"),
         ];
-        #[cfg(feature = "pacing")]
-        all.extend([
-            (
-                Event::RateLimitWait {
-                    origin: "o",
-                    wait_ms: 1.0,
-                    reason: Why::Quota,
-                },
-                "rateLimitWait",
-            ),
-            (
-                Event::RateLimitRejected {
-                    origin: "o",
-                    retry_after_ms: 1.0,
-                    reason: Why::RetryAfter,
-                },
-                "rateLimitRejected",
-            ),
-        ]);
         #[cfg(feature = "throttle")]
         all.push((
             Event::Throttled {

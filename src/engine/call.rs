@@ -18,7 +18,7 @@ use crate::events::{Event, GiveUpReason};
 use crate::origin::{Ask, Refusal};
 use crate::owner::lend;
 use crate::policy::Policy;
-use crate::registry::Registry;
+use crate::registry::{EntryId, Registry};
 use crate::vocab::Method;
 use std::cell::RefCell;
 
@@ -67,7 +67,6 @@ enum Began<'a, O> {
     /// It goes.
     Go(Flight<'a>),
     /// The origin asks the call to wait this many ms first.
-    #[cfg(feature = "pacing")]
     Wait(f64),
     /// The call ends.
     End(CallResult<O>),
@@ -160,7 +159,6 @@ pub async fn run<T: Transport, E: Env>(
                 }
                 match hold.begin(&ctx, env, &mut progress, start, on_event) {
                     Began::Go(flight) => Phase::Send(flight),
-                    #[cfg(feature = "pacing")]
                     Began::Wait(ms) => Phase::Wait(ms),
                     Began::End(result) => return result,
                 }
@@ -241,37 +239,7 @@ impl<'a, O> Hold<'a, O> {
         } else {
             Err((Refusal::Deadline, None))
         };
-        #[cfg(feature = "pacing")]
-        if let Err((
-            Refusal::Pace {
-                wait_ms,
-                sleep_ms,
-                why,
-                booked,
-            },
-            id,
-        )) = began
-        {
-            // The attempt starts once its origin lets it, and the origin counts as in use
-            // meanwhile. A call booked behind others sleeps on untold until its turn.
-            let told = match booked.zip(id) {
-                Some((ticket, id)) if self.booking.is_none() => {
-                    self.booking = Some(Booking::new(ctx, id, ticket));
-                    true
-                }
-                _ => booked.is_none(),
-            };
-            if self.waiting.is_none() {
-                self.waiting = Some(WaitHold::take(ctx));
-            }
-            if told {
-                on_event(&Event::RateLimitWait {
-                    origin: ctx.origin,
-                    wait_ms,
-                    reason: why,
-                });
-            }
-            self.paced_ms += sleep_ms;
+        if let Some(sleep_ms) = self.paced(ctx, &began, on_event) {
             return Began::Wait(sleep_ms);
         }
         if began.is_ok()
@@ -340,6 +308,64 @@ impl<'a, O> Hold<'a, O> {
                 give_up(reason, output, attempt - 1, on_event)
             }
         })
+    }
+
+    /// When the origin asks the call to wait (its pacing), takes what the wait holds (the
+    /// booked send, the origin in use), tells it and returns how long to sleep before asking
+    /// again. (Pacing's only: `Refusal::Pace`, `Booking::new` and `WaitHold::take` are.)
+    #[cfg(feature = "pacing")]
+    #[inline(always)]
+    fn paced(
+        &mut self,
+        ctx: &Ctx<'a>,
+        began: &Result<AttemptGuard<'a>, (Refusal, Option<EntryId>)>,
+        on_event: &mut dyn FnMut(&Event<'_>),
+    ) -> Option<f64> {
+        let Err((
+            Refusal::Pace {
+                wait_ms,
+                sleep_ms,
+                why,
+                booked,
+            },
+            id,
+        )) = *began
+        else {
+            return None;
+        };
+        // The attempt starts once its origin lets it, and the origin counts as in use
+        // meanwhile. A call booked behind others sleeps on untold until its turn.
+        let told = match booked.zip(id) {
+            Some((ticket, id)) if self.booking.is_none() => {
+                self.booking = Some(Booking::new(ctx, id, ticket));
+                true
+            }
+            _ => booked.is_none(),
+        };
+        if self.waiting.is_none() {
+            self.waiting = Some(WaitHold::take(ctx));
+        }
+        if told {
+            on_event(&Event::RateLimitWait {
+                origin: ctx.origin,
+                wait_ms,
+                reason: why,
+            });
+        }
+        self.paced_ms += sleep_ms;
+        Some(sleep_ms)
+    }
+
+    /// No origin asks a call to wait without pacing.
+    #[cfg(not(feature = "pacing"))]
+    #[inline(always)]
+    fn paced(
+        &mut self,
+        _: &Ctx<'a>,
+        _: &Result<AttemptGuard<'a>, (Refusal, Option<EntryId>)>,
+        _: &mut dyn FnMut(&Event<'_>),
+    ) -> Option<f64> {
+        None
     }
 
     /// Applies what [`decide`] answers about `answered`: the budget's tokens, then the

@@ -22,6 +22,7 @@
 //! | policy objects into the core's input | `options.rs` |
 //! | events to `onEvent`, and `stats()`, as JS objects (serde-wasm-bindgen) | `events.rs` |
 //! | TypeScript declarations: the options; the outbox; the events and stats | `types.rs`, `types/outbox.rs`, `types/events.rs` |
+//! | pacing's part (`pacing`): an answer's rate-limit headers read, `rateLimit`'s declarations | `src/pacing/shell.rs` |
 
 /// The allocator: talc's wasm build, smaller than std's dlmalloc in the shipped wasm
 /// (it grows the linear memory as dlmalloc does; nothing is ever given back, as with it).

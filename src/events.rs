@@ -74,27 +74,6 @@ pub enum Event<'a> {
         /// Normalised origin.
         origin: &'a str,
     },
-    /// A call waits for its origin before sending: its quota is spent until the window
-    /// resets, or a `Retry-After` on a 429 or 503 holds it. (None without pacing: its
-    /// [`crate::pacing::Why`] cannot be made.)
-    RateLimitWait {
-        /// Normalised origin.
-        origin: &'a str,
-        /// The wait, in ms.
-        wait_ms: f64,
-        /// Why.
-        reason: crate::pacing::Why,
-    },
-    /// A call is rejected without sending: its origin's wait is longer than
-    /// `rateLimit.maxWaitMs` or than the call's deadline allows. (None without pacing.)
-    RateLimitRejected {
-        /// Normalised origin.
-        origin: &'a str,
-        /// When the origin may be sent to again, in ms from now.
-        retry_after_ms: f64,
-        /// Why it must wait.
-        reason: crate::pacing::Why,
-    },
     /// Adaptive throttling refused an attempt locally.
     #[cfg(feature = "throttle")]
     Throttled {
@@ -158,6 +137,29 @@ pub enum Event<'a> {
         reason: DeadReason,
         /// The refusal's status (reason `Status`).
         status: Option<u16>,
+    },
+    // Pacing's, last: the lean build, where they cannot be made, numbers the others as it
+    // would without them (its tables of the events keep their size).
+    /// A call waits for its origin before sending: its quota is spent until the window
+    /// resets, or a `Retry-After` on a 429 or 503 holds it. (None without pacing: its
+    /// [`crate::pacing::Why`] cannot be made.)
+    RateLimitWait {
+        /// Normalised origin.
+        origin: &'a str,
+        /// The wait, in ms.
+        wait_ms: f64,
+        /// Why.
+        reason: crate::pacing::Why,
+    },
+    /// A call is rejected without sending: its origin's wait is longer than
+    /// `rateLimit.maxWaitMs` or than the call's deadline allows. (None without pacing.)
+    RateLimitRejected {
+        /// Normalised origin.
+        origin: &'a str,
+        /// When the origin may be sent to again, in ms from now.
+        retry_after_ms: f64,
+        /// Why it must wait.
+        reason: crate::pacing::Why,
     },
 }
 

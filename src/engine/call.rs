@@ -66,10 +66,11 @@ pub(super) struct Progress {
 enum Began<'a, O> {
     /// It goes.
     Go(Flight<'a>),
-    /// The origin asks the call to wait this many ms first.
-    Wait(f64),
     /// The call ends.
     End(CallResult<O>),
+    /// The origin asks the call to wait this many ms first (pacing's only: last, so that the
+    /// lean build numbers the others as it would without it).
+    Wait(f64),
 }
 
 /// A decision applied: a retry holds the tokens it paid.

@@ -18,7 +18,7 @@ use crate::events::{Event, GiveUpReason};
 use crate::origin::{Ask, Refusal};
 use crate::owner::lend;
 use crate::policy::Policy;
-use crate::registry::{EntryId, Registry};
+use crate::registry::Registry;
 use crate::vocab::Method;
 use std::cell::RefCell;
 
@@ -66,11 +66,11 @@ pub(super) struct Progress {
 enum Began<'a, O> {
     /// It goes.
     Go(Flight<'a>),
+    /// The origin asks the call to wait this many ms first.
+    #[cfg(feature = "pacing")]
+    Wait(f64),
     /// The call ends.
     End(CallResult<O>),
-    /// The origin asks the call to wait this many ms first (pacing's only: last, so that the
-    /// lean build numbers the others as it would without it).
-    Wait(f64),
 }
 
 /// A decision applied: a retry holds the tokens it paid.
@@ -160,6 +160,7 @@ pub async fn run<T: Transport, E: Env>(
                 }
                 match hold.begin(&ctx, env, &mut progress, start, on_event) {
                     Began::Go(flight) => Phase::Send(flight),
+                    #[cfg(feature = "pacing")]
                     Began::Wait(ms) => Phase::Wait(ms),
                     Began::End(result) => return result,
                 }
@@ -240,7 +241,37 @@ impl<'a, O> Hold<'a, O> {
         } else {
             Err((Refusal::Deadline, None))
         };
-        if let Some(sleep_ms) = self.paced(ctx, &began, on_event) {
+        #[cfg(feature = "pacing")]
+        if let Err((
+            Refusal::Pace {
+                wait_ms,
+                sleep_ms,
+                why,
+                booked,
+            },
+            id,
+        )) = began
+        {
+            // The attempt starts once its origin lets it, and the origin counts as in use
+            // meanwhile. A call booked behind others sleeps on untold until its turn.
+            let told = match booked.zip(id) {
+                Some((ticket, id)) if self.booking.is_none() => {
+                    self.booking = Some(Booking::new(ctx, id, ticket));
+                    true
+                }
+                _ => booked.is_none(),
+            };
+            if self.waiting.is_none() {
+                self.waiting = Some(WaitHold::take(ctx));
+            }
+            if told {
+                on_event(&Event::RateLimitWait {
+                    origin: ctx.origin,
+                    wait_ms,
+                    reason: why,
+                });
+            }
+            self.paced_ms += sleep_ms;
             return Began::Wait(sleep_ms);
         }
         if began.is_ok()
@@ -309,64 +340,6 @@ impl<'a, O> Hold<'a, O> {
                 give_up(reason, output, attempt - 1, on_event)
             }
         })
-    }
-
-    /// When the origin asks the call to wait (its pacing), takes what the wait holds (the
-    /// booked send, the origin in use), tells it and returns how long to sleep before asking
-    /// again. (Pacing's only: `Refusal::Pace`, `Booking::new` and `WaitHold::take` are.)
-    #[cfg(feature = "pacing")]
-    #[inline(always)]
-    fn paced(
-        &mut self,
-        ctx: &Ctx<'a>,
-        began: &Result<AttemptGuard<'a>, (Refusal, Option<EntryId>)>,
-        on_event: &mut dyn FnMut(&Event<'_>),
-    ) -> Option<f64> {
-        let Err((
-            Refusal::Pace {
-                wait_ms,
-                sleep_ms,
-                why,
-                booked,
-            },
-            id,
-        )) = *began
-        else {
-            return None;
-        };
-        // The attempt starts once its origin lets it, and the origin counts as in use
-        // meanwhile. A call booked behind others sleeps on untold until its turn.
-        let told = match booked.zip(id) {
-            Some((ticket, id)) if self.booking.is_none() => {
-                self.booking = Some(Booking::new(ctx, id, ticket));
-                true
-            }
-            _ => booked.is_none(),
-        };
-        if self.waiting.is_none() {
-            self.waiting = Some(WaitHold::take(ctx));
-        }
-        if told {
-            on_event(&Event::RateLimitWait {
-                origin: ctx.origin,
-                wait_ms,
-                reason: why,
-            });
-        }
-        self.paced_ms += sleep_ms;
-        Some(sleep_ms)
-    }
-
-    /// No origin asks a call to wait without pacing.
-    #[cfg(not(feature = "pacing"))]
-    #[inline(always)]
-    fn paced(
-        &mut self,
-        _: &Ctx<'a>,
-        _: &Result<AttemptGuard<'a>, (Refusal, Option<EntryId>)>,
-        _: &mut dyn FnMut(&Event<'_>),
-    ) -> Option<f64> {
-        None
     }
 
     /// Applies what [`decide`] answers about `answered`: the budget's tokens, then the

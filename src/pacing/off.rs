@@ -4,7 +4,6 @@
 //! would handle them is typed, compiled and removed by the optimizer. The types that cross
 //! into the origin's state are [`crate::absent`]'s, so that both name the same one.
 
-use crate::absent::Never;
 use crate::policy::field::Field;
 use crate::policy::reader::{Check, Object, Rows};
 
@@ -22,12 +21,17 @@ impl Why {
     }
 }
 
-/// Pacing settings: none without pacing (`rateLimit` is `false` or absent).
+/// Pacing settings: none without pacing (`rateLimit` is `false` or absent). Of no size, so
+/// that the policy's `Option` of it takes none.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct RateLimitPolicy {
+pub enum RateLimitPolicy {}
+
+impl RateLimitPolicy {
     /// Longest a call waits for its origin before sending, in ms.
-    pub max_wait_ms: u32,
-    _none: Never,
+    #[inline(always)]
+    pub fn max_wait(&self) -> u32 {
+        match *self {}
+    }
 }
 
 /// No `rateLimit` rows in the policy's schema.

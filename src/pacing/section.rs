@@ -37,6 +37,13 @@ pub struct RateLimitPolicy {
     pub max_wait_ms: u32,
 }
 
+impl RateLimitPolicy {
+    /// Longest a call waits for its origin before sending, in ms.
+    pub fn max_wait(&self) -> u32 {
+        self.max_wait_ms
+    }
+}
+
 impl Default for RateLimitPolicy {
     fn default() -> Self {
         RateLimitPolicy {

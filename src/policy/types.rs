@@ -108,7 +108,9 @@ impl Policy {
     /// The longest the origin's pacing may make a call wait before an attempt, in ms
     /// (`rateLimit.maxWaitMs`; 0 without pacing).
     pub fn max_wait_ms(&self) -> u32 {
-        self.rate_limit.as_ref().map_or(0, |r| r.max_wait_ms)
+        self.rate_limit
+            .as_ref()
+            .map_or(0, RateLimitPolicy::max_wait)
     }
 }
 

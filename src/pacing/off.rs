@@ -1,5 +1,5 @@
 //! Pacing in a build without it (the lean build): stand-ins with the names and signatures the
-//! shared code uses. None can be made (each is, or holds, an uninhabited type), so an
+//! shared code uses. Its types cannot be made (each is uninhabited, of no size), so an
 //! `Option` of one is always `None`, a variant that carries one cannot occur, and the code that
 //! would handle them is typed, compiled and removed by the optimizer. The types that cross
 //! into the origin's state are [`crate::absent`]'s, so that both name the same one.

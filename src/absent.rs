@@ -7,19 +7,9 @@
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Never {}
 
-/// A send booked by the origin's pacing ([`crate::pacing`]).
-#[cfg(feature = "pacing")]
-pub use crate::pacing::Ticket;
-/// A send booked by the origin's pacing: none without `pacing`.
-#[cfg(not(feature = "pacing"))]
-pub type Ticket = Never;
-
-/// What an answer's rate-limit headers say ([`crate::rate_limit`]).
-#[cfg(feature = "pacing")]
-pub use crate::rate_limit::Quota;
-/// What an answer's rate-limit headers say: nothing without `pacing`.
-#[cfg(not(feature = "pacing"))]
-pub type Quota = Never;
+/// A send booked by the origin's pacing, and what an answer's rate-limit headers say: the
+/// folder's own (uninhabited without `pacing`).
+pub use crate::pacing::{Quota, Ticket};
 
 /// The notes an attempt's end has for the peers ([`crate::share`]).
 #[cfg(feature = "share")]

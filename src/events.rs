@@ -75,28 +75,6 @@ pub enum Event<'a> {
         /// Normalised origin.
         origin: &'a str,
     },
-    /// A call waits for its origin before sending: its quota is spent until the window
-    /// resets, or a `Retry-After` on a 429 or 503 holds it.
-    #[cfg(feature = "pacing")]
-    RateLimitWait {
-        /// Normalised origin.
-        origin: &'a str,
-        /// The wait, in ms.
-        wait_ms: f64,
-        /// Why.
-        reason: Why,
-    },
-    /// A call is rejected without sending: its origin's wait is longer than
-    /// `rateLimit.maxWaitMs` or than the call's deadline allows.
-    #[cfg(feature = "pacing")]
-    RateLimitRejected {
-        /// Normalised origin.
-        origin: &'a str,
-        /// When the origin may be sent to again, in ms from now.
-        retry_after_ms: f64,
-        /// Why it must wait.
-        reason: Why,
-    },
     /// The body of the response a call resolved with was cut off: no chunk for
     /// `bodyTimeoutMs`, or the call's deadline came while a read waited for one.
     BodyTimeout {
@@ -153,9 +131,31 @@ pub enum Event<'a> {
         /// The refusal's status (reason `Status`).
         status: Option<u16>,
     },
-    /// Adaptive throttling refused an attempt locally. None without `throttle`: its
-    /// probability is uninhabited there; last, so that the lean build's tags have no hole
-    /// for it (its wasm is as without the variant).
+    // The capabilities' that a build may lack, last: the lean build, where they cannot be
+    // made, numbers the others as it would without them (its tables keep their size).
+    /// A call waits for its origin before sending: its quota is spent until the window
+    /// resets, or a `Retry-After` on a 429 or 503 holds it. (None without pacing: its
+    /// [`crate::pacing::Why`] cannot be made.)
+    RateLimitWait {
+        /// Normalised origin.
+        origin: &'a str,
+        /// The wait, in ms.
+        wait_ms: f64,
+        /// Why.
+        reason: crate::pacing::Why,
+    },
+    /// A call is rejected without sending: its origin's wait is longer than
+    /// `rateLimit.maxWaitMs` or than the call's deadline allows. (None without pacing.)
+    RateLimitRejected {
+        /// Normalised origin.
+        origin: &'a str,
+        /// When the origin may be sent to again, in ms from now.
+        retry_after_ms: f64,
+        /// Why it must wait.
+        reason: crate::pacing::Why,
+    },
+    /// Adaptive throttling refused an attempt locally. (None without `throttle`: its
+    /// probability is uninhabited there.)
     Throttled {
         /// Normalised origin.
         origin: &'a str,
@@ -179,9 +179,7 @@ impl Event<'_> {
             Event::Offline { .. } => "offline",
             Event::ShortCircuit { .. } => "shortCircuit",
             Event::BulkheadRejected { .. } => "bulkheadRejected",
-            #[cfg(feature = "pacing")]
             Event::RateLimitWait { .. } => "rateLimitWait",
-            #[cfg(feature = "pacing")]
             Event::RateLimitRejected { .. } => "rateLimitRejected",
             Event::BodyTimeout { .. } => "bodyTimeout",
             #[cfg(feature = "hedge")]
@@ -206,10 +204,8 @@ mod tests {
 
     #[test]
     fn kinds_are_the_js_names() {
-        // Extended by the capabilities' events where the build has them (`throttled`: in
-        // src/throttle/).
-        #[cfg_attr(not(feature = "pacing"), allow(unused_mut))]
-        let mut all = vec![
+        // The capabilities' events are tested in their folders.
+        let all = vec![
             (
                 Event::AttemptStart {
                     attempt: 1,
@@ -261,25 +257,6 @@ mod tests {
             (Event::BulkheadRejected { origin: "o" }, "bulkheadRejected"),
             (Event::Success { attempts: 1 }, "success"),
         ];
-        #[cfg(feature = "pacing")]
-        all.extend([
-            (
-                Event::RateLimitWait {
-                    origin: "o",
-                    wait_ms: 1.0,
-                    reason: Why::Quota,
-                },
-                "rateLimitWait",
-            ),
-            (
-                Event::RateLimitRejected {
-                    origin: "o",
-                    retry_after_ms: 1.0,
-                    reason: Why::RetryAfter,
-                },
-                "rateLimitRejected",
-            ),
-        ]);
         for (event, kind) in all {
             assert_eq!(event.kind(), kind);
         }

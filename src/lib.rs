@@ -14,8 +14,7 @@
 //! | outcome classification, method safety | [`classify`] |
 //! | backoff windows and jitter | [`backoff`] |
 //! | `Retry-After` parsing (seconds, HTTP dates) | [`retry_after`] |
-//! | rate-limit headers (`RateLimit`, `RateLimit-Policy`, `X-RateLimit-*`) parsing | [`rate_limit`] |
-//! | per-origin pacing: quota left, origin-wide waits | [`pacing`] |
+//! | per-origin pacing (`pacing`): quota left, origin-wide waits; the rate-limit headers (`RateLimit`, `RateLimit-Policy`, `X-RateLimit-*`) parsing; `rateLimit` | [`pacing`] (`pacer.rs`, [`pacing::rate_limit`], `section.rs`, `shell.rs`) |
 //! | adaptive client-side throttling (SRE book) | [`throttle`] |
 //! | hedged reads: latency sample, delay, when one may go | [`hedge`] |
 //! | circuit breaker state machine | [`breaker`] |
@@ -54,11 +53,8 @@ pub mod origin;
 #[cfg(feature = "outbox")]
 pub mod outbox;
 pub mod owner;
-#[cfg(feature = "pacing")]
 pub mod pacing;
 pub mod policy;
-#[cfg(feature = "pacing")]
-pub mod rate_limit;
 pub mod registry;
 pub mod retry_after;
 #[cfg(feature = "share")]
@@ -66,6 +62,9 @@ pub mod share;
 pub mod stage;
 pub mod throttle;
 pub mod vocab;
+
+/// The rate-limit headers' parser, where it was before it moved into [`pacing`].
+pub use pacing::rate_limit;
 
 #[cfg(target_arch = "wasm32")]
 mod wasm;

@@ -85,7 +85,6 @@ stages! {
     // A capability's stage is one line here, under its feature.
     stages {
         /// When it may be sent to (rate-limit quota, `Retry-After` holds).
-        #[cfg(feature = "pacing")]
         pacer: crate::pacing::Pacer,
         /// Its adaptive throttle's counts.
         throttle: crate::throttle::Throttle,
@@ -212,10 +211,7 @@ impl OriginState {
 
     /// A send booked with `ticket` was not made: its place goes to the calls behind it.
     pub fn unbook(&mut self, ticket: Ticket) {
-        #[cfg(feature = "pacing")]
         self.pacer.unbook(ticket);
-        #[cfg(not(feature = "pacing"))]
-        match ticket {}
     }
 
     /// A call starts waiting for the origin (to retry, or for its rate limit).

@@ -253,14 +253,8 @@ impl Registry {
                 budget_tokens: e.state.budget.tokens_now(),
                 bulkhead_active: e.state.bulkhead.active(),
                 bulkhead_queued: e.state.bulkhead.queued(),
-                #[cfg(feature = "pacing")]
                 wait_ms: e.state.pacer.wait(now_ms).map_or(0.0, |(ms, _)| ms),
-                #[cfg(feature = "pacing")]
                 quota_remaining: e.state.pacer.remaining(now_ms),
-                #[cfg(not(feature = "pacing"))]
-                wait_ms: 0.0,
-                #[cfg(not(feature = "pacing"))]
-                quota_remaining: None,
             })
             .collect()
     }

@@ -124,27 +124,27 @@ pub enum Ask {
 pub enum Refusal {
     /// What is left of the call's deadline is too little for an attempt (the engine's).
     Deadline,
+    /// The breaker refused; it may let a call through in this many ms.
+    Breaker(f64),
+    /// Not the asker's to send (a hedge the origin would refuse, a fast path that cannot
+    /// decide): nothing counted, nothing told.
+    Quiet,
+    // The capabilities' refusals, last: uninhabited in a build without the capability, they
+    // leave no hole in the others' tags.
     /// The origin asks the call to wait first: `wait_ms` as told (a booked send's due time),
-    /// `sleep_ms` until the call asks again, `booked` the send booked for it.
-    #[cfg(feature = "pacing")]
+    /// `sleep_ms` until the call asks again, `booked` the send booked for it (pacing).
     Pace {
         /// How long the origin makes the call wait.
         wait_ms: f64,
         /// How long until the call asks again.
         sleep_ms: f64,
         /// Why.
-        why: crate::vocab::Why,
+        why: crate::pacing::Why,
         /// The ticket of a send booked for the call.
         booked: Option<Ticket>,
     },
-    /// The origin's wait is too long for the call: rejected without sending.
-    #[cfg(feature = "pacing")]
-    RateLimit(f64, crate::vocab::Why),
-    /// The breaker refused; it may let a call through in this many ms.
-    Breaker(f64),
-    /// Not the asker's to send (a hedge the origin would refuse, a fast path that cannot
-    /// decide): nothing counted, nothing told.
-    Quiet,
+    /// The origin's wait is too long for the call: rejected without sending (pacing).
+    RateLimit(f64, crate::pacing::Why),
     /// Adaptive throttling refused it (at this probability). Last: uninhabited in a build
     /// without throttling, it leaves no hole in the others' tags.
     Throttled(crate::throttle::Probability),

@@ -12,6 +12,7 @@ use std::collections::BTreeMap;
 /// part (`src/<feature>/shell.rs`) for that capability's options.
 const DECLARATIONS: &str = concat!(
     include_str!("../src/wasm/types.rs"),
+    include_str!("../src/pacing/shell.rs"),
     include_str!("../src/throttle/shell.rs"),
 );
 

@@ -552,7 +552,7 @@ function statusOf(response, rates) {
 /**
  * What a response says of its origin's limits, read in one crossing: undefined when it says
  * nothing, else [Retry-After (read only when `error`), RateLimit, RateLimit-Policy, remaining,
- * reset, limit], the last three from RateLimit-* or else X-RateLimit-* (src/rate_limit.rs parses
+ * reset, limit], the last three from RateLimit-* or else X-RateLimit-* (src/pacing/rate_limit.rs parses
  * them; `rates`: whether to read those at all). A mock's odd headers say nothing.
  */
 function limitsOf(response, error, rates) {

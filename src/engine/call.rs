@@ -64,11 +64,18 @@ pub(super) struct Progress {
 enum Began<'a, O> {
     /// It goes.
     Go(Flight<'a>),
-    /// The origin asks the call to wait this many ms first.
-    #[cfg(feature = "pacing")]
-    Wait(f64),
     /// The call ends.
     End(CallResult<O>),
+    /// The origin asks the call to wait this many ms first, for this reason (last: none
+    /// without pacing, whose reason cannot be made).
+    Wait(
+        f64,
+        #[allow(
+            dead_code,
+            reason = "its type makes the variant uninhabited without pacing"
+        )]
+        crate::pacing::Why,
+    ),
 }
 
 /// A decision applied: a retry holds the tokens it paid.
@@ -158,8 +165,7 @@ pub async fn run<T: Transport, E: Env>(
                 }
                 match hold.begin(&ctx, env, &mut progress, start, on_event) {
                     Began::Go(flight) => Phase::Send(flight),
-                    #[cfg(feature = "pacing")]
-                    Began::Wait(ms) => Phase::Wait(ms),
+                    Began::Wait(ms, _) => Phase::Wait(ms),
                     Began::End(result) => return result,
                 }
             }
@@ -239,7 +245,6 @@ impl<'a, O> Hold<'a, O> {
         } else {
             Err((Refusal::Deadline, None))
         };
-        #[cfg(feature = "pacing")]
         if let Err((
             Refusal::Pace {
                 wait_ms,
@@ -252,13 +257,11 @@ impl<'a, O> Hold<'a, O> {
         {
             // The attempt starts once its origin lets it, and the origin counts as in use
             // meanwhile. A call booked behind others sleeps on untold until its turn.
-            let told = match booked.zip(id) {
-                Some((ticket, id)) if self.booking.is_none() => {
-                    self.booking = Some(Booking::new(ctx, id, ticket));
-                    true
-                }
-                _ => booked.is_none(),
-            };
+            let mut told = booked.is_none();
+            if self.booking.is_none() {
+                self.booking = booked.zip(id).map(|(t, id)| Booking::new(ctx, id, t));
+                told |= self.booking.is_some();
+            }
             if self.waiting.is_none() {
                 self.waiting = Some(WaitHold::take(ctx));
             }
@@ -270,7 +273,7 @@ impl<'a, O> Hold<'a, O> {
                 });
             }
             self.paced_ms += sleep_ms;
-            return Began::Wait(sleep_ms);
+            return Began::Wait(sleep_ms, why);
         }
         if began.is_ok()
             && let Some(booking) = self.booking.take()
@@ -311,7 +314,6 @@ impl<'a, O> Hold<'a, O> {
                 CallResult::ShortCircuited { retry_after_ms }
             }
             // (A wait the call may take is taken above.)
-            #[cfg(feature = "pacing")]
             (
                 Refusal::RateLimit(retry_after_ms, reason)
                 | Refusal::Pace {
@@ -328,7 +330,6 @@ impl<'a, O> Hold<'a, O> {
             (refusal, Some(output)) => {
                 let reason = match refusal {
                     Refusal::Breaker(_) => GiveUpReason::BreakerOpen,
-                    #[cfg(feature = "pacing")]
                     Refusal::RateLimit(..) | Refusal::Pace { .. } => GiveUpReason::RateLimit,
                     Refusal::Throttled(_) => GiveUpReason::Throttled,
                     Refusal::Deadline | Refusal::Quiet => GiveUpReason::Deadline,

@@ -75,7 +75,6 @@ pub(super) struct Booking<'a> {
 
 impl<'a> Booking<'a> {
     /// The send booked with `ticket` on the origin's entry `id`.
-    #[cfg(feature = "pacing")]
     pub(super) fn new(ctx: &Ctx<'a>, id: EntryId, ticket: Ticket) -> Self {
         Booking {
             owner: ctx.owner,
@@ -114,7 +113,6 @@ pub(super) struct WaitHold<'a> {
 impl<'a> WaitHold<'a> {
     /// Marks the origin in use while the call waits for it (its rate limit), so that it is
     /// not evicted with what its pacing knows.
-    #[cfg(feature = "pacing")]
     pub(super) fn take(ctx: &Ctx<'a>) -> Self {
         let id = ctx.owner.with(ctx.origin, |id, s| {
             s.wait_begins();
@@ -174,7 +172,6 @@ impl<'a> AttemptGuard<'a> {
                         origin,
                         probability,
                     }),
-                    #[cfg(feature = "pacing")]
                     Refusal::RateLimit(retry_after_ms, reason) => {
                         on_event(&Event::RateLimitRejected {
                             origin,

@@ -45,8 +45,6 @@ use crate::origin::{Ask, Refusal};
 use crate::owner::Owner;
 use crate::policy::Policy;
 use crate::retry_after;
-#[cfg(feature = "pacing")]
-use crate::vocab::Why;
 use std::future::{Future, poll_fn};
 use std::pin::pin;
 use std::task::Poll;
@@ -229,13 +227,13 @@ pub enum CallResult<O> {
     Aborted,
     /// The total deadline ran out before any attempt could start.
     DeadlineExceeded,
-    /// The origin's rate-limit wait was too long for the call: nothing was sent.
-    #[cfg(feature = "pacing")]
+    /// The origin's rate-limit wait was too long for the call: nothing was sent. (Never
+    /// without pacing: its [`crate::pacing::Why`] cannot be made.)
     RateLimited {
         /// When the origin may be sent to, in ms from now.
         retry_after_ms: f64,
         /// Why it waits.
-        reason: Why,
+        reason: crate::pacing::Why,
     },
     /// Adaptive throttling refused the call locally: nothing was sent. None without
     /// `throttle` (its probability is uninhabited there).

@@ -10,11 +10,7 @@ use super::value::{Map, Value};
 
 /// Each opt-in capability: its top-level option, what it does, and whether this build has it.
 pub const CAPABILITIES: [(&str, &str, bool); 6] = [
-    (
-        "rateLimit",
-        "pacing by rate-limit headers",
-        cfg!(feature = "pacing"),
-    ),
+    crate::pacing::CAPABILITY,
     crate::throttle::CAPABILITY,
     ("hedge", "hedged reads", cfg!(feature = "hedge")),
     ("coalesce", "coalesced reads", cfg!(feature = "coalesce")),

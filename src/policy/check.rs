@@ -15,8 +15,6 @@ use super::sections::hedge::hedge_policy;
 use super::sections::idempotency::{idempotency_header, idempotency_key};
 #[cfg(feature = "outbox")]
 use super::sections::outbox::outbox_policy;
-#[cfg(feature = "pacing")]
-use super::sections::rate_limit::rate_limit_policy;
 use super::sections::retry::retry_policy;
 use super::sections::retry_budget::budget_policy;
 #[cfg(feature = "share")]
@@ -61,10 +59,7 @@ impl Policy {
         let bulkhead = c
             .feature(&o, "bulkhead")
             .map(|m| bulkhead_policy(&mut c, m));
-        #[cfg(feature = "pacing")]
-        let rate_limit = c
-            .feature(&o, "rateLimit")
-            .map(|m| rate_limit_policy(&mut c, m));
+        let rate_limit = crate::pacing::read(&mut c, &o);
         let throttle = throttle_policy(&mut c, &o);
         let policy = Policy {
             timeout_ms,
@@ -74,7 +69,6 @@ impl Policy {
             breaker,
             retry_budget,
             bulkhead,
-            #[cfg(feature = "pacing")]
             rate_limit,
             throttle,
             idempotency_key: idempotency_key(&mut c, &o),

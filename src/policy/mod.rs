@@ -32,6 +32,7 @@ mod sections;
 mod types;
 pub(crate) mod value;
 
+pub use crate::pacing::RateLimitPolicy;
 pub use crate::throttle::ThrottlePolicy;
 pub use build::CAPABILITIES;
 pub use error::{PolicyError, PolicyErrorKind};
@@ -46,8 +47,6 @@ pub use sections::hedge::{HedgeDelay, HedgePolicy};
 pub use sections::idempotency::IdempotencyKey;
 #[cfg(feature = "outbox")]
 pub use sections::outbox::OutboxPolicy;
-#[cfg(feature = "pacing")]
-pub use sections::rate_limit::RateLimitPolicy;
 pub use sections::retry::{RETRY_ON_MIN, RetryPolicy};
 pub use sections::retry_budget::BudgetPolicy;
 pub use types::*;

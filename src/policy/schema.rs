@@ -14,12 +14,12 @@ use crate::backoff::Jitter;
 
 /// Every field, objects before their fields: the policy's own rows and each capability's
 /// section's (in its folder), in this order.
-const SECTIONS: &[&[Field]] = &[HEAD, crate::throttle::FIELDS, TAIL];
+const SECTIONS: &[&[Field]] = &[HEAD, crate::pacing::FIELDS, crate::throttle::FIELDS, TAIL];
 
 /// Every field, objects before their fields (`SECTIONS` joined, at compile time).
 pub const FIELDS: &[Field] = &joined::<{ rows(SECTIONS) }>(SECTIONS);
 
-/// The rows before the throttle's.
+/// The policy's own rows before the capabilities'.
 const HEAD: &[Field] = &[
     int("timeoutMs", 1, MAX_MS, d::TIMEOUT_MS),
     int("totalTimeoutMs", 1, MAX_MS, d::TOTAL_TIMEOUT_MS),
@@ -135,18 +135,9 @@ const HEAD: &[Field] = &[
     ),
     int("bulkhead.maxConcurrent", 1, 100_000, d::MAX_CONCURRENT),
     int("bulkhead.maxQueue", 0, 100_000, d::MAX_QUEUE),
-    #[cfg(feature = "pacing")]
-    field(
-        "rateLimit",
-        Kind::Feature {
-            on: d::RATE_LIMIT_ENABLED,
-        },
-    ),
-    #[cfg(feature = "pacing")]
-    int("rateLimit.maxWaitMs", 0, MAX_MS, d::RATE_LIMIT_MAX_WAIT_MS),
 ];
 
-/// The rows after the throttle's.
+/// The policy's own rows after the capabilities'.
 const TAIL: &[Field] = &[
     #[cfg(feature = "hedge")]
     field(

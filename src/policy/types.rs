@@ -1,6 +1,7 @@
 //! The validated policy: the top-level [`Policy`], its own fields' defaults, and every
 //! default gathered in [`defaults`] (each section's written once, in its own file).
 
+use crate::pacing::RateLimitPolicy;
 use crate::policy::sections::breaker::BreakerPolicy;
 use crate::policy::sections::bulkhead::BulkheadPolicy;
 #[cfg(feature = "hedge")]
@@ -8,8 +9,6 @@ use crate::policy::sections::hedge::HedgePolicy;
 use crate::policy::sections::idempotency::IdempotencyKey;
 #[cfg(feature = "outbox")]
 use crate::policy::sections::outbox::OutboxPolicy;
-#[cfg(feature = "pacing")]
-use crate::policy::sections::rate_limit::RateLimitPolicy;
 use crate::policy::sections::retry::RetryPolicy;
 use crate::policy::sections::retry_budget::BudgetPolicy;
 use crate::throttle::ThrottlePolicy;
@@ -27,6 +26,7 @@ pub mod defaults {
     /// Origins whose state is kept (JS `maxOrigins`).
     pub const MAX_ORIGINS: u32 = 1000;
 
+    pub use crate::pacing::defaults::*;
     pub use crate::policy::sections::breaker::defaults::*;
     pub use crate::policy::sections::bulkhead::defaults::*;
     #[cfg(feature = "coalesce")]
@@ -36,8 +36,6 @@ pub mod defaults {
     pub use crate::policy::sections::idempotency::defaults::*;
     #[cfg(feature = "outbox")]
     pub use crate::policy::sections::outbox::defaults::*;
-    #[cfg(feature = "pacing")]
-    pub use crate::policy::sections::rate_limit::defaults::*;
     pub use crate::policy::sections::retry::defaults::*;
     pub use crate::policy::sections::retry_budget::defaults::*;
     pub use crate::throttle::defaults::*;
@@ -61,8 +59,8 @@ pub struct Policy {
     pub retry_budget: Option<BudgetPolicy>,
     /// Bulkhead settings; `None` turns the bulkhead off.
     pub bulkhead: Option<BulkheadPolicy>,
-    /// Pacing by rate-limit headers and origin-wide `Retry-After`; `None` turns it off.
-    #[cfg(feature = "pacing")]
+    /// Pacing by rate-limit headers and origin-wide `Retry-After`; `None` turns it off (always,
+    /// without pacing: [`crate::pacing`]'s stand-in cannot be made).
     pub rate_limit: Option<RateLimitPolicy>,
     /// Adaptive client-side throttling; `None` (the default) turns it off (always `None`
     /// without `throttle`: [`ThrottlePolicy`] is uninhabited there).
@@ -102,19 +100,15 @@ impl Policy {
     /// Whether attempts are paced by the origin's rate-limit headers and holds (`rateLimit`;
     /// never without pacing).
     pub fn paced(&self) -> bool {
-        #[cfg(feature = "pacing")]
-        return self.rate_limit.is_some();
-        #[cfg(not(feature = "pacing"))]
-        false
+        self.rate_limit.is_some()
     }
 
     /// The longest the origin's pacing may make a call wait before an attempt, in ms
     /// (`rateLimit.maxWaitMs`; 0 without pacing).
     pub fn max_wait_ms(&self) -> u32 {
-        #[cfg(feature = "pacing")]
-        return self.rate_limit.as_ref().map_or(0, |r| r.max_wait_ms);
-        #[cfg(not(feature = "pacing"))]
-        0
+        self.rate_limit
+            .as_ref()
+            .map_or(0, RateLimitPolicy::max_wait)
     }
 }
 
@@ -136,8 +130,7 @@ impl Default for Policy {
             breaker: defaults::BREAKER_ENABLED.then(BreakerPolicy::default),
             retry_budget: defaults::RETRY_BUDGET_ENABLED.then(BudgetPolicy::default),
             bulkhead: defaults::BULKHEAD_ENABLED.then(BulkheadPolicy::default),
-            #[cfg(feature = "pacing")]
-            rate_limit: defaults::RATE_LIMIT_ENABLED.then(RateLimitPolicy::default),
+            rate_limit: crate::pacing::default_policy(),
             throttle: crate::throttle::default_policy(),
             idempotency_key: defaults::IDEMPOTENCY_KEY,
             idempotency_header: defaults::IDEMPOTENCY_HEADER.to_owned(),

@@ -4,10 +4,9 @@
 use wasm_bindgen::prelude::*;
 
 use super::abort::AbortState;
-#[cfg(feature = "pacing")]
-use super::bindings::make_rate_limit_error;
 use super::bindings::{
-    guard_response, make_bulkhead_full_error, make_circuit_open_error, make_timeout_error,
+    guard_response, make_bulkhead_full_error, make_circuit_open_error, make_rate_limit_error,
+    make_timeout_error,
 };
 use super::codes::TimeoutKind;
 use super::resolve::Resolved;
@@ -64,7 +63,6 @@ pub fn end_of(
         CallResult::BulkheadFull => (End::BulkheadFull, 0),
         CallResult::Aborted => (End::Aborted, 0),
         CallResult::DeadlineExceeded => (End::Deadline, 0),
-        #[cfg(feature = "pacing")]
         CallResult::RateLimited { .. } => (End::RateLimited, 0),
         CallResult::Throttled(_) => (End::Throttled, 0),
     }
@@ -123,7 +121,6 @@ impl Ended<'_> {
                 TimeoutKind::Call as u8,
                 f64::from(policy.total_timeout_ms),
             )),
-            #[cfg(feature = "pacing")]
             CallResult::RateLimited {
                 retry_after_ms,
                 reason,

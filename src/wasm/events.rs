@@ -98,7 +98,6 @@ pub fn to_js(origin: &str, key: Option<&str>, event: &Event) -> JsValue {
             ("delayMs", [Some(N(retry_after_ms)), None, None, None])
         }
         Event::BulkheadRejected { .. } => ("", [None; 4]),
-        #[cfg(feature = "pacing")]
         Event::RateLimitWait {
             wait_ms: ms,
             reason,

@@ -22,7 +22,7 @@
 //! | policy objects into the core's input | `options.rs` |
 //! | events to `onEvent`, and `stats()`, as JS objects (serde-wasm-bindgen) | `events.rs` |
 //! | TypeScript declarations: the options; the outbox; the events and stats | `types.rs`, `types/outbox.rs`, `types/events.rs` |
-//! | a capability's own shell part (its error makers, its options' declarations) | its folder's `shell.rs`: `src/throttle/shell.rs` |
+//! | a capability's own shell part (its error makers, its options' declarations, pacing's header reading) | its folder's `shell.rs` (`src/pacing/shell.rs`, `src/throttle/shell.rs`, ...) |
 
 /// The allocator: talc's wasm build, smaller than std's dlmalloc in the shipped wasm
 /// (it grows the linear memory as dlmalloc does; nothing is ever given back, as with it).

@@ -24,8 +24,6 @@ use crate::engine::{
 };
 use crate::events::OutcomeKind;
 use crate::policy::Policy;
-#[cfg(feature = "pacing")]
-use crate::rate_limit::{self, Headers};
 
 /// A response's `Retry-After` (read when `error`) and what its rate-limit headers say of
 /// the quota (read when `rates`): one crossing to JS, none of the parsing there.
@@ -35,22 +33,7 @@ fn limits(response: &JsValue, error: bool, rates: bool) -> (Option<String>, Opti
         return (None, None);
     };
     let retry_after = values.get(0).as_string();
-    #[cfg(feature = "pacing")]
-    let quota = {
-        let [ratelimit, policy, remaining, reset, limit] =
-            std::array::from_fn(|i| values.get(i as u32 + 1).as_string());
-        let headers = Headers {
-            ratelimit: ratelimit.as_deref(),
-            policy: policy.as_deref(),
-            remaining: remaining.as_deref(),
-            reset: reset.as_deref(),
-            limit: limit.as_deref(),
-        };
-        rate_limit::parse(&headers, js_sys::Date::now())
-    };
-    #[cfg(not(feature = "pacing"))]
-    let quota = None;
-    (retry_after, quota)
+    (retry_after, crate::pacing::shell::quota(values))
 }
 
 /// `sendAttempt`'s `how`: [`SendFlag`]s.

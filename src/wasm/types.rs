@@ -166,16 +166,6 @@ export interface BulkheadPolicy {
 }
 "#;
 
-/// `rateLimit` in a build without `pacing`: `false` (off) only.
-#[cfg(not(feature = "pacing"))]
-#[wasm_bindgen(typescript_custom_section)]
-const NO_PACING_TYPES: &str = r#"
-export interface Policy {
-  /** Not in this build: pacing by rate-limit headers is in resilient-fetch/full. `false` (off) is accepted. */
-  rateLimit?: false;
-}
-"#;
-
 /// `hedge` in a build without `hedge`: `false` (off) only.
 #[cfg(not(feature = "hedge"))]
 #[wasm_bindgen(typescript_custom_section)]
@@ -213,28 +203,6 @@ const NO_OUTBOX_TYPES: &str = r#"
 export interface Policy {
   /** Not in this build: the outbox is in resilient-fetch/full. `false` (off) is accepted. */
   outbox?: false;
-}
-"#;
-
-/// The options of rate limits (feature `pacing`): merged into `Policy` in the builds that have it.
-#[cfg(feature = "pacing")]
-#[wasm_bindgen(typescript_custom_section)]
-const PACING_TYPES: &str = r#"
-export interface Policy {
-  /**
-   * Pacing by what origins say of their limits: the rate-limit headers (`RateLimit` and
-   * `RateLimit-Policy` of the IETF draft, `RateLimit-Remaining`/`-Reset`, `X-RateLimit-*`) and a
-   * `Retry-After` on a 429 or 503 hold the whole origin for every call of the client (either for at most
-   * retry.maxRetryAfterMs; after a quota's capped wait one call asks first); a call waits
-   * (within its deadline and maxWaitMs) or rejects at once with a RateLimitError without sending.
-   * `false` turns it off. @default {} (on)
-   */
-  rateLimit?: boolean | RateLimitPolicy;
-}
-
-export interface RateLimitPolicy {
-  /** Longest a call waits, in all, for its origin's quota or Retry-After hold, in ms; a longer wait rejects at once (0..=2147483647). @default 30000 */
-  maxWaitMs?: number;
 }
 "#;
 

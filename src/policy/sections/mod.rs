@@ -11,8 +11,6 @@ pub mod hedge;
 pub mod idempotency;
 #[cfg(feature = "outbox")]
 pub mod outbox;
-#[cfg(feature = "pacing")]
-pub mod rate_limit;
 pub mod retry;
 pub mod retry_budget;
 #[cfg(feature = "share")]

@@ -20,7 +20,7 @@ pub const CAPABILITIES: [(&str, &str, bool); 6] = [
         "adaptive throttling",
         cfg!(feature = "throttle"),
     ),
-    ("hedge", "hedged reads", cfg!(feature = "hedge")),
+    crate::hedge::CAPABILITY,
     ("coalesce", "coalesced reads", cfg!(feature = "coalesce")),
     ("share", "shared origin health", cfg!(feature = "share")),
     ("outbox", "the outbox", cfg!(feature = "outbox")),

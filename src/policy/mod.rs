@@ -17,7 +17,7 @@
 //! | the checking machinery: the first error, one object's fields | `reader.rs` |
 //! | what a row says: a field's kind and scope | `field.rs` |
 //! | the error a bad field gives | `error.rs` |
-//! | each capability's section: its types, defaults, checks and tests | `sections/<capability>.rs` |
+//! | each capability's section: its types, defaults, checks and tests | `sections/<capability>.rs`, or its folder's (`src/hedge/section.rs`) |
 //! | the words of errors | `messages.rs` |
 
 mod build;
@@ -25,13 +25,14 @@ mod check;
 mod error;
 mod field;
 mod input;
-mod messages;
-mod reader;
+pub(crate) mod messages;
+pub(crate) mod reader;
 pub mod schema;
 mod sections;
 mod types;
-mod value;
+pub(crate) mod value;
 
+pub use crate::hedge::{HedgeDelay, HedgePolicy};
 pub use build::CAPABILITIES;
 pub use error::{PolicyError, PolicyErrorKind};
 pub use input::PolicyInput;
@@ -40,8 +41,6 @@ pub use sections::breaker::{
     WindowType, check_key,
 };
 pub use sections::bulkhead::BulkheadPolicy;
-#[cfg(feature = "hedge")]
-pub use sections::hedge::{HedgeDelay, HedgePolicy};
 pub use sections::idempotency::IdempotencyKey;
 #[cfg(feature = "outbox")]
 pub use sections::outbox::OutboxPolicy;

@@ -12,7 +12,8 @@ use super::types::defaults as d;
 use super::value::Value;
 use crate::backoff::Jitter;
 
-const fn field(path: &'static str, kind: Kind) -> Field {
+/// A row given to a client or a call, with no range note.
+pub(crate) const fn field(path: &'static str, kind: Kind) -> Field {
     Field {
         path,
         kind,
@@ -21,11 +22,13 @@ const fn field(path: &'static str, kind: Kind) -> Field {
     }
 }
 
-const fn int(path: &'static str, min: u32, max: u32, default: u32) -> Field {
+/// An integer row given to a client or a call.
+pub(crate) const fn int(path: &'static str, min: u32, max: u32, default: u32) -> Field {
     field(path, Kind::Int { min, max, default })
 }
 
-const fn bounded(path: &'static str, kind: Kind, range_text: &'static str) -> Field {
+/// A row given to a client or a call, with a note on its range.
+pub(crate) const fn bounded(path: &'static str, kind: Kind, range_text: &'static str) -> Field {
     Field {
         path,
         kind,
@@ -34,8 +37,41 @@ const fn bounded(path: &'static str, kind: Kind, range_text: &'static str) -> Fi
     }
 }
 
-/// Every field, objects before their fields.
-pub const FIELDS: &[Field] = &[
+/// The rows, in their order: the policy's own, and each capability's from its folder where
+/// it reads (one registration line each).
+const PARTS: &[&[Field]] = &[OWN_FIRST, crate::hedge::FIELDS, OWN_LAST];
+
+/// Every field, objects before their fields ([`PARTS`] joined, at compile time).
+pub const FIELDS: &[Field] = &joined::<{ count(PARTS) }>(PARTS);
+
+/// The rows of `parts` together.
+const fn count(parts: &[&[Field]]) -> usize {
+    let (mut n, mut i) = (0, 0);
+    while i < parts.len() {
+        n += parts[i].len();
+        i += 1;
+    }
+    n
+}
+
+/// The rows of `parts` one after the other (`N`: [`count`] of them).
+const fn joined<const N: usize>(parts: &[&[Field]]) -> [Field; N] {
+    let mut out = [field("", Kind::Function); N];
+    let (mut at, mut i) = (0, 0);
+    while i < parts.len() {
+        let mut j = 0;
+        while j < parts[i].len() {
+            out[at] = parts[i][j];
+            at += 1;
+            j += 1;
+        }
+        i += 1;
+    }
+    out
+}
+
+/// The policy's own rows before the capabilities' that come after them.
+const OWN_FIRST: &[Field] = &[
     int("timeoutMs", 1, MAX_MS, d::TIMEOUT_MS),
     int("totalTimeoutMs", 1, MAX_MS, d::TOTAL_TIMEOUT_MS),
     field(
@@ -170,35 +206,10 @@ pub const FIELDS: &[Field] = &[
     bounded("throttle.k", Kind::Factor, "1..=100"),
     #[cfg(feature = "throttle")]
     int("throttle.windowMs", 1_000, MAX_MS, d::THROTTLE_WINDOW_MS),
-    #[cfg(feature = "hedge")]
-    field(
-        "hedge",
-        Kind::Feature {
-            on: d::HEDGE_ENABLED,
-        },
-    ),
-    #[cfg(feature = "hedge")]
-    field(
-        "hedge.delayMs",
-        Kind::DelayOrAuto {
-            min: 0,
-            max: MAX_MS,
-        },
-    ),
-    #[cfg(feature = "hedge")]
-    int("hedge.maxHedges", 1, 3, d::MAX_HEDGES),
-    #[cfg(feature = "hedge")]
-    int("hedge.minDelayMs", 0, MAX_MS, d::HEDGE_MIN_DELAY_MS),
-    #[cfg(feature = "hedge")]
-    bounded(
-        "hedge.maxDelayMs",
-        Kind::Int {
-            min: 0,
-            max: MAX_MS,
-            default: d::HEDGE_MAX_DELAY_MS,
-        },
-        ">= minDelayMs, ..=2147483647",
-    ),
+];
+
+/// The policy's own rows after the capabilities' that come first.
+const OWN_LAST: &[Field] = &[
     Field {
         path: "idempotencyKey",
         kind: Kind::Key,

@@ -1,9 +1,10 @@
 //! One attempt from the moment it is on the wire: its [`Flight`], its end recorded against
 //! the origin ([`settle`]: `isFailure`, the breaker, what its answer says of the origin's
 //! limits, `attemptEnd`), and the caller's `shouldRetry` asked about it ([`ask`]). The loop
-//! ([`super::run`]) and a hedged race ([`crate::hedge`]'s `race.rs`) end every attempt this way, so each
-//! ended attempt is recorded, judged and asked about once, with its own number, outcome and
-//! time, whichever of them it turns out to be.
+//! ([`super::run`]) and a hedged race ([`crate::hedge`]'s `race.rs`) end every attempt this
+//! way, so each ended attempt is recorded, judged and asked about once, with its own number,
+//! outcome and time, whichever of them it turns out to be. A call strategy outside the engine
+//! (the hedged race) reaches these through the crate.
 
 use std::future::Future;
 

@@ -70,7 +70,8 @@ const fn joined<const N: usize>(parts: &[&[Field]]) -> [Field; N] {
     out
 }
 
-/// The policy's own rows before the capabilities' that come after them.
+/// The rows before hedge's: the policy's own, and those of the capabilities whose rows are
+/// still written here.
 const OWN_FIRST: &[Field] = &[
     int("timeoutMs", 1, MAX_MS, d::TIMEOUT_MS),
     int("totalTimeoutMs", 1, MAX_MS, d::TOTAL_TIMEOUT_MS),
@@ -208,7 +209,7 @@ const OWN_FIRST: &[Field] = &[
     int("throttle.windowMs", 1_000, MAX_MS, d::THROTTLE_WINDOW_MS),
 ];
 
-/// The policy's own rows after the capabilities' that come first.
+/// The rows after hedge's, as [`OWN_FIRST`].
 const OWN_LAST: &[Field] = &[
     Field {
         path: "idempotencyKey",

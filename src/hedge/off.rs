@@ -46,6 +46,13 @@ pub(crate) fn read<R: Rows>(_: &mut Check<R>, _: &Object) -> Option<HedgePolicy>
     None
 }
 
+/// Whether a budget may pay for a hedge: no hedge goes in this build (so the shared
+/// admission code may ask it in both builds).
+#[inline(always)]
+pub fn budget_allows(_tokens: u32, _capacity: u32) -> bool {
+    false
+}
+
 /// Whether a request may be hedged: never in this build.
 #[inline(always)]
 pub fn may_hedge(_method: &str, _has_body: bool) -> bool {

@@ -84,15 +84,12 @@ impl Stage for RetryBudget {
 
     #[inline(always)]
     fn check(&mut self, ask: Ask, cx: &mut Cx<'_>, _: &mut Admitted) -> Result<(), Refusal> {
-        #[cfg(feature = "hedge")]
         if let (Ask::Hedge, Some(b)) = (ask, &cx.policy.retry_budget) {
             let tokens = self.tokens(b.capacity);
             if !(crate::hedge::budget_allows(tokens, b.capacity) && tokens >= b.retry_cost) {
                 return Err(Refusal::Quiet);
             }
         }
-        #[cfg(not(feature = "hedge"))]
-        let _ = (ask, cx);
         Ok(())
     }
 

@@ -30,9 +30,9 @@ struct Slots {
     /// taking the first waiter shifts at most `maxQueue` pointers.
     queue: Vec<Rc<Ticket>>,
     /// The slots hedges hold, youngest last (counted in `active`). None while calls wait:
-    /// a call that would queue takes a hedge's slot instead.
-    #[cfg(feature = "hedge")]
-    hedges: Vec<Rc<Ticket>>,
+    /// a call that would queue takes a hedge's slot instead. Always none without `hedge`
+    /// ([`crate::hedge::Held`]).
+    hedges: crate::hedge::Held<Rc<Ticket>>,
 }
 
 /// A waiter's place in the queue, or a hedge's slot.
@@ -78,7 +78,6 @@ pub enum Admission {
 pub struct BulkheadPermit(Bulkhead);
 
 /// A hedge's slot, released when dropped unless a call took it meanwhile.
-#[cfg(feature = "hedge")]
 #[derive(Debug)]
 #[must_use = "dropping the permit releases the slot at once"]
 pub struct HedgePermit {
@@ -112,11 +111,7 @@ impl Bulkhead {
             }
             // Hedges hold no slot while calls wait (they never take one then, and a call
             // that would wait takes theirs), so no waiter is overtaken here.
-            #[cfg(feature = "hedge")]
-            let hedge = slots.hedges.pop();
-            #[cfg(not(feature = "hedge"))]
-            let hedge: Option<Rc<Ticket>> = None;
-            match hedge {
+            match slots.hedges.youngest() {
                 Some(hedge) => hedge,
                 None if slots.queue.len() >= policy.max_queue as usize => return Admission::Full,
                 None => {
@@ -137,18 +132,18 @@ impl Bulkhead {
     }
 
     /// A free slot for a hedge now, or none: never a place in the queue, never while calls
-    /// wait, and a call that finds no free slot may take it back.
-    #[cfg(feature = "hedge")]
+    /// wait, and a call that finds no free slot may take it back (none without `hedge`).
     pub fn hedge(&self, policy: &BulkheadPolicy) -> Option<HedgePermit> {
         let mut slots = self.0.borrow_mut();
         if slots.active < policy.max_concurrent && slots.queue.is_empty() {
-            slots.active += 1;
             let ticket = Rc::new(Ticket::default());
-            slots.hedges.push(ticket.clone());
-            return Some(HedgePermit {
-                bulkhead: self.clone(),
-                ticket,
-            });
+            if slots.hedges.add(ticket.clone()) {
+                slots.active += 1;
+                return Some(HedgePermit {
+                    bulkhead: self.clone(),
+                    ticket,
+                });
+            }
         }
         None
     }
@@ -188,7 +183,6 @@ impl Drop for BulkheadPermit {
     }
 }
 
-#[cfg(feature = "hedge")]
 impl HedgePermit {
     /// Ready once a call took this slot: the hedge is to be aborted (its slot is the
     /// call's already).
@@ -201,19 +195,13 @@ impl HedgePermit {
     }
 }
 
-#[cfg(feature = "hedge")]
 impl Drop for HedgePermit {
     fn drop(&mut self) {
         if self.ticket.granted.get() {
             // Taken: the slot is a call's now.
             return;
         }
-        {
-            let hedges = &mut self.bulkhead.0.borrow_mut().hedges;
-            if let Some(at) = hedges.iter().position(|t| Rc::ptr_eq(t, &self.ticket)) {
-                hedges.remove(at);
-            }
-        }
+        (self.bulkhead.0.borrow_mut().hedges).remove(|t| Rc::ptr_eq(t, &self.ticket));
         self.bulkhead.release();
     }
 }
@@ -290,76 +278,6 @@ mod tests {
             Poll::Ready(p) => Some(p),
             Poll::Pending => None,
         }
-    }
-
-    #[cfg(feature = "hedge")]
-    fn taken(hedge: &HedgePermit, waker: &Waker) -> bool {
-        hedge.poll_taken(&mut Context::from_waker(waker)).is_ready()
-    }
-
-    #[cfg(feature = "hedge")]
-    #[test]
-    fn a_hedge_takes_a_free_slot_and_never_queues_or_overtakes() {
-        let b = Bulkhead::new();
-        let p = policy(2, 5);
-        let _call = admitted(b.acquire(&p));
-        let hedge = b.hedge(&p).expect("a free slot");
-        assert!(
-            b.hedge(&p).is_none(),
-            "full: no slot, and no place in the queue"
-        );
-        assert_eq!((b.active(), b.queued()), (2, 0));
-        drop(hedge);
-        assert_eq!(b.active(), 1, "its slot given back");
-        let _second = admitted(b.acquire(&p));
-        let _waiting = queued(b.acquire(&p));
-        assert!(
-            b.hedge(&policy(3, 5)).is_none(),
-            "no hedge while a call waits, though a slot is free under its policy"
-        );
-    }
-
-    #[cfg(feature = "hedge")]
-    #[test]
-    fn a_call_that_finds_every_slot_taken_takes_the_youngest_hedges() {
-        let b = Bulkhead::new();
-        let p = policy(3, 0);
-        let count = Arc::new(Count(AtomicUsize::new(0)));
-        let waker = Waker::from(count.clone());
-        let _call = admitted(b.acquire(&p));
-        let older = b.hedge(&p).expect("a free slot");
-        let younger = b.hedge(&p).expect("a free slot");
-        assert!(!taken(&older, &waker) && !taken(&younger, &waker));
-        let second = admitted(b.acquire(&p));
-        assert_eq!(count.0.load(Ordering::SeqCst), 1, "the hedge was told");
-        assert!(taken(&younger, &waker) && !taken(&older, &waker));
-        assert_eq!(b.active(), 3, "the slot changed hands");
-        drop(younger);
-        assert_eq!(b.active(), 3, "a taken hedge gives nothing back");
-        let third = admitted(b.acquire(&p));
-        assert!(taken(&older, &waker));
-        assert!(
-            matches!(b.acquire(&p), Admission::Full),
-            "calls hold every slot"
-        );
-        drop((older, second, third));
-        assert_eq!(b.active(), 1);
-    }
-
-    #[cfg(feature = "hedge")]
-    #[test]
-    fn a_call_takes_a_hedges_slot_rather_than_wait_for_one() {
-        let b = Bulkhead::new();
-        let p = policy(1, 5);
-        let hedge = b.hedge(&p).expect("a free slot");
-        let call = admitted(b.acquire(&p));
-        assert!(taken(&hedge, Waker::noop()) && b.queued() == 0);
-        drop(hedge);
-        let mut waiting = queued(b.acquire(&p));
-        drop(call);
-        let got = poll(&mut waiting, Waker::noop()).expect("the call's slot passed on");
-        drop(got);
-        assert_eq!((b.active(), b.queued()), (0, 0));
     }
 
     #[test]

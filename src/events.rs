@@ -83,15 +83,9 @@ pub enum Event<'a> {
         /// Whether it was the call's deadline (`totalTimeoutMs`), not `bodyTimeoutMs`.
         deadline: bool,
     },
-    /// A hedge is sent: attempt `attempt` goes beside those still in flight, after
-    /// `delay_ms` without an answer.
-    #[cfg(feature = "hedge")]
-    Hedge {
-        /// Number of the hedge's attempt.
-        attempt: u32,
-        /// The hedge delay that passed, in ms.
-        delay_ms: f64,
-    },
+    /// A hedge is sent: its attempt goes beside those still in flight, after the hedge delay
+    /// without an answer ([`crate::hedge::Sent`]; none without `hedge`).
+    Hedge(crate::hedge::Sent),
     /// The call ends with an answer not worth retrying that is not a failure (e.g. 200, 404).
     Success {
         /// Attempts made.
@@ -182,8 +176,7 @@ impl Event<'_> {
             Event::RateLimitWait { .. } => "rateLimitWait",
             Event::RateLimitRejected { .. } => "rateLimitRejected",
             Event::BodyTimeout { .. } => "bodyTimeout",
-            #[cfg(feature = "hedge")]
-            Event::Hedge { .. } => "hedge",
+            Event::Hedge(_) => "hedge",
             Event::Success { .. } => "success",
             #[cfg(feature = "outbox")]
             Event::Queued { .. } => "queued",

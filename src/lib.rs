@@ -9,14 +9,14 @@
 //! | concern | module |
 //! | --- | --- |
 //! | policy: one schema of every field, defaults, decoding, merging, validation | [`policy`] |
-//! | the retry loop, `Env` and `Transport` traits, the caller's hooks; an attempt's end; hedged races | [`engine`] (`mod.rs`, `attempt.rs`, `hedged.rs`) |
+//! | the retry loop, `Env` and `Transport` traits, the caller's hooks; an attempt's end | [`engine`] (`mod.rs`, `attempt.rs`) |
 //! | what follows an attempt, decided from facts alone | [`engine::decide()`] (`engine/decide.rs`) |
 //! | outcome classification, method safety | [`classify`] |
 //! | backoff windows and jitter | [`backoff`] |
 //! | `Retry-After` parsing (seconds, HTTP dates) | [`retry_after`] |
 //! | per-origin pacing (`pacing`): quota left, origin-wide waits; the rate-limit headers (`RateLimit`, `RateLimit-Policy`, `X-RateLimit-*`) parsing; `rateLimit` | [`pacing`] (`pacer.rs`, [`pacing::rate_limit`], `section.rs`, `shell.rs`) |
 //! | adaptive client-side throttling (SRE book) | [`throttle`] |
-//! | hedged reads: latency sample, delay, when one may go | [`hedge`] |
+//! | hedged reads (`hedge`): latency sample, delay, when one may go, the hedged race, its policy section, the slots hedges hold; the lean build's stand-ins | [`hedge`] (a folder) |
 //! | circuit breaker state machine | [`breaker`] |
 //! | retry budget (token bucket) | [`budget`] |
 //! | bulkhead (concurrency limit, FIFO queue, the slots hedges may hold and give up) | [`bulkhead`] |
@@ -46,7 +46,6 @@ pub mod classify;
 pub mod engine;
 pub mod entropy;
 pub mod events;
-#[cfg(feature = "hedge")]
 pub mod hedge;
 pub mod idempotency;
 pub mod origin;

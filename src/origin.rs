@@ -89,7 +89,6 @@ stages! {
         /// Its adaptive throttle's counts.
         throttle: crate::throttle::Throttle,
         /// Its recent attempt latencies (kept only while it is hedged).
-        #[cfg(feature = "hedge")]
         latency: crate::hedge::Latency,
         /// Its retry budget (a hedge's tokens; a retry's are withdrawn when it is decided,
         /// [`OriginState::withdraw`]).

@@ -1,9 +1,10 @@
 //! One attempt from the moment it is on the wire: its [`Flight`], its end recorded against
 //! the origin ([`settle`]: `isFailure`, the breaker, what its answer says of the origin's
 //! limits, `attemptEnd`), and the caller's `shouldRetry` asked about it ([`ask`]). The loop
-//! ([`super::run`]) and a hedged race (`hedged.rs`) end every attempt this way, so each
-//! ended attempt is recorded, judged and asked about once, with its own number, outcome and
-//! time, whichever of them it turns out to be.
+//! ([`super::run`]) and a hedged race ([`crate::hedge`]'s `race.rs`) end every attempt this
+//! way, so each ended attempt is recorded, judged and asked about once, with its own number,
+//! outcome and time, whichever of them it turns out to be. A call strategy outside the engine
+//! (the hedged race) reaches these through the crate.
 
 use std::future::Future;
 
@@ -12,29 +13,55 @@ use super::{
     AttemptLimit, BreakerAnswer, Ctx, Either, Env, HookAnswer, Transport, race, report,
     retry_after_of,
 };
-#[cfg(feature = "hedge")]
-use crate::bulkhead::HedgePermit;
 use crate::classify::{AttemptOutcome, Judgement, Verdict, classify, judge};
 use crate::events::{Event, GiveUpReason, RetryReason};
-use crate::origin::Finished;
+use crate::hedge::Slot;
+use crate::origin::{Ask, Finished};
 use crate::policy::Policy;
 
 /// One attempt of the call: its number, its hold on the origin, when it started, its limit.
-pub(super) struct Flight<'a> {
-    pub(super) attempt: u32,
+pub(crate) struct Flight<'a> {
+    pub(crate) attempt: u32,
     pub(super) guard: AttemptGuard<'a>,
-    pub(super) start: f64,
-    pub(super) limit: AttemptLimit,
+    pub(crate) start: f64,
+    pub(crate) limit: AttemptLimit,
     /// A hedge's own bulkhead slot, held while it is in flight (the call holds its own); a
     /// call may take it back.
-    #[cfg(feature = "hedge")]
-    pub(super) slot: Option<HedgePermit>,
+    pub(crate) slot: Option<Slot>,
+}
+
+impl<'a> Flight<'a> {
+    /// Hedge number `attempt`, starting `now` with its own bulkhead `slot` if it holds one,
+    /// if the origin's admission list lets it go at once (a hedge never waits; one refused
+    /// is simply not sent: no event, no count).
+    #[allow(
+        dead_code,
+        reason = "a hedged race's (crate::hedge), which the lean build lacks"
+    )]
+    pub(crate) fn hedge<E: Env>(
+        ctx: &Ctx<'a>,
+        env: &E,
+        attempt: u32,
+        now: f64,
+        slot: Option<Slot>,
+        on_event: &mut dyn FnMut(&Event<'_>),
+    ) -> Option<Self> {
+        let guard =
+            AttemptGuard::begin(ctx, now, attempt, Ask::Hedge, &|| env.random(), on_event).ok()?;
+        Some(Flight {
+            attempt,
+            guard,
+            start: now,
+            limit: AttemptLimit::at(ctx.policy, ctx.deadline - now),
+            slot,
+        })
+    }
 }
 
 /// An attempt that has ended and been recorded against its origin, with what the built-in
 /// rule says of it (and, once asked, the caller's `shouldRetry`).
-pub(super) struct Answered<'a, O> {
-    pub(super) attempt: u32,
+pub(crate) struct Answered<'a, O> {
+    pub(crate) attempt: u32,
     pub(super) outcome: AttemptOutcome,
     pub(super) output: O,
     /// When it ended (monotonic ms).
@@ -44,7 +71,7 @@ pub(super) struct Answered<'a, O> {
     /// What it means for retrying: the built-in rule's, then the caller's.
     pub(super) verdict: Verdict,
     /// Whether the caller's `shouldRetry` is to be asked about it.
-    pub(super) asks: bool,
+    pub(crate) asks: bool,
     /// Whether it was (its answer came after a wait: the decision reads the clock again).
     pub(super) asked: bool,
     /// The call's hold on the origin while it may go on to retry.
@@ -58,7 +85,7 @@ impl<O> Answered<'_, O> {
     /// With the caller's `answer` (`None`: the caller aborted while it was asked, and the
     /// call ends). A retry only where repeating is safe; a hook that threw ends the call
     /// with what it threw.
-    pub(super) fn told(self, answer: Option<HookAnswer<O>>, safe: bool) -> Option<Self> {
+    pub(crate) fn told(self, answer: Option<HookAnswer<O>>, safe: bool) -> Option<Self> {
         let (verdict, failed) = overrule(self.verdict, answer?, safe);
         Some(Answered {
             verdict,
@@ -73,7 +100,7 @@ impl<O> Answered<'_, O> {
 /// breaker (the caller's `isFailure`, else the built-in rule), recorded against the origin
 /// (with its latency when `hedged`), its `attemptEnd` and any breaker transition told. The
 /// call keeps the origin in use if the attempt may be retried.
-pub(super) fn settle<'a, T: Transport, E: Env>(
+pub(crate) fn settle<'a, T: Transport, E: Env>(
     ctx: &Ctx<'a>,
     transport: &T,
     env: &E,
@@ -130,7 +157,7 @@ pub(super) fn settle<'a, T: Transport, E: Env>(
 /// built-in answer (`Default`) when none came before the call's deadline (which, reached,
 /// then refuses any retry), or to `None` when the caller aborted meanwhile. It borrows only
 /// the transport and the environment, so a hedged race goes on while it is asked.
-pub(super) fn ask<'t, T: Transport, E: Env>(
+pub(crate) fn ask<'t, T: Transport, E: Env>(
     ctx: &Ctx<'_>,
     transport: &'t T,
     env: &'t E,
@@ -181,6 +208,8 @@ impl<'a> Flight<'a> {
             duration_ms: end - self.start,
         });
         report(transition, ctx.origin, on_event);
+        // A hedge's own slot goes back once its end is told.
+        drop(self.slot);
         hold
     }
 }

@@ -7,8 +7,6 @@
 
 use super::attempt::{Answered, Flight, ask, settle};
 use super::guards::{AttemptGuard, Booking, Reservation, WaitHold};
-#[cfg(feature = "hedge")]
-use super::hedged;
 use super::{
     AttemptLimit, Call, CallResult, Ctx, Either, Env, Facts, MIN_ATTEMPT_MS, Next, Transport,
     admit, decide, give_up, race, retry_after_of,
@@ -111,11 +109,8 @@ pub async fn run<T: Transport, E: Env>(
         deadline: called_at + f64::from(policy.total_timeout_ms),
         kept: call.kept,
     };
-    #[cfg(feature = "hedge")]
     let hedge =
         (policy.hedge.as_ref()).filter(|_| crate::hedge::may_hedge(call.method, call.has_body));
-    #[cfg(not(feature = "hedge"))]
-    let hedge: Option<crate::absent::Never> = None;
     if env.aborted() {
         return CallResult::Aborted;
     }
@@ -186,11 +181,8 @@ pub async fn run<T: Transport, E: Env>(
                             Some(answered)
                         }
                     }
-                    #[cfg(not(feature = "hedge"))]
-                    Some(never) => match never {},
-                    #[cfg(feature = "hedge")]
                     Some(hedge) => {
-                        hedged::send(
+                        crate::hedge::send(
                             &ctx,
                             &*transport,
                             env,
@@ -297,7 +289,6 @@ impl<'a, O> Hold<'a, O> {
                     guard,
                     start,
                     limit: AttemptLimit::at(policy, remaining),
-                    #[cfg(feature = "hedge")]
                     slot: None,
                 });
             }

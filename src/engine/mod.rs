@@ -5,7 +5,7 @@
 //! (`decide.rs`), with [`crate::classify`], [`crate::backoff`] and [`crate::budget`]; may an
 //! attempt go is the origin's one admission list ([`crate::origin`]); the holds a call keeps on
 //! its origin's entry live in `guards.rs`; an attempt's end (recorded, judged, asked about) in
-//! `attempt.rs`; a hedged race in `hedged.rs`. Time, randomness, timers and the caller's abort signal come from
+//! `attempt.rs`; a hedged race is [`crate::hedge`]'s strategy (`hedge/race.rs`). Time, randomness, timers and the caller's abort signal come from
 //! an [`Env`]; requests go out through a [`Transport`]. Both are the shell's in production
 //! and fakes in tests.
 //!
@@ -28,12 +28,10 @@
 
 pub use crate::classify::AttemptOutcome;
 
-mod attempt;
+pub(crate) mod attempt;
 mod call;
 mod decide;
 mod guards;
-#[cfg(feature = "hedge")]
-mod hedged;
 
 pub use call::run;
 pub use decide::{Facts, Next, decide};
@@ -274,17 +272,17 @@ pub fn refused_at_once(
     Some(retry_after_ms)
 }
 
-/// What every step of a call shares.
-struct Ctx<'a> {
-    owner: &'a Owner,
-    policy: &'a Policy,
-    origin: &'a str,
+/// What every step of a call shares (and a call strategy it runs: [`crate::hedge`]).
+pub(crate) struct Ctx<'a> {
+    pub(crate) owner: &'a Owner,
+    pub(crate) policy: &'a Policy,
+    pub(crate) origin: &'a str,
     /// Whether repeating the request is safe.
-    safe: bool,
+    pub(crate) safe: bool,
     /// When the call started (monotonic ms).
     called_at: f64,
     /// When the whole call must be over (monotonic ms).
-    deadline: f64,
+    pub(crate) deadline: f64,
     /// Whether an outbox keeps it when it gets no definite answer ([`Call::kept`]).
     kept: bool,
 }

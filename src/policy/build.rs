@@ -12,7 +12,7 @@ use super::value::{Map, Value};
 pub const CAPABILITIES: [(&str, &str, bool); 6] = [
     crate::pacing::CAPABILITY,
     crate::throttle::CAPABILITY,
-    ("hedge", "hedged reads", cfg!(feature = "hedge")),
+    crate::hedge::CAPABILITY,
     ("coalesce", "coalesced reads", cfg!(feature = "coalesce")),
     ("share", "shared origin health", cfg!(feature = "share")),
     ("outbox", "the outbox", cfg!(feature = "outbox")),

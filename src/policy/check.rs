@@ -10,8 +10,6 @@ use super::sections::breaker::breaker_policy;
 use super::sections::bulkhead::bulkhead_policy;
 #[cfg(feature = "coalesce")]
 use super::sections::coalesce::coalesce;
-#[cfg(feature = "hedge")]
-use super::sections::hedge::hedge_policy;
 use super::sections::idempotency::{idempotency_header, idempotency_key};
 #[cfg(feature = "outbox")]
 use super::sections::outbox::outbox_policy;
@@ -78,8 +76,7 @@ impl Policy {
             share: share_name(&mut c, &o),
             #[cfg(feature = "coalesce")]
             coalesce: coalesce(&mut c, &o),
-            #[cfg(feature = "hedge")]
-            hedge: c.feature(&o, "hedge").map(|m| hedge_policy(&mut c, m)),
+            hedge: crate::hedge::read(&mut c, &o),
             #[cfg(feature = "outbox")]
             outbox: c.feature(&o, "outbox").map(|m| outbox_policy(&mut c, m)),
         };

@@ -6,7 +6,7 @@ use super::value::Value;
 /// "an integer from `min` to `max`"; a bound with a label (another field's path) is shown
 /// as `label (n)`.
 #[inline(never)]
-pub(super) fn int_range(min_label: &str, min: u32, max_label: &str, max: u32) -> String {
+pub(crate) fn int_range(min_label: &str, min: u32, max_label: &str, max: u32) -> String {
     let mut s = "an integer from ".to_owned();
     push_bound(&mut s, min_label, min);
     s.push_str(" to ");

@@ -25,13 +25,14 @@ mod check;
 mod error;
 pub(crate) mod field;
 mod input;
-mod messages;
+pub(crate) mod messages;
 pub(crate) mod reader;
 pub mod schema;
 mod sections;
 mod types;
 pub(crate) mod value;
 
+pub use crate::hedge::{HedgeDelay, HedgePolicy};
 pub use crate::pacing::RateLimitPolicy;
 pub use crate::throttle::ThrottlePolicy;
 pub use build::CAPABILITIES;
@@ -42,8 +43,6 @@ pub use sections::breaker::{
     WindowType, check_key,
 };
 pub use sections::bulkhead::BulkheadPolicy;
-#[cfg(feature = "hedge")]
-pub use sections::hedge::{HedgeDelay, HedgePolicy};
 pub use sections::idempotency::IdempotencyKey;
 #[cfg(feature = "outbox")]
 pub use sections::outbox::OutboxPolicy;

@@ -14,7 +14,13 @@ use crate::backoff::Jitter;
 
 /// Every field, objects before their fields: the policy's own rows and each capability's
 /// section's (in its folder), in this order.
-const SECTIONS: &[&[Field]] = &[HEAD, crate::pacing::FIELDS, crate::throttle::FIELDS, TAIL];
+const SECTIONS: &[&[Field]] = &[
+    HEAD,
+    crate::pacing::FIELDS,
+    crate::throttle::FIELDS,
+    crate::hedge::FIELDS,
+    TAIL,
+];
 
 /// Every field, objects before their fields (`SECTIONS` joined, at compile time).
 pub const FIELDS: &[Field] = &joined::<{ rows(SECTIONS) }>(SECTIONS);
@@ -139,35 +145,6 @@ const HEAD: &[Field] = &[
 
 /// The policy's own rows after the capabilities'.
 const TAIL: &[Field] = &[
-    #[cfg(feature = "hedge")]
-    field(
-        "hedge",
-        Kind::Feature {
-            on: d::HEDGE_ENABLED,
-        },
-    ),
-    #[cfg(feature = "hedge")]
-    field(
-        "hedge.delayMs",
-        Kind::DelayOrAuto {
-            min: 0,
-            max: MAX_MS,
-        },
-    ),
-    #[cfg(feature = "hedge")]
-    int("hedge.maxHedges", 1, 3, d::MAX_HEDGES),
-    #[cfg(feature = "hedge")]
-    int("hedge.minDelayMs", 0, MAX_MS, d::HEDGE_MIN_DELAY_MS),
-    #[cfg(feature = "hedge")]
-    bounded(
-        "hedge.maxDelayMs",
-        Kind::Int {
-            min: 0,
-            max: MAX_MS,
-            default: d::HEDGE_MAX_DELAY_MS,
-        },
-        ">= minDelayMs, ..=2147483647",
-    ),
     Field {
         path: "idempotencyKey",
         kind: Kind::Key,

@@ -1,11 +1,10 @@
 //! The validated policy: the top-level [`Policy`], its own fields' defaults, and every
 //! default gathered in [`defaults`] (each section's written once, in its own file).
 
+use crate::hedge::HedgePolicy;
 use crate::pacing::RateLimitPolicy;
 use crate::policy::sections::breaker::BreakerPolicy;
 use crate::policy::sections::bulkhead::BulkheadPolicy;
-#[cfg(feature = "hedge")]
-use crate::policy::sections::hedge::HedgePolicy;
 use crate::policy::sections::idempotency::IdempotencyKey;
 #[cfg(feature = "outbox")]
 use crate::policy::sections::outbox::OutboxPolicy;
@@ -26,13 +25,12 @@ pub mod defaults {
     /// Origins whose state is kept (JS `maxOrigins`).
     pub const MAX_ORIGINS: u32 = 1000;
 
+    pub use crate::hedge::defaults::*;
     pub use crate::pacing::defaults::*;
     pub use crate::policy::sections::breaker::defaults::*;
     pub use crate::policy::sections::bulkhead::defaults::*;
     #[cfg(feature = "coalesce")]
     pub use crate::policy::sections::coalesce::defaults::*;
-    #[cfg(feature = "hedge")]
-    pub use crate::policy::sections::hedge::defaults::*;
     pub use crate::policy::sections::idempotency::defaults::*;
     #[cfg(feature = "outbox")]
     pub use crate::policy::sections::outbox::defaults::*;
@@ -77,8 +75,7 @@ pub struct Policy {
     /// Whether an identical GET or HEAD in flight on the client is joined, not sent again.
     #[cfg(feature = "coalesce")]
     pub coalesce: bool,
-    /// Hedged reads; `None` sends one attempt at a time.
-    #[cfg(feature = "hedge")]
+    /// Hedged reads; `None` sends one attempt at a time (always without `hedge`).
     pub hedge: Option<HedgePolicy>,
     /// The outbox; `None` (the default) keeps nothing.
     #[cfg(feature = "outbox")]
@@ -139,8 +136,7 @@ impl Default for Policy {
             share: None,
             #[cfg(feature = "coalesce")]
             coalesce: defaults::COALESCE,
-            #[cfg(feature = "hedge")]
-            hedge: defaults::HEDGE_ENABLED.then(HedgePolicy::default),
+            hedge: crate::hedge::initial(),
             #[cfg(feature = "outbox")]
             outbox: defaults::OUTBOX_ENABLED.then(OutboxPolicy::default),
         }

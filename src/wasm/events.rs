@@ -126,11 +126,13 @@ pub fn to_js(origin: &str, key: Option<&str>, event: &Event) -> JsValue {
                 None,
             ],
         ),
-        #[cfg(feature = "hedge")]
-        Event::Hedge { attempt, delay_ms } => (
-            "attempt delayMs",
-            [n(attempt), Some(N(delay_ms)), None, None],
-        ),
+        Event::Hedge(sent) => {
+            let (attempt, delay_ms) = sent.parts();
+            (
+                "attempt delayMs",
+                [n(attempt), Some(N(delay_ms)), None, None],
+            )
+        }
         Event::Success { attempts } => ("attempts", [n(attempts), None, None, None]),
         Event::Offline { attempt } => ("attempt", [n(attempt), None, None, None]),
         #[cfg(feature = "outbox")]

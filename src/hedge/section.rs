@@ -1,9 +1,10 @@
 //! `hedge`: hedged reads, when a hedge goes (a fixed delay, or the origin's recent p95 within
-//! bounds) and how many go at most (see [`crate::hedge`]).
+//! bounds) and how many go at most (see [`crate::hedge`]): the policy's section, its schema
+//! rows and its row in the build's table of capabilities.
 
-use crate::policy::field::MAX_MS;
+use crate::policy::field::{Field, Kind, MAX_MS, bounded, field, int};
 use crate::policy::messages::int_range;
-use crate::policy::reader::{Check, Rows};
+use crate::policy::reader::{Check, Object, Rows};
 use crate::policy::value::{Map, Value};
 
 /// The `hedge` defaults, each written once ([`crate::policy::defaults`] holds them all).
@@ -18,6 +19,38 @@ pub mod defaults {
     /// origin's latency, in ms (JS `hedge.maxDelayMs`; Polly's default hedging delay).
     pub const HEDGE_MAX_DELAY_MS: u32 = 2000;
 }
+
+/// The capability's row in the build's table ([`crate::policy::CAPABILITIES`]): its option,
+/// what it does, and that this build has it.
+pub const CAPABILITY: (&str, &str, bool) = ("hedge", "hedged reads", true);
+
+/// The `hedge` rows of the schema ([`crate::policy::schema::FIELDS`]), the object first.
+pub const FIELDS: &[Field] = &[
+    field(
+        "hedge",
+        Kind::Feature {
+            on: defaults::HEDGE_ENABLED,
+        },
+    ),
+    field(
+        "hedge.delayMs",
+        Kind::DelayOrAuto {
+            min: 0,
+            max: MAX_MS,
+        },
+    ),
+    int("hedge.maxHedges", 1, 3, defaults::MAX_HEDGES),
+    int("hedge.minDelayMs", 0, MAX_MS, defaults::HEDGE_MIN_DELAY_MS),
+    bounded(
+        "hedge.maxDelayMs",
+        Kind::Int {
+            min: 0,
+            max: MAX_MS,
+            default: defaults::HEDGE_MAX_DELAY_MS,
+        },
+        ">= minDelayMs, ..=2147483647",
+    ),
+];
 
 /// When a hedge goes: after a fixed delay, or the origin's recent p95 of attempt latency.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -52,7 +85,17 @@ impl Default for HedgePolicy {
     }
 }
 
-pub(in crate::policy) fn hedge_policy<R: Rows>(c: &mut Check<R>, map: &Map) -> HedgePolicy {
+/// The `hedge` a policy starts with (its default: off).
+pub(crate) fn initial() -> Option<HedgePolicy> {
+    defaults::HEDGE_ENABLED.then(HedgePolicy::default)
+}
+
+/// The policy's `hedge` from its fields `o`: `None` when off.
+pub(crate) fn read<R: Rows>(c: &mut Check<R>, o: &Object) -> Option<HedgePolicy> {
+    c.feature(o, "hedge").map(|m| hedge_policy(c, m))
+}
+
+fn hedge_policy<R: Rows>(c: &mut Check<R>, map: &Map) -> HedgePolicy {
     let o = c.object(map, "hedge");
     let max = MAX_MS;
     let delay = match o.get("delayMs") {

@@ -6,7 +6,7 @@
 //! worth retrying, or any answer the caller's `shouldRetry` says to retry) does not end the
 //! send while another attempt is still in flight: it is recorded against the origin as any
 //! attempt is, and the others go on. Every attempt that ends is recorded and asked about
-//! ([`super::attempt`]), the others going on meanwhile; an aborted loser is neither asked
+//! ([`crate::engine`]'s `attempt.rs`), the others going on meanwhile; an aborted loser is neither asked
 //! about nor counted as a failure or a success. With the bulkhead on, a hedge holds a slot
 //! of its own while in flight, and none goes when no slot is free or a call waits for one;
 //! a call that finds every slot taken takes the youngest hedge's, and that hedge is aborted
@@ -18,13 +18,29 @@ use std::future::{Future, poll_fn};
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-use super::attempt::{Answered, Flight, ask, settle};
-use super::guards::AttemptGuard;
-use super::{AttemptLimit, Ctx, Env, HookAnswer, MIN_ATTEMPT_MS, Transport};
+use super::section::HedgePolicy;
 use crate::classify::{AttemptOutcome, Verdict, classify};
+use crate::engine::attempt::{Answered, Flight, ask, settle};
+use crate::engine::{Ctx, Env, HookAnswer, MIN_ATTEMPT_MS, Transport};
 use crate::events::{Event, OutcomeKind};
-use crate::origin::Ask;
-use crate::policy::{HedgePolicy, RetryPolicy};
+use crate::policy::RetryPolicy;
+
+/// A hedge sent ([`Event::Hedge`]): attempt `attempt` goes beside those still in flight,
+/// after `delay_ms` without an answer.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Sent {
+    /// Number of the hedge's attempt.
+    pub attempt: u32,
+    /// The hedge delay that passed, in ms.
+    pub delay_ms: f64,
+}
+
+impl Sent {
+    /// Its attempt and the delay that passed, in ms.
+    pub fn parts(&self) -> (u32, f64) {
+        (self.attempt, self.delay_ms)
+    }
+}
 
 /// An attempt on the wire.
 struct Sending<'a, F> {
@@ -55,7 +71,7 @@ enum Step<O, A> {
 /// Sends `first` and hedges it; returns the attempt that answers for the call, recorded and
 /// asked about (`None`: the caller aborted while the hook was asked). `attempts` counts the
 /// attempts made.
-pub(super) async fn send<'a, T: Transport, E: Env>(
+pub(crate) async fn send<'a, T: Transport, E: Env>(
     ctx: &Ctx<'a>,
     transport: &T,
     env: &E,
@@ -242,17 +258,10 @@ fn begin<'a, E: Env>(
     };
     // The origin's admission list: a hedge it would refuse is simply not sent (no
     // short-circuit, rate-limit or throttle event or count for it).
-    let guard =
-        AttemptGuard::begin(ctx, now, attempt, Ask::Hedge, &|| env.random(), on_event).ok()?;
-    on_event(&Event::Hedge {
+    let flight = Flight::hedge(ctx, env, attempt, now, slot, on_event)?;
+    on_event(&Event::Hedge(Sent {
         attempt,
         delay_ms: delay,
-    });
-    Some(Flight {
-        attempt,
-        guard,
-        start: now,
-        limit: AttemptLimit::at(policy, remaining),
-        slot,
-    })
+    }));
+    Some(flight)
 }

@@ -1,7 +1,5 @@
-//! Hedged reads: when a read's attempt has not answered after the hedge delay, another is
-//! sent beside it (Dean and Barroso, "The Tail at Scale"; Polly's hedging strategy; gRPC's
-//! A6). This module holds what the engine decides them from: the origin's recent attempt
-//! latencies (a bounded sample) and the delay they give.
+//! What hedged reads are decided from: the origin's recent attempt latencies (a bounded
+//! sample) and the delay they give, and when a hedge may go at all.
 //!
 //! - `delayMs: "auto"` is the origin's p95 over its last [`SAMPLES`] answered attempts,
 //!   within `[minDelayMs, maxDelayMs]`; until [`MIN_SAMPLES`] are known it is `maxDelayMs`
@@ -10,7 +8,7 @@
 //!   below half of its capacity (gRPC's retry throttling), so hedging cannot amplify an
 //!   outage: a slow origin that is failing gets no extra load.
 
-use crate::policy::{HedgeDelay, HedgePolicy};
+use super::section::{HedgeDelay, HedgePolicy};
 use crate::vocab::Method;
 
 /// Answered attempts the latency sample keeps per origin.
@@ -184,5 +182,3 @@ mod tests {
         }
     }
 }
-
-mod stage;

@@ -1,8 +1,6 @@
 //! Events: what the engine reports while a call runs (the shell hands them to `onEvent`).
 
 use crate::vocab::{BreakerState, OpenReason};
-#[cfg(feature = "outbox")]
-use crate::vocab::{DeadReason, KeepReason};
 pub use crate::vocab::{GiveUpReason, OutcomeKind, RetryReason, Why};
 
 /// One thing that happened during a call. Borrowed strings: the shell converts at once.
@@ -126,40 +124,9 @@ pub enum Event<'a> {
         /// Attempts made.
         attempts: u32,
     },
-    /// The call got no definite answer: its request is kept in the outbox.
-    #[cfg(feature = "outbox")]
-    Queued {
-        /// The entry's id.
-        id: &'a str,
-        /// Why it was kept.
-        reason: KeepReason,
-    },
-    /// A kept request is sent again (`attempt`: its attempts so far, this one included).
-    #[cfg(feature = "outbox")]
-    Replayed {
-        /// The entry's id.
-        id: &'a str,
-        /// Attempts so far, the original call's included.
-        attempt: u32,
-    },
-    /// A kept request got its answer and left the outbox.
-    #[cfg(feature = "outbox")]
-    Delivered {
-        /// The entry's id.
-        id: &'a str,
-        /// The answer's status.
-        status: u16,
-    },
-    /// A kept request will not be sent again: a final refusal, too old, or unsendable.
-    #[cfg(feature = "outbox")]
-    DeadLettered {
-        /// The entry's id.
-        id: &'a str,
-        /// Why.
-        reason: DeadReason,
-        /// The refusal's status (reason `Status`).
-        status: Option<u16>,
-    },
+    /// The outbox's: a call kept, a kept request replayed, delivered or dead-lettered (none in
+    /// a build without `outbox`).
+    Outbox(crate::outbox::OutboxEvent<'a>),
 }
 
 impl Event<'_> {
@@ -187,14 +154,7 @@ impl Event<'_> {
             #[cfg(feature = "hedge")]
             Event::Hedge { .. } => "hedge",
             Event::Success { .. } => "success",
-            #[cfg(feature = "outbox")]
-            Event::Queued { .. } => "queued",
-            #[cfg(feature = "outbox")]
-            Event::Replayed { .. } => "replayed",
-            #[cfg(feature = "outbox")]
-            Event::Delivered { .. } => "delivered",
-            #[cfg(feature = "outbox")]
-            Event::DeadLettered { .. } => "deadLettered",
+            Event::Outbox(event) => event.kind(),
         }
     }
 }

@@ -23,7 +23,7 @@ pub const CAPABILITIES: [(&str, &str, bool); 6] = [
     ("hedge", "hedged reads", cfg!(feature = "hedge")),
     ("coalesce", "coalesced reads", cfg!(feature = "coalesce")),
     ("share", "shared origin health", cfg!(feature = "share")),
-    ("outbox", "the outbox", cfg!(feature = "outbox")),
+    ("outbox", "the outbox", crate::outbox::BUILT),
 ];
 
 /// Whether this build has every capability (the full build): then nothing is looked for.

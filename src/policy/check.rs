@@ -13,8 +13,6 @@ use super::sections::coalesce::coalesce;
 #[cfg(feature = "hedge")]
 use super::sections::hedge::hedge_policy;
 use super::sections::idempotency::{idempotency_header, idempotency_key};
-#[cfg(feature = "outbox")]
-use super::sections::outbox::outbox_policy;
 #[cfg(feature = "pacing")]
 use super::sections::rate_limit::rate_limit_policy;
 use super::sections::retry::retry_policy;
@@ -91,8 +89,7 @@ impl Policy {
             coalesce: coalesce(&mut c, &o),
             #[cfg(feature = "hedge")]
             hedge: c.feature(&o, "hedge").map(|m| hedge_policy(&mut c, m)),
-            #[cfg(feature = "outbox")]
-            outbox: c.feature(&o, "outbox").map(|m| outbox_policy(&mut c, m)),
+            outbox: crate::outbox::check(&mut c, &o),
         };
         match c.error {
             Some(error) => Err(error),

@@ -113,3 +113,46 @@ pub fn key_in<'f>(field: &'f Field, prefix: &str) -> Option<&'f str> {
     };
     (!rest.contains('.')).then_some(rest)
 }
+
+/// The row of a field given to a client or a call, its range its kind's.
+pub const fn field(path: &'static str, kind: Kind) -> Field {
+    Field {
+        path,
+        kind,
+        scope: Scope::Both,
+        range_text: None,
+    }
+}
+
+/// The row of an integer field in `min..=max`, `default` when absent.
+pub const fn int(path: &'static str, min: u32, max: u32, default: u32) -> Field {
+    field(path, Kind::Int { min, max, default })
+}
+
+/// How many rows `parts` hold together.
+pub const fn total(parts: &[&[Field]]) -> usize {
+    let (mut n, mut i) = (0, 0);
+    while i < parts.len() {
+        n += parts[i].len();
+        i += 1;
+    }
+    n
+}
+
+/// The rows of `parts` one after another (`N`: their [`total`]), joined as the crate compiles:
+/// the schema is one table however many lists its rows are written in.
+pub const fn join<const N: usize>(parts: &[&[Field]]) -> [Field; N] {
+    let mut out = [field("", Kind::Function); N];
+    let (mut n, mut i) = (0, 0);
+    while i < parts.len() {
+        let mut j = 0;
+        while j < parts[i].len() {
+            out[n] = parts[i][j];
+            n += 1;
+            j += 1;
+        }
+        i += 1;
+    }
+    assert!(n == N, "join: N is not the parts' total");
+    out
+}

@@ -17,21 +17,22 @@
 //! | the checking machinery: the first error, one object's fields | `reader.rs` |
 //! | what a row says: a field's kind and scope | `field.rs` |
 //! | the error a bad field gives | `error.rs` |
-//! | each capability's section: its types, defaults, checks and tests | `sections/<capability>.rs` |
+//! | each capability's section: its types, defaults, checks and tests | `sections/<capability>.rs`, or the capability's folder (`src/<capability>/section.rs`) |
 //! | the words of errors | `messages.rs` |
 
 mod build;
 mod check;
 mod error;
-mod field;
+pub(crate) mod field;
 mod input;
 mod messages;
-mod reader;
+pub(crate) mod reader;
 pub mod schema;
 mod sections;
 mod types;
-mod value;
+pub(crate) mod value;
 
+pub use crate::outbox::OutboxPolicy;
 pub use build::CAPABILITIES;
 pub use error::{PolicyError, PolicyErrorKind};
 pub use input::PolicyInput;
@@ -43,8 +44,6 @@ pub use sections::bulkhead::BulkheadPolicy;
 #[cfg(feature = "hedge")]
 pub use sections::hedge::{HedgeDelay, HedgePolicy};
 pub use sections::idempotency::IdempotencyKey;
-#[cfg(feature = "outbox")]
-pub use sections::outbox::OutboxPolicy;
 #[cfg(feature = "pacing")]
 pub use sections::rate_limit::RateLimitPolicy;
 pub use sections::retry::{RETRY_ON_MIN, RetryPolicy};

@@ -4,26 +4,13 @@
 //! options table are tested against it (tests/core_ts_defaults.rs).
 
 use super::error::{PolicyError, PolicyErrorKind};
-use super::field::find;
 pub use super::field::{Field, Kind, MAX_MS, Scope, key_in};
+use super::field::{field, find, int, join, total};
 use super::reader::Rows;
 use super::sections::breaker::{BreakerMode, WindowType};
 use super::types::defaults as d;
 use super::value::Value;
 use crate::backoff::Jitter;
-
-const fn field(path: &'static str, kind: Kind) -> Field {
-    Field {
-        path,
-        kind,
-        scope: Scope::Both,
-        range_text: None,
-    }
-}
-
-const fn int(path: &'static str, min: u32, max: u32, default: u32) -> Field {
-    field(path, Kind::Int { min, max, default })
-}
 
 const fn bounded(path: &'static str, kind: Kind, range_text: &'static str) -> Field {
     Field {
@@ -34,8 +21,17 @@ const fn bounded(path: &'static str, kind: Kind, range_text: &'static str) -> Fi
     }
 }
 
-/// Every field, objects before their fields.
-pub const FIELDS: &[Field] = &[
+/// Every field, objects before their fields: the mission's and each capability's rows, in
+/// their places ([`PARTS`]), one table.
+pub const FIELDS: &[Field] = &JOINED;
+
+/// The lists the rows are written in, in the table's order. A capability's own list is in its
+/// folder (empty in a build without it).
+const PARTS: &[&[Field]] = &[MISSION, crate::outbox::FIELDS, LAST];
+const JOINED: [Field; total(PARTS)] = join(PARTS);
+
+/// The mission's fields and the capabilities' written here.
+const MISSION: &[Field] = &[
     int("timeoutMs", 1, MAX_MS, d::TIMEOUT_MS),
     int("totalTimeoutMs", 1, MAX_MS, d::TOTAL_TIMEOUT_MS),
     field(
@@ -234,32 +230,10 @@ pub const FIELDS: &[Field] = &[
     field("share.name", Kind::Name),
     #[cfg(feature = "share")]
     field("share.durableObject", Kind::Held),
-    #[cfg(feature = "outbox")]
-    Field {
-        path: "outbox",
-        kind: Kind::Feature {
-            on: d::OUTBOX_ENABLED,
-        },
-        scope: Scope::Client,
-        range_text: None,
-    },
-    #[cfg(feature = "outbox")]
-    field("outbox.name", Kind::Name),
-    #[cfg(feature = "outbox")]
-    int("outbox.maxEntries", 1, 100_000, d::OUTBOX_MAX_ENTRIES),
-    #[cfg(feature = "outbox")]
-    int("outbox.maxAgeMs", 1_000, MAX_MS, d::OUTBOX_MAX_AGE_MS),
-    #[cfg(feature = "outbox")]
-    int(
-        "outbox.maxBodyBytes",
-        0,
-        67_108_864,
-        d::OUTBOX_MAX_BODY_BYTES,
-    ),
-    #[cfg(feature = "outbox")]
-    field("outbox.store", Kind::Held),
-    #[cfg(feature = "outbox")]
-    field("outbox.onReplay", Kind::Function),
+];
+
+/// The callbacks, after every capability's rows (js/policy-arg.js lists them in this order).
+const LAST: &[Field] = &[
     field("onEvent", Kind::Function),
     field("fetch", Kind::Function),
 ];
@@ -290,10 +264,8 @@ pub fn check_scope(root: &Value, per_call: bool) -> Result<(), PolicyError> {
     };
     for (key, value) in map {
         let message = match get(key).map(|f| f.scope) {
-            #[cfg(feature = "outbox")]
-            Some(Scope::Client) if per_call && key == "outbox" => {
-                "outbox keeps a client's writes for later: give it to new ResilientClient(...), \
-                 not to one call (a call opts out with idempotencyKey: false)"
+            Some(Scope::Client) if per_call && crate::outbox::BUILT && key == "outbox" => {
+                crate::outbox::CLIENT_ONLY
             }
             #[cfg(feature = "share")]
             Some(Scope::Client) if per_call && key == "share" => {

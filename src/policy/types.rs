@@ -1,13 +1,12 @@
 //! The validated policy: the top-level [`Policy`], its own fields' defaults, and every
 //! default gathered in [`defaults`] (each section's written once, in its own file).
 
+use crate::outbox::OutboxPolicy;
 use crate::policy::sections::breaker::BreakerPolicy;
 use crate::policy::sections::bulkhead::BulkheadPolicy;
 #[cfg(feature = "hedge")]
 use crate::policy::sections::hedge::HedgePolicy;
 use crate::policy::sections::idempotency::IdempotencyKey;
-#[cfg(feature = "outbox")]
-use crate::policy::sections::outbox::OutboxPolicy;
 #[cfg(feature = "pacing")]
 use crate::policy::sections::rate_limit::RateLimitPolicy;
 use crate::policy::sections::retry::RetryPolicy;
@@ -28,6 +27,7 @@ pub mod defaults {
     /// Origins whose state is kept (JS `maxOrigins`).
     pub const MAX_ORIGINS: u32 = 1000;
 
+    pub use crate::outbox::defaults::*;
     pub use crate::policy::sections::breaker::defaults::*;
     pub use crate::policy::sections::bulkhead::defaults::*;
     #[cfg(feature = "coalesce")]
@@ -35,8 +35,6 @@ pub mod defaults {
     #[cfg(feature = "hedge")]
     pub use crate::policy::sections::hedge::defaults::*;
     pub use crate::policy::sections::idempotency::defaults::*;
-    #[cfg(feature = "outbox")]
-    pub use crate::policy::sections::outbox::defaults::*;
     #[cfg(feature = "pacing")]
     pub use crate::policy::sections::rate_limit::defaults::*;
     pub use crate::policy::sections::retry::defaults::*;
@@ -84,8 +82,7 @@ pub struct Policy {
     /// Hedged reads; `None` sends one attempt at a time.
     #[cfg(feature = "hedge")]
     pub hedge: Option<HedgePolicy>,
-    /// The outbox; `None` (the default) keeps nothing.
-    #[cfg(feature = "outbox")]
+    /// The outbox; `None` (the default) keeps nothing (always, in a build without `outbox`).
     pub outbox: Option<OutboxPolicy>,
 }
 
@@ -120,14 +117,6 @@ impl Policy {
     }
 }
 
-#[cfg(feature = "outbox")]
-impl Policy {
-    /// The outbox settings `outbox: true` gives.
-    pub fn default_outbox() -> Option<OutboxPolicy> {
-        Some(OutboxPolicy::default())
-    }
-}
-
 impl Default for Policy {
     fn default() -> Self {
         Policy {
@@ -151,8 +140,7 @@ impl Default for Policy {
             coalesce: defaults::COALESCE,
             #[cfg(feature = "hedge")]
             hedge: defaults::HEDGE_ENABLED.then(HedgePolicy::default),
-            #[cfg(feature = "outbox")]
-            outbox: defaults::OUTBOX_ENABLED.then(OutboxPolicy::default),
+            outbox: OutboxPolicy::by_default(),
         }
     }
 }

@@ -16,9 +16,7 @@ use super::resolve::Resolved;
 use super::state::ClientInner;
 use super::transport::FetchTransport;
 use crate::engine::CallResult;
-#[cfg(feature = "outbox")]
 use crate::events::OutcomeKind;
-#[cfg(feature = "outbox")]
 use crate::outbox::End;
 
 /// The `CircuitOpenError` of a call `origin`'s breaker refused: open, or half-open with its
@@ -37,7 +35,6 @@ pub fn circuit_open_error(
 }
 
 /// How a call ended, as the outbox sees it, and the attempts it made.
-#[cfg(feature = "outbox")]
 pub fn end_of(
     result: &CallResult<Result<JsValue, JsValue>>,
     transport: &FetchTransport,

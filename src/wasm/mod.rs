@@ -30,17 +30,15 @@
 static ALLOCATOR: talc::TalckWasm = unsafe { talc::TalckWasm::new_global() };
 
 mod abort;
-mod bindings;
+pub(crate) mod bindings;
 mod call;
 mod client;
-mod codes;
-mod ended;
-mod env;
-mod events;
+pub(crate) mod codes;
+pub(crate) mod ended;
+pub(crate) mod env;
+pub(crate) mod events;
 mod key;
 mod options;
-#[cfg(feature = "outbox")]
-mod outbox;
 mod resolve;
 mod settle;
 #[cfg(feature = "share")]

@@ -9,8 +9,6 @@ pub mod coalesce;
 #[cfg(feature = "hedge")]
 pub mod hedge;
 pub mod idempotency;
-#[cfg(feature = "outbox")]
-pub mod outbox;
 #[cfg(feature = "pacing")]
 pub mod rate_limit;
 pub mod retry;

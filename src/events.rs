@@ -124,9 +124,15 @@ pub enum Event<'a> {
         /// Attempts made.
         attempts: u32,
     },
-    /// The outbox's: a call kept, a kept request replayed, delivered or dead-lettered (none in
-    /// a build without `outbox`).
-    Outbox(crate::outbox::OutboxEvent<'a>),
+    /// The call got no definite answer: its request is kept in the outbox (the outbox's
+    /// events: src/outbox/events.rs; none in a build without `outbox`).
+    Queued(crate::outbox::Queued<'a>),
+    /// A kept request is sent again.
+    Replayed(crate::outbox::Replayed<'a>),
+    /// A kept request got its answer and left the outbox.
+    Delivered(crate::outbox::Delivered<'a>),
+    /// A kept request will not be sent again: a final refusal, too old, or unsendable.
+    DeadLettered(crate::outbox::DeadLettered<'a>),
 }
 
 impl Event<'_> {
@@ -154,7 +160,10 @@ impl Event<'_> {
             #[cfg(feature = "hedge")]
             Event::Hedge { .. } => "hedge",
             Event::Success { .. } => "success",
-            Event::Outbox(event) => event.kind(),
+            Event::Queued(_) => "queued",
+            Event::Replayed(_) => "replayed",
+            Event::Delivered(_) => "delivered",
+            Event::DeadLettered(_) => "deadLettered",
         }
     }
 }

@@ -1,53 +1,45 @@
-//! The outbox's events for `onEvent` ([`crate::events::Event::Outbox`]): a call kept, and what
-//! became of its request later.
+//! The outbox's events for `onEvent`: a call kept, and what became of its request later. Each
+//! is the payload of its own variant of [`crate::events::Event`] (`Queued`, `Replayed`,
+//! `Delivered`, `DeadLettered`); without the feature the payloads are uninhabited (`off.rs`).
 
 use crate::vocab::{DeadReason, KeepReason};
 
-/// What the outbox did: one of the events a kept request goes through.
-#[derive(Clone, Debug, PartialEq)]
-pub enum OutboxEvent<'a> {
-    /// The call got no definite answer: its request is kept in the outbox.
-    Queued {
-        /// The entry's id.
-        id: &'a str,
-        /// Why it was kept.
-        reason: KeepReason,
-    },
-    /// A kept request is sent again (`attempt`: its attempts so far, this one included).
-    Replayed {
-        /// The entry's id.
-        id: &'a str,
-        /// Attempts so far, the original call's included.
-        attempt: u32,
-    },
-    /// A kept request got its answer and left the outbox.
-    Delivered {
-        /// The entry's id.
-        id: &'a str,
-        /// The answer's status.
-        status: u16,
-    },
-    /// A kept request will not be sent again: a final refusal, too old, or unsendable.
-    DeadLettered {
-        /// The entry's id.
-        id: &'a str,
-        /// Why.
-        reason: DeadReason,
-        /// The refusal's status (reason `Status`).
-        status: Option<u16>,
-    },
+/// The call got no definite answer: its request is kept in the outbox.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Queued<'a> {
+    /// The entry's id.
+    pub id: &'a str,
+    /// Why it was kept.
+    pub reason: KeepReason,
 }
 
-impl OutboxEvent<'_> {
-    /// The event's JS name: `queued`, `replayed`, `delivered` or `deadLettered`.
-    pub fn kind(&self) -> &'static str {
-        match self {
-            OutboxEvent::Queued { .. } => "queued",
-            OutboxEvent::Replayed { .. } => "replayed",
-            OutboxEvent::Delivered { .. } => "delivered",
-            OutboxEvent::DeadLettered { .. } => "deadLettered",
-        }
-    }
+/// A kept request is sent again (`attempt`: its attempts so far, this one included).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Replayed<'a> {
+    /// The entry's id.
+    pub id: &'a str,
+    /// Attempts so far, the original call's included.
+    pub attempt: u32,
+}
+
+/// A kept request got its answer and left the outbox.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Delivered<'a> {
+    /// The entry's id.
+    pub id: &'a str,
+    /// The answer's status.
+    pub status: u16,
+}
+
+/// A kept request will not be sent again: a final refusal, too old, or unsendable.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct DeadLettered<'a> {
+    /// The entry's id.
+    pub id: &'a str,
+    /// Why.
+    pub reason: DeadReason,
+    /// The refusal's status (reason `Status`).
+    pub status: Option<u16>,
 }
 
 #[cfg(test)]
@@ -57,38 +49,27 @@ mod tests {
 
     #[test]
     fn kinds_are_the_js_names() {
+        let id = "k";
         for (event, kind) in [
             (
-                OutboxEvent::Queued {
-                    id: "k",
+                Event::Queued(Queued {
+                    id,
                     reason: KeepReason::Network,
-                },
+                }),
                 "queued",
             ),
+            (Event::Replayed(Replayed { id, attempt: 2 }), "replayed"),
+            (Event::Delivered(Delivered { id, status: 201 }), "delivered"),
             (
-                OutboxEvent::Replayed {
-                    id: "k",
-                    attempt: 2,
-                },
-                "replayed",
-            ),
-            (
-                OutboxEvent::Delivered {
-                    id: "k",
-                    status: 201,
-                },
-                "delivered",
-            ),
-            (
-                OutboxEvent::DeadLettered {
-                    id: "k",
+                Event::DeadLettered(DeadLettered {
+                    id,
                     reason: DeadReason::Status,
                     status: Some(422),
-                },
+                }),
                 "deadLettered",
             ),
         ] {
-            assert_eq!(Event::Outbox(event).kind(), kind);
+            assert_eq!(event.kind(), kind);
         }
     }
 }

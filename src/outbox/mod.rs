@@ -77,7 +77,7 @@ mod shell;
 mod types;
 
 #[cfg(feature = "outbox")]
-pub use events::OutboxEvent;
+pub use events::{DeadLettered, Delivered, Queued, Replayed};
 #[cfg(feature = "outbox")]
 pub use rules::*;
 #[cfg(feature = "outbox")]

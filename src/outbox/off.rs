@@ -41,15 +41,14 @@ pub(crate) fn check<R: Rows>(_: &mut Check<R>, _: &Object) -> Option<OutboxPolic
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum NoEvent {}
 
-/// An outbox event: none in this build ([`NoEvent`]).
-pub type OutboxEvent<'a> = NoEvent;
-
-impl NoEvent {
-    /// The event's JS name: never asked.
-    pub fn kind(&self) -> &'static str {
-        match *self {}
-    }
-}
+/// A call kept: never in this build.
+pub type Queued<'a> = NoEvent;
+/// A kept request replayed: never in this build.
+pub type Replayed<'a> = NoEvent;
+/// A kept request delivered: never in this build.
+pub type Delivered<'a> = NoEvent;
+/// A kept request dead-lettered: never in this build.
+pub type DeadLettered<'a> = NoEvent;
 
 #[cfg(target_arch = "wasm32")]
 pub use shell::*;

@@ -12,7 +12,9 @@ use std::rc::{Rc, Weak};
 use js_sys::{Array, Function, Object, Promise, Reflect};
 use wasm_bindgen::prelude::*;
 
-use super::{DeadReason, End, OutboxEvent, OutboxPolicy, Reason, Replay};
+use super::{
+    DeadLettered, DeadReason, Delivered, End, OutboxPolicy, Queued, Reason, Replay, Replayed,
+};
 use crate::events::Event;
 use crate::wasm::ResilientClient;
 use crate::wasm::bindings::performance_now;
@@ -90,6 +92,7 @@ impl Drop for Outbox {
 impl Outbox {
     /// The outbox of the client `weak` names, over `outbox.store` (undefined: the built-in
     /// one), with `outbox.onReplay`.
+    #[inline]
     pub fn open<C: Host + 'static>(policy: OutboxPolicy, held: Held, weak: Weak<C>) -> Outbox {
         let Held(store, on_replay) = held;
         let max_age_ms = policy.max_age_ms;
@@ -155,6 +158,7 @@ impl Outbox {
     /// call resolves like. `deadline`: the call's (`performance.now()` ms) and the
     /// `totalTimeoutMs` that set it; keeping it ends by [`super::keep_until`].
     #[allow(clippy::too_many_arguments)]
+    #[inline(never)]
     fn keep(
         &self,
         request: (&JsValue, &JsValue, bool),
@@ -195,7 +199,7 @@ impl Outbox {
                 to_js(
                     origin,
                     Some(key),
-                    &Event::Outbox(OutboxEvent::Queued { id: key, reason }),
+                    &Event::Queued(Queued { id: key, reason }),
                 ),
             ),
             None => (JsValue::UNDEFINED, JsValue::UNDEFINED),
@@ -249,18 +253,19 @@ fn order_now() -> f64 {
 }
 
 /// What js/outbox.js tells of a replay (see [`Core`]).
+#[inline]
 fn tell(client: &impl Host, kind: u32, origin: &str, id: &str, n: i32) -> f64 {
     let told = |what: Told| kind == what as u32;
     let event = match kind {
-        _ if told(Told::Replayed) => OutboxEvent::Replayed {
+        _ if told(Told::Replayed) => Event::Replayed(Replayed {
             id,
             attempt: n as u32,
-        },
-        _ if told(Told::Delivered) => OutboxEvent::Delivered {
+        }),
+        _ if told(Told::Delivered) => Event::Delivered(Delivered {
             id,
             status: n as u16,
-        },
-        _ if told(Told::DeadLettered) => OutboxEvent::DeadLettered {
+        }),
+        _ if told(Told::DeadLettered) => Event::DeadLettered(DeadLettered {
             id,
             reason: match n {
                 n if n == DeadN::Expired as i32 => DeadReason::Expired,
@@ -268,7 +273,7 @@ fn tell(client: &impl Host, kind: u32, origin: &str, id: &str, n: i32) -> f64 {
                 _ => DeadReason::Status,
             },
             status: u16::try_from(n).ok(),
-        },
+        }),
         _ => {
             let Some(outbox) = client.outbox() else {
                 return -1.0;
@@ -287,7 +292,7 @@ fn tell(client: &impl Host, kind: u32, origin: &str, id: &str, n: i32) -> f64 {
         }
     };
     if let Some(listener) = client.on_event() {
-        emit(listener, origin, None, &Event::Outbox(event));
+        emit(listener, origin, None, &event);
     }
     0.0
 }
@@ -298,6 +303,7 @@ pub struct Held(JsValue, JsValue);
 
 impl Held {
     /// What `read` gives: the store, then `onReplay`.
+    #[inline]
     pub fn new(read: impl FnOnce() -> (JsValue, JsValue)) -> Held {
         let (store, on_replay) = read();
         Held(store, on_replay)
@@ -314,6 +320,7 @@ impl Keepable {
     /// The call's result once it `end`ed so (with its attempts): `mapped` as it is, or, when
     /// the end is one the outbox keeps, the promise that settles once `request` is stored
     /// under `key` (a `QueuedError`).
+    #[inline]
     pub fn keep(
         self,
         end: (End, u32),
@@ -364,35 +371,62 @@ impl ResilientClient {
     }
 }
 
-impl OutboxEvent<'_> {
-    /// The names of the event's JS fields, space-separated, and their values in order (see
-    /// `crate::wasm::events::to_js`); `key`: the call's idempotency key.
+// Each event's JS fields: the names, space-separated, and their values in order (see
+// `crate::wasm::events::to_js`); `key`: the call's idempotency key.
+
+impl Queued<'_> {
+    /// `queued`: the key, why, and the entry's id.
     pub(crate) fn fields<'a>(
         &'a self,
         key: Option<Field<'a>>,
     ) -> (&'static str, [Option<Field<'a>>; 4]) {
-        use Field::{Number as N, Text as T};
-        let n = |v: u32| Some(N(f64::from(v)));
-        match *self {
-            OutboxEvent::Queued { id, reason } => (
-                "idempotencyKey reason id",
-                [key, Some(T(reason.as_str())), Some(T(id)), None],
-            ),
-            OutboxEvent::Replayed { id, attempt } => {
-                ("attempt id", [n(attempt), Some(T(id)), None, None])
-            }
-            OutboxEvent::Delivered { id, status } => {
-                ("status id", [n(status.into()), Some(T(id)), None, None])
-            }
-            OutboxEvent::DeadLettered { id, reason, status } => (
-                "status reason id",
-                [
-                    status.map(|v| N(f64::from(v))),
-                    Some(T(reason.as_str())),
-                    Some(T(id)),
-                    None,
-                ],
-            ),
-        }
+        let reason = Some(Field::Text(self.reason.as_str()));
+        (
+            "idempotencyKey reason id",
+            [key, reason, Some(Field::Text(self.id)), None],
+        )
+    }
+}
+
+impl Replayed<'_> {
+    /// `replayed`: the attempts so far and the entry's id.
+    pub(crate) fn fields<'a>(
+        &'a self,
+        _: Option<Field<'a>>,
+    ) -> (&'static str, [Option<Field<'a>>; 4]) {
+        let attempt = Some(Field::Number(f64::from(self.attempt)));
+        (
+            "attempt id",
+            [attempt, Some(Field::Text(self.id)), None, None],
+        )
+    }
+}
+
+impl Delivered<'_> {
+    /// `delivered`: the answer's status and the entry's id.
+    pub(crate) fn fields<'a>(
+        &'a self,
+        _: Option<Field<'a>>,
+    ) -> (&'static str, [Option<Field<'a>>; 4]) {
+        let status = Some(Field::Number(f64::from(self.status)));
+        (
+            "status id",
+            [status, Some(Field::Text(self.id)), None, None],
+        )
+    }
+}
+
+impl DeadLettered<'_> {
+    /// `deadLettered`: the refusal's status, why, and the entry's id.
+    pub(crate) fn fields<'a>(
+        &'a self,
+        _: Option<Field<'a>>,
+    ) -> (&'static str, [Option<Field<'a>>; 4]) {
+        let status = self.status.map(|v| Field::Number(f64::from(v)));
+        let reason = Some(Field::Text(self.reason.as_str()));
+        (
+            "status reason id",
+            [status, reason, Some(Field::Text(self.id)), None],
+        )
     }
 }

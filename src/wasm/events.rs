@@ -130,8 +130,11 @@ pub fn to_js(origin: &str, key: Option<&str>, event: &Event) -> JsValue {
         ),
         Event::Success { attempts } => ("attempts", [n(attempts), None, None, None]),
         Event::Offline { attempt } => ("attempt", [n(attempt), None, None, None]),
-        // Its own fields (src/outbox/shell.rs).
-        Event::Outbox(ref outbox) => outbox.fields(key),
+        // The outbox's (src/outbox/shell.rs).
+        Event::Queued(ref e) => e.fields(key),
+        Event::Replayed(ref e) => e.fields(key),
+        Event::Delivered(ref e) => e.fields(key),
+        Event::DeadLettered(ref e) => e.fields(key),
     };
     let [a, b, c, d] = values.map(|v| v.map_or(JsValue::UNDEFINED, JsValue::from));
     make_event(event.kind(), origin, names, &a, &b, &c, &d)

@@ -1,6 +1,6 @@
 //! Events: what the engine reports while a call runs (the shell hands them to `onEvent`).
 
-use crate::vocab::{BreakerState, OpenReason};
+use crate::vocab::{BreakerState, DeadReason, KeepReason, OpenReason};
 pub use crate::vocab::{GiveUpReason, OutcomeKind, RetryReason, Why};
 
 /// One thing that happened during a call. Borrowed strings: the shell converts at once.
@@ -125,14 +125,36 @@ pub enum Event<'a> {
         attempts: u32,
     },
     /// The call got no definite answer: its request is kept in the outbox (the outbox's
-    /// events: src/outbox/events.rs; none in a build without `outbox`).
-    Queued(crate::outbox::Queued<'a>),
-    /// A kept request is sent again.
-    Replayed(crate::outbox::Replayed<'a>),
+    /// events: none in a build without `outbox`, where an `EntryId` cannot be made).
+    Queued {
+        /// The entry's id.
+        id: crate::outbox::EntryId<'a>,
+        /// Why it was kept.
+        reason: KeepReason,
+    },
+    /// A kept request is sent again (`attempt`: its attempts so far, this one included).
+    Replayed {
+        /// The entry's id.
+        id: crate::outbox::EntryId<'a>,
+        /// Attempts so far, the original call's included.
+        attempt: u32,
+    },
     /// A kept request got its answer and left the outbox.
-    Delivered(crate::outbox::Delivered<'a>),
+    Delivered {
+        /// The entry's id.
+        id: crate::outbox::EntryId<'a>,
+        /// The answer's status.
+        status: u16,
+    },
     /// A kept request will not be sent again: a final refusal, too old, or unsendable.
-    DeadLettered(crate::outbox::DeadLettered<'a>),
+    DeadLettered {
+        /// The entry's id.
+        id: crate::outbox::EntryId<'a>,
+        /// Why.
+        reason: DeadReason,
+        /// The refusal's status (reason `Status`).
+        status: Option<u16>,
+    },
 }
 
 impl Event<'_> {
@@ -160,10 +182,10 @@ impl Event<'_> {
             #[cfg(feature = "hedge")]
             Event::Hedge { .. } => "hedge",
             Event::Success { .. } => "success",
-            Event::Queued(_) => "queued",
-            Event::Replayed(_) => "replayed",
-            Event::Delivered(_) => "delivered",
-            Event::DeadLettered(_) => "deadLettered",
+            Event::Queued { .. } => "queued",
+            Event::Replayed { .. } => "replayed",
+            Event::Delivered { .. } => "delivered",
+            Event::DeadLettered { .. } => "deadLettered",
         }
     }
 }

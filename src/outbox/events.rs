@@ -1,75 +1,48 @@
-//! The outbox's events for `onEvent`: a call kept, and what became of its request later. Each
-//! is the payload of its own variant of [`crate::events::Event`] (`Queued`, `Replayed`,
-//! `Delivered`, `DeadLettered`); without the feature the payloads are uninhabited (`off.rs`).
+//! What the outbox's events carry of their own ([`crate::events::Event`]'s `Queued`,
+//! `Replayed`, `Delivered` and `DeadLettered`): the entry's id. Without the feature it is
+//! uninhabited (`off.rs`), so those variants cannot be made and their arms are gone.
 
-use crate::vocab::{DeadReason, KeepReason};
+/// The id of an outbox entry (its idempotency key), as an event names it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct EntryId<'a>(pub &'a str);
 
-/// The call got no definite answer: its request is kept in the outbox.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Queued<'a> {
-    /// The entry's id.
-    pub id: &'a str,
-    /// Why it was kept.
-    pub reason: KeepReason,
-}
-
-/// A kept request is sent again (`attempt`: its attempts so far, this one included).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Replayed<'a> {
-    /// The entry's id.
-    pub id: &'a str,
-    /// Attempts so far, the original call's included.
-    pub attempt: u32,
-}
-
-/// A kept request got its answer and left the outbox.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Delivered<'a> {
-    /// The entry's id.
-    pub id: &'a str,
-    /// The answer's status.
-    pub status: u16,
-}
-
-/// A kept request will not be sent again: a final refusal, too old, or unsendable.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct DeadLettered<'a> {
-    /// The entry's id.
-    pub id: &'a str,
-    /// Why.
-    pub reason: DeadReason,
-    /// The refusal's status (reason `Status`).
-    pub status: Option<u16>,
+impl<'a> EntryId<'a> {
+    /// The id.
+    pub fn get(self) -> &'a str {
+        self.0
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::events::Event;
+    use crate::vocab::{DeadReason, KeepReason};
 
     #[test]
     fn kinds_are_the_js_names() {
-        let id = "k";
+        let id = EntryId("k");
         for (event, kind) in [
             (
-                Event::Queued(Queued {
+                Event::Queued {
                     id,
                     reason: KeepReason::Network,
-                }),
+                },
                 "queued",
             ),
-            (Event::Replayed(Replayed { id, attempt: 2 }), "replayed"),
-            (Event::Delivered(Delivered { id, status: 201 }), "delivered"),
+            (Event::Replayed { id, attempt: 2 }, "replayed"),
+            (Event::Delivered { id, status: 201 }, "delivered"),
             (
-                Event::DeadLettered(DeadLettered {
+                Event::DeadLettered {
                     id,
                     reason: DeadReason::Status,
                     status: Some(422),
-                }),
+                },
                 "deadLettered",
             ),
         ] {
             assert_eq!(event.kind(), kind);
+            assert_eq!(id.get(), "k");
         }
     }
 }

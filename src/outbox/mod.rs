@@ -29,7 +29,7 @@
 //! | --- | --- |
 //! | the rules above | `rules.rs` |
 //! | its part of the policy: settings, defaults, schema rows, check | `section.rs` |
-//! | its events for `onEvent` | `events.rs` |
+//! | what its events for `onEvent` carry of their own (the entry's id) | `events.rs` |
 //! | the shell's part (wasm32): keeping a call, the replay, `client.outbox`, the events in JS | `shell.rs` |
 //! | its TypeScript declarations (wasm32) | `types.rs` |
 //! | the JS (joined into `js/joined/site.js` by scripts/join-js.mjs) | `outbox.js`, `outbox-store.js`, `outbox-replay.js` |
@@ -77,7 +77,7 @@ mod shell;
 mod types;
 
 #[cfg(feature = "outbox")]
-pub use events::{DeadLettered, Delivered, Queued, Replayed};
+pub use events::EntryId;
 #[cfg(feature = "outbox")]
 pub use rules::*;
 #[cfg(feature = "outbox")]

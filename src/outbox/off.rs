@@ -1,7 +1,7 @@
 //! The outbox in a build without the feature `outbox` (the lean build): the names the code
 //! around it calls, as stand-ins that cost nothing. A value of an uninhabited one cannot exist,
 //! so no policy has an outbox (`Option<OutboxPolicy>` is always `None`), no client opens one,
-//! no call is kept and no outbox event is made: the code that would handle one is typed,
+//! no call is kept and no outbox event is made (no `EntryId`): the code that would handle one is typed,
 //! compiled, and gone from the wasm.
 
 use crate::policy::field::Field;
@@ -37,18 +37,20 @@ pub(crate) fn check<R: Rows>(_: &mut Check<R>, _: &Object) -> Option<OutboxPolic
     None
 }
 
-/// An outbox event: none in this build.
+/// The id of an outbox entry, as an event names it: none in this build, so no outbox event
+/// can be made.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum NoEvent {}
+pub enum NoEntry {}
 
-/// A call kept: never in this build.
-pub type Queued<'a> = NoEvent;
-/// A kept request replayed: never in this build.
-pub type Replayed<'a> = NoEvent;
-/// A kept request delivered: never in this build.
-pub type Delivered<'a> = NoEvent;
-/// A kept request dead-lettered: never in this build.
-pub type DeadLettered<'a> = NoEvent;
+/// The id of an outbox entry: none in this build ([`NoEntry`]).
+pub type EntryId<'a> = NoEntry;
+
+impl NoEntry {
+    /// The id: never asked.
+    pub fn get<'a>(self) -> &'a str {
+        match self {}
+    }
+}
 
 #[cfg(target_arch = "wasm32")]
 pub use shell::*;
@@ -61,10 +63,9 @@ mod shell {
     use js_sys::{Function, Promise};
     use wasm_bindgen::JsValue;
 
-    use super::{NoEvent, OutboxPolicy};
+    use super::OutboxPolicy;
     use crate::outbox::End;
     use crate::wasm::ended::Ended;
-    use crate::wasm::events::Field;
 
     /// A client's outbox: none in this build.
     pub enum Outbox {}
@@ -117,16 +118,6 @@ mod shell {
             _: Result<JsValue, JsValue>,
         ) -> Result<JsValue, JsValue> {
             match self {}
-        }
-    }
-
-    impl NoEvent {
-        /// The event's JS fields: never asked.
-        pub(crate) fn fields<'a>(
-            &self,
-            _: Option<Field<'a>>,
-        ) -> (&'static str, [Option<Field<'a>>; 4]) {
-            match *self {}
         }
     }
 }

@@ -12,16 +12,14 @@ use std::rc::{Rc, Weak};
 use js_sys::{Array, Function, Object, Promise, Reflect};
 use wasm_bindgen::prelude::*;
 
-use super::{
-    DeadLettered, DeadReason, Delivered, End, OutboxPolicy, Queued, Reason, Replay, Replayed,
-};
+use super::{DeadReason, End, EntryId, OutboxPolicy, Reason, Replay};
 use crate::events::Event;
 use crate::wasm::ResilientClient;
 use crate::wasm::bindings::performance_now;
 use crate::wasm::codes::{DeadN, Judged, Keep, ReplayStatus, Told};
 use crate::wasm::ended::Ended;
 use crate::wasm::env::random_unit;
-use crate::wasm::events::{Field, emit, to_js};
+use crate::wasm::events::{emit, to_js};
 
 #[wasm_bindgen(module = "/js/joined/site.js")]
 unsafe extern "C" {
@@ -199,7 +197,10 @@ impl Outbox {
                 to_js(
                     origin,
                     Some(key),
-                    &Event::Queued(Queued { id: key, reason }),
+                    &Event::Queued {
+                        id: EntryId(key),
+                        reason,
+                    },
                 ),
             ),
             None => (JsValue::UNDEFINED, JsValue::UNDEFINED),
@@ -257,23 +258,23 @@ fn order_now() -> f64 {
 fn tell(client: &impl Host, kind: u32, origin: &str, id: &str, n: i32) -> f64 {
     let told = |what: Told| kind == what as u32;
     let event = match kind {
-        _ if told(Told::Replayed) => Event::Replayed(Replayed {
-            id,
+        _ if told(Told::Replayed) => Event::Replayed {
+            id: EntryId(id),
             attempt: n as u32,
-        }),
-        _ if told(Told::Delivered) => Event::Delivered(Delivered {
-            id,
+        },
+        _ if told(Told::Delivered) => Event::Delivered {
+            id: EntryId(id),
             status: n as u16,
-        }),
-        _ if told(Told::DeadLettered) => Event::DeadLettered(DeadLettered {
-            id,
+        },
+        _ if told(Told::DeadLettered) => Event::DeadLettered {
+            id: EntryId(id),
             reason: match n {
                 n if n == DeadN::Expired as i32 => DeadReason::Expired,
                 n if n == DeadN::Invalid as i32 => DeadReason::Invalid,
                 _ => DeadReason::Status,
             },
             status: u16::try_from(n).ok(),
-        }),
+        },
         _ => {
             let Some(outbox) = client.outbox() else {
                 return -1.0;
@@ -368,65 +369,5 @@ impl ResilientClient {
             .outbox
             .as_ref()
             .map_or(JsValue::UNDEFINED, |o| o.api.clone())
-    }
-}
-
-// Each event's JS fields: the names, space-separated, and their values in order (see
-// `crate::wasm::events::to_js`); `key`: the call's idempotency key.
-
-impl Queued<'_> {
-    /// `queued`: the key, why, and the entry's id.
-    pub(crate) fn fields<'a>(
-        &'a self,
-        key: Option<Field<'a>>,
-    ) -> (&'static str, [Option<Field<'a>>; 4]) {
-        let reason = Some(Field::Text(self.reason.as_str()));
-        (
-            "idempotencyKey reason id",
-            [key, reason, Some(Field::Text(self.id)), None],
-        )
-    }
-}
-
-impl Replayed<'_> {
-    /// `replayed`: the attempts so far and the entry's id.
-    pub(crate) fn fields<'a>(
-        &'a self,
-        _: Option<Field<'a>>,
-    ) -> (&'static str, [Option<Field<'a>>; 4]) {
-        let attempt = Some(Field::Number(f64::from(self.attempt)));
-        (
-            "attempt id",
-            [attempt, Some(Field::Text(self.id)), None, None],
-        )
-    }
-}
-
-impl Delivered<'_> {
-    /// `delivered`: the answer's status and the entry's id.
-    pub(crate) fn fields<'a>(
-        &'a self,
-        _: Option<Field<'a>>,
-    ) -> (&'static str, [Option<Field<'a>>; 4]) {
-        let status = Some(Field::Number(f64::from(self.status)));
-        (
-            "status id",
-            [status, Some(Field::Text(self.id)), None, None],
-        )
-    }
-}
-
-impl DeadLettered<'_> {
-    /// `deadLettered`: the refusal's status, why, and the entry's id.
-    pub(crate) fn fields<'a>(
-        &'a self,
-        _: Option<Field<'a>>,
-    ) -> (&'static str, [Option<Field<'a>>; 4]) {
-        let status = self.status.map(|v| Field::Number(f64::from(v)));
-        let reason = Some(Field::Text(self.reason.as_str()));
-        (
-            "status reason id",
-            [status, reason, Some(Field::Text(self.id)), None],
-        )
     }
 }

@@ -17,7 +17,7 @@ use crate::registry::OriginSnapshot;
 
 /// A field's value as JS gets it: a number, a string or a boolean.
 #[derive(Clone, Copy)]
-pub enum Field<'a> {
+enum Field<'a> {
     Number(f64),
     Text(&'a str),
     Flag(bool),
@@ -130,11 +130,24 @@ pub fn to_js(origin: &str, key: Option<&str>, event: &Event) -> JsValue {
         ),
         Event::Success { attempts } => ("attempts", [n(attempts), None, None, None]),
         Event::Offline { attempt } => ("attempt", [n(attempt), None, None, None]),
-        // The outbox's (src/outbox/shell.rs).
-        Event::Queued(ref e) => e.fields(key),
-        Event::Replayed(ref e) => e.fields(key),
-        Event::Delivered(ref e) => e.fields(key),
-        Event::DeadLettered(ref e) => e.fields(key),
+        Event::Queued { id, reason } => (
+            "idempotencyKey reason id",
+            [key, Some(T(reason.as_str())), Some(T(id.get())), None],
+        ),
+        Event::Replayed { id, attempt } => {
+            ("attempt id", [n(attempt), Some(T(id.get())), None, None])
+        }
+        Event::Delivered { id, status: s } => {
+            ("status id", [n(s.into()), Some(T(id.get())), None, None])
+        }
+        Event::DeadLettered {
+            id,
+            reason,
+            status: s,
+        } => (
+            "status reason id",
+            [status(s), Some(T(reason.as_str())), Some(T(id.get())), None],
+        ),
     };
     let [a, b, c, d] = values.map(|v| v.map_or(JsValue::UNDEFINED, JsValue::from));
     make_event(event.kind(), origin, names, &a, &b, &c, &d)

@@ -1,9 +1,7 @@
 //! Events: what the engine reports while a call runs (the shell hands them to `onEvent`).
 
 use crate::throttle::Probability;
-use crate::vocab::{BreakerState, OpenReason};
-#[cfg(feature = "outbox")]
-use crate::vocab::{DeadReason, KeepReason};
+use crate::vocab::{BreakerState, DeadReason, KeepReason, OpenReason};
 pub use crate::vocab::{GiveUpReason, OutcomeKind, RetryReason, Why};
 
 /// One thing that happened during a call. Borrowed strings: the shell converts at once.
@@ -91,35 +89,32 @@ pub enum Event<'a> {
         /// Attempts made.
         attempts: u32,
     },
-    /// The call got no definite answer: its request is kept in the outbox.
-    #[cfg(feature = "outbox")]
+    /// The call got no definite answer: its request is kept in the outbox (the outbox's
+    /// events: none in a build without `outbox`, where an `EntryId` cannot be made).
     Queued {
         /// The entry's id.
-        id: &'a str,
+        id: crate::outbox::EntryId<'a>,
         /// Why it was kept.
         reason: KeepReason,
     },
     /// A kept request is sent again (`attempt`: its attempts so far, this one included).
-    #[cfg(feature = "outbox")]
     Replayed {
         /// The entry's id.
-        id: &'a str,
+        id: crate::outbox::EntryId<'a>,
         /// Attempts so far, the original call's included.
         attempt: u32,
     },
     /// A kept request got its answer and left the outbox.
-    #[cfg(feature = "outbox")]
     Delivered {
         /// The entry's id.
-        id: &'a str,
+        id: crate::outbox::EntryId<'a>,
         /// The answer's status.
         status: u16,
     },
     /// A kept request will not be sent again: a final refusal, too old, or unsendable.
-    #[cfg(feature = "outbox")]
     DeadLettered {
         /// The entry's id.
-        id: &'a str,
+        id: crate::outbox::EntryId<'a>,
         /// Why.
         reason: DeadReason,
         /// The refusal's status (reason `Status`).
@@ -178,13 +173,9 @@ impl Event<'_> {
             Event::BodyTimeout { .. } => "bodyTimeout",
             Event::Hedge(_) => "hedge",
             Event::Success { .. } => "success",
-            #[cfg(feature = "outbox")]
             Event::Queued { .. } => "queued",
-            #[cfg(feature = "outbox")]
             Event::Replayed { .. } => "replayed",
-            #[cfg(feature = "outbox")]
             Event::Delivered { .. } => "delivered",
-            #[cfg(feature = "outbox")]
             Event::DeadLettered { .. } => "deadLettered",
             Event::Throttled { .. } => "throttled",
         }

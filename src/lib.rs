@@ -26,7 +26,7 @@
 //! | the registry's loans; updates that find it lent, queued until the loan ends | [`owner`] |
 //! | origin health shared between clients (`share`): notes and what they do | [`share`] |
 //! | idempotency keys, UUID v4 | [`idempotency`] |
-//! | the outbox (`outbox`): which calls are kept, replay verdicts, order and timing | [`outbox`] |
+//! | the outbox (`outbox`): which calls are kept, what a replay's answer does, order and timing; its policy, events, shell part and JS (a folder) | [`outbox`] |
 //! | CSPRNG bytes drawn in batches | [`entropy`] |
 //! | events for `onEvent` | [`events`] |
 //! | the types an absent capability leaves (the lean build): uninhabited stand-ins | [`absent`] |
@@ -49,7 +49,6 @@ pub mod events;
 pub mod hedge;
 pub mod idempotency;
 pub mod origin;
-#[cfg(feature = "outbox")]
 pub mod outbox;
 pub mod owner;
 pub mod pacing;

@@ -1,4 +1,4 @@
-// Joined by scripts/join-js.mjs from js/share.js, js/outbox.js, js/outbox-store.js, js/outbox-replay.js: edit those, then run it.
+// Joined by scripts/join-js.mjs from js/share.js, src/outbox/outbox.js, src/outbox/outbox-store.js, src/outbox/outbox-replay.js: edit those, then run it.
 import { SHARE_VERSION, NOTE_KIND_HELLO, NOTE_KIND_HOLD, makeQueuedError, JUDGED_EXPIRED, REPLAY_STATUS_UNSENT, TOLD_NEXT_REPLAY, JUDGED_DELIVERED, JUDGED_WAIT, JUDGED_REFUSED, JUDGED_SEND, JUDGED_UNSENDABLE, REPLAY_STATUS_NO_ANSWER, REPLAY_STATUS_UNSENDABLE, TOLD_REPLAYED, TOLD_DELIVERED, TOLD_DEAD_LETTERED, TOLD_ROUND_ENDED, DEAD_N_EXPIRED, DEAD_N_INVALID } from "../errors.js";
 import { callListener, discardBody } from "./arguments.js";
 
@@ -80,11 +80,11 @@ function shareClose(channel) {
 }
 
 
-// The outbox (policy `outbox`; the rules are in src/outbox.rs): keeping a call.
+// The outbox (policy `outbox`; the rules are in src/outbox/rules.rs): keeping a call.
 // Keep the single `export { ... }` line last (scripts/join-js.mjs joins the concern files).
 
 // ---------------------------------------------------------------- the outbox
-// Its rules are the core's (src/outbox.rs), asked through `core` (made in src/wasm/outbox.rs,
+// Its rules are the core's (src/outbox/rules.rs), asked through `core` (made in src/outbox/shell.rs,
 // which documents its codes): here a request is copied into an entry before its call settles,
 // and entries are replayed first in, first out per origin, by one replayer per name (in this
 // realm always, across the site's tabs and workers with Web Locks where there are), on

@@ -15,7 +15,7 @@ pub const CAPABILITIES: [(&str, &str, bool); 6] = [
     crate::hedge::CAPABILITY,
     ("coalesce", "coalesced reads", cfg!(feature = "coalesce")),
     ("share", "shared origin health", cfg!(feature = "share")),
-    ("outbox", "the outbox", cfg!(feature = "outbox")),
+    ("outbox", "the outbox", crate::outbox::BUILT),
 ];
 
 /// Whether this build has every capability (the full build): then nothing is looked for.

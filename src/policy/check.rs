@@ -11,8 +11,6 @@ use super::sections::bulkhead::bulkhead_policy;
 #[cfg(feature = "coalesce")]
 use super::sections::coalesce::coalesce;
 use super::sections::idempotency::{idempotency_header, idempotency_key};
-#[cfg(feature = "outbox")]
-use super::sections::outbox::outbox_policy;
 use super::sections::retry::retry_policy;
 use super::sections::retry_budget::budget_policy;
 #[cfg(feature = "share")]
@@ -77,8 +75,7 @@ impl Policy {
             #[cfg(feature = "coalesce")]
             coalesce: coalesce(&mut c, &o),
             hedge: crate::hedge::read(&mut c, &o),
-            #[cfg(feature = "outbox")]
-            outbox: c.feature(&o, "outbox").map(|m| outbox_policy(&mut c, m)),
+            outbox: crate::outbox::check(&mut c, &o),
         };
         match c.error {
             Some(error) => Err(error),

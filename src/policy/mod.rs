@@ -33,6 +33,7 @@ mod types;
 pub(crate) mod value;
 
 pub use crate::hedge::{HedgeDelay, HedgePolicy};
+pub use crate::outbox::OutboxPolicy;
 pub use crate::pacing::RateLimitPolicy;
 pub use crate::throttle::ThrottlePolicy;
 pub use build::CAPABILITIES;
@@ -44,8 +45,6 @@ pub use sections::breaker::{
 };
 pub use sections::bulkhead::BulkheadPolicy;
 pub use sections::idempotency::IdempotencyKey;
-#[cfg(feature = "outbox")]
-pub use sections::outbox::OutboxPolicy;
 pub use sections::retry::{RETRY_ON_MIN, RetryPolicy};
 pub use sections::retry_budget::BudgetPolicy;
 pub use types::*;

@@ -20,6 +20,8 @@ const SECTIONS: &[&[Field]] = &[
     crate::throttle::FIELDS,
     crate::hedge::FIELDS,
     TAIL,
+    crate::outbox::FIELDS,
+    LAST,
 ];
 
 /// Every field, objects before their fields (`SECTIONS` joined, at compile time).
@@ -180,32 +182,10 @@ const TAIL: &[Field] = &[
     field("share.name", Kind::Name),
     #[cfg(feature = "share")]
     field("share.durableObject", Kind::Held),
-    #[cfg(feature = "outbox")]
-    Field {
-        path: "outbox",
-        kind: Kind::Feature {
-            on: d::OUTBOX_ENABLED,
-        },
-        scope: Scope::Client,
-        range_text: None,
-    },
-    #[cfg(feature = "outbox")]
-    field("outbox.name", Kind::Name),
-    #[cfg(feature = "outbox")]
-    int("outbox.maxEntries", 1, 100_000, d::OUTBOX_MAX_ENTRIES),
-    #[cfg(feature = "outbox")]
-    int("outbox.maxAgeMs", 1_000, MAX_MS, d::OUTBOX_MAX_AGE_MS),
-    #[cfg(feature = "outbox")]
-    int(
-        "outbox.maxBodyBytes",
-        0,
-        67_108_864,
-        d::OUTBOX_MAX_BODY_BYTES,
-    ),
-    #[cfg(feature = "outbox")]
-    field("outbox.store", Kind::Held),
-    #[cfg(feature = "outbox")]
-    field("outbox.onReplay", Kind::Function),
+];
+
+/// The callbacks, after every capability's rows (js/policy-arg.js lists them in this order).
+const LAST: &[Field] = &[
     field("onEvent", Kind::Function),
     field("fetch", Kind::Function),
 ];
@@ -236,10 +216,8 @@ pub fn check_scope(root: &Value, per_call: bool) -> Result<(), PolicyError> {
     };
     for (key, value) in map {
         let message = match get(key).map(|f| f.scope) {
-            #[cfg(feature = "outbox")]
-            Some(Scope::Client) if per_call && key == "outbox" => {
-                "outbox keeps a client's writes for later: give it to new ResilientClient(...), \
-                 not to one call (a call opts out with idempotencyKey: false)"
+            Some(Scope::Client) if per_call && crate::outbox::BUILT && key == "outbox" => {
+                crate::outbox::CLIENT_ONLY
             }
             #[cfg(feature = "share")]
             Some(Scope::Client) if per_call && key == "share" => {

@@ -2,12 +2,11 @@
 //! default gathered in [`defaults`] (each section's written once, in its own file).
 
 use crate::hedge::HedgePolicy;
+use crate::outbox::OutboxPolicy;
 use crate::pacing::RateLimitPolicy;
 use crate::policy::sections::breaker::BreakerPolicy;
 use crate::policy::sections::bulkhead::BulkheadPolicy;
 use crate::policy::sections::idempotency::IdempotencyKey;
-#[cfg(feature = "outbox")]
-use crate::policy::sections::outbox::OutboxPolicy;
 use crate::policy::sections::retry::RetryPolicy;
 use crate::policy::sections::retry_budget::BudgetPolicy;
 use crate::throttle::ThrottlePolicy;
@@ -26,14 +25,13 @@ pub mod defaults {
     pub const MAX_ORIGINS: u32 = 1000;
 
     pub use crate::hedge::defaults::*;
+    pub use crate::outbox::defaults::*;
     pub use crate::pacing::defaults::*;
     pub use crate::policy::sections::breaker::defaults::*;
     pub use crate::policy::sections::bulkhead::defaults::*;
     #[cfg(feature = "coalesce")]
     pub use crate::policy::sections::coalesce::defaults::*;
     pub use crate::policy::sections::idempotency::defaults::*;
-    #[cfg(feature = "outbox")]
-    pub use crate::policy::sections::outbox::defaults::*;
     pub use crate::policy::sections::retry::defaults::*;
     pub use crate::policy::sections::retry_budget::defaults::*;
     pub use crate::throttle::defaults::*;
@@ -77,8 +75,7 @@ pub struct Policy {
     pub coalesce: bool,
     /// Hedged reads; `None` sends one attempt at a time (always without `hedge`).
     pub hedge: Option<HedgePolicy>,
-    /// The outbox; `None` (the default) keeps nothing.
-    #[cfg(feature = "outbox")]
+    /// The outbox; `None` (the default) keeps nothing (always, in a build without `outbox`).
     pub outbox: Option<OutboxPolicy>,
 }
 
@@ -109,14 +106,6 @@ impl Policy {
     }
 }
 
-#[cfg(feature = "outbox")]
-impl Policy {
-    /// The outbox settings `outbox: true` gives.
-    pub fn default_outbox() -> Option<OutboxPolicy> {
-        Some(OutboxPolicy::default())
-    }
-}
-
 impl Default for Policy {
     fn default() -> Self {
         Policy {
@@ -137,8 +126,7 @@ impl Default for Policy {
             #[cfg(feature = "coalesce")]
             coalesce: defaults::COALESCE,
             hedge: crate::hedge::initial(),
-            #[cfg(feature = "outbox")]
-            outbox: defaults::OUTBOX_ENABLED.then(OutboxPolicy::default),
+            outbox: OutboxPolicy::by_default(),
         }
     }
 }

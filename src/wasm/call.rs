@@ -14,9 +14,7 @@ use super::bindings::{
 #[cfg(feature = "coalesce")]
 use super::bindings::{flight_key, join_flight};
 use super::codes::{Arg, Body};
-#[cfg(feature = "outbox")]
-use super::ended::end_of;
-use super::ended::{Ended, circuit_open_error};
+use super::ended::{Ended, circuit_open_error, end_of};
 use super::env::JsEnv;
 use super::events::emit;
 use super::key::attach_key;
@@ -25,8 +23,7 @@ use super::resolve::{Resolved, resolve_policy};
 use super::state::ClientInner;
 use super::transport::{Asking, FetchTransport, Source};
 use crate::engine::{self, Call};
-#[cfg(feature = "outbox")]
-use crate::outbox;
+use crate::outbox::{Keepable, Outbox};
 use crate::policy::{Value, check_key};
 #[cfg(feature = "coalesce")]
 use crate::vocab::Method;
@@ -50,10 +47,9 @@ pub struct Ready {
     /// Whether it may be coalesced: then each caller's signal reaches its own copy of the body
     /// (js/coalesce.js `joinFlight`), not the response the call resolves with.
     coalesced: bool,
-    /// Whether the client's outbox may keep it (not a replay of a kept one).
-    keep: bool,
-    /// Its place among the calls this realm's outboxes may keep (`outbox::order_now`).
-    order: f64,
+    /// When the client's outbox may keep it (it has one, and this is not a replay of a kept
+    /// call): what keeping it needs from its start. None without `outbox`.
+    keepable: Option<Keepable>,
 }
 
 /// A read that may join an identical one in flight: none without `coalesce`.
@@ -185,23 +181,15 @@ fn prepare(
     };
     #[cfg(not(feature = "coalesce"))]
     let flight: Option<Flight> = None;
-    #[cfg(feature = "outbox")]
-    let keep = keep && client.outbox.is_some();
-    #[cfg(feature = "outbox")]
-    let order = if keep {
-        super::outbox::order_now()
-    } else {
-        0.0
-    };
-    #[cfg(not(feature = "outbox"))]
-    let (keep, order) = {
-        let _ = keep;
-        (false, 0.0)
-    };
+    let keepable = client
+        .outbox
+        .as_ref()
+        .filter(|_| keep)
+        .map(Outbox::may_keep);
     // A read that may join a flight on its way is not refused here; a write the outbox may
     // keep goes through the loop.
     if flight.is_none()
-        && !(keep && key.is_some())
+        && !(keepable.is_some() && key.is_some())
         && let Some(refused) =
             refused_at_once(&client, &resolved, &origin, &origin_js, key.as_deref())
     {
@@ -238,8 +226,7 @@ fn prepare(
         transport,
         coalesced: flight.is_some(),
         flight,
-        keep,
-        order,
+        keepable,
     }))
 }
 
@@ -267,7 +254,6 @@ fn named(
 }
 
 /// A replay of a kept request, through its client (breaker, budget, bulkhead), never kept again.
-#[cfg(feature = "outbox")]
 pub fn replay(client: Rc<ClientInner>, request: JsValue) -> Promise {
     start(
         client,
@@ -318,8 +304,7 @@ impl Ready {
             guard,
             flight: _,
             coalesced,
-            keep,
-            order,
+            keepable,
         } = self;
         let env = JsEnv {
             abort: guard.state().clone(),
@@ -331,7 +316,7 @@ impl Ready {
             has_key: key.is_some(),
             replayable,
             has_body,
-            kept: keep && key.is_some(),
+            kept: keepable.is_some() && key.is_some(),
         };
         let mut on_event = |event: &crate::events::Event| {
             if let Some(f) = &resolved.on_event {
@@ -362,43 +347,14 @@ impl Ready {
                 guard.state().signal()
             },
         };
-        #[cfg(feature = "outbox")]
-        let end = keep.then(|| end_of(&result, &transport));
+        let keeping = keepable.map(|k| (k, end_of(&result, &transport)));
         let mapped = ended.map(result, &transport, guard.state());
         drop(guard);
-        #[cfg(feature = "outbox")]
-        let mapped = {
-            let keeps = end.and_then(|(end, attempts)| Some((outbox::keep(end)?, attempts)));
-            match (keeps, &key, client.outbox.as_ref()) {
-                (Some((reason, attempts)), Some(key), Some(outbox)) => {
-                    let (value, failed) = match &mapped {
-                        Ok(response) => (response, false),
-                        Err(error) => (error, true),
-                    };
-                    // The call adopts this promise: it settles once the request is stored.
-                    Ok(outbox
-                        .keep(
-                            transport.request(),
-                            key,
-                            &origin,
-                            reason,
-                            order,
-                            (
-                                started + f64::from(resolved.policy.total_timeout_ms),
-                                resolved.policy.total_timeout_ms,
-                            ),
-                            attempts,
-                            value,
-                            failed,
-                            resolved.on_event.as_ref(),
-                        )
-                        .into())
-                }
-                _ => mapped,
+        match (keeping, key.as_deref()) {
+            (Some((keepable, end)), Some(key)) => {
+                keepable.keep(end, &ended, transport.request(), key, mapped)
             }
-        };
-        #[cfg(not(feature = "outbox"))]
-        let _ = (keep, order, key);
-        mapped
+            _ => mapped,
+        }
     }
 }

@@ -13,13 +13,12 @@ use super::call;
 use super::codes::TimeoutKind;
 use super::events::{emit, stats_to_js};
 use super::options::{decode, policy_error};
-#[cfg(feature = "outbox")]
-use super::outbox::{self, Outbox};
 #[cfg(feature = "share")]
 use super::share::{self, Peer};
 use super::state::ClientInner;
 use super::types::{FetchInit, FetchInput, PolicyArg};
 use crate::events::Event;
+use crate::outbox::{self, Outbox};
 use crate::owner::Owner;
 use crate::policy::Policy;
 use crate::registry::Registry;
@@ -48,12 +47,8 @@ impl ClientInner {
             let sharing = (validated.share.as_deref()).and_then(|name| {
                 share::open(name, &options.share_object, weak.clone(), &mut registry)
             });
-            #[cfg(feature = "outbox")]
-            let outbox = {
-                let (store, on_replay) = options.outbox;
-                (validated.outbox.clone())
-                    .map(|policy| Outbox::open(policy, store, on_replay, weak.clone()))
-            };
+            let outbox = (validated.outbox.clone())
+                .map(|policy| Outbox::open(policy, options.outbox, weak.clone()));
             let weak = weak.clone();
             let expire = Closure::new(
                 move |deadline: bool, ms: f64, origin: String, on_event: JsValue| {
@@ -78,7 +73,6 @@ impl ClientInner {
                 registry: Owner::new(registry),
                 #[cfg(feature = "share")]
                 sharing,
-                #[cfg(feature = "outbox")]
                 outbox,
                 validated: Rc::new(validated),
                 policy: options.input,
@@ -129,7 +123,6 @@ impl Peer for ClientInner {
     }
 }
 
-#[cfg(feature = "outbox")]
 impl outbox::Host for ClientInner {
     fn replay(self: Rc<Self>, request: JsValue) -> Promise {
         call::replay(self, request)
@@ -189,7 +182,8 @@ pub fn resilient_fetch(
 /// A client with its own policy, breakers, budgets and stats.
 #[wasm_bindgen]
 pub struct ResilientClient {
-    inner: Rc<ClientInner>,
+    /// What the client owns (the outbox's getter is in src/outbox/shell.rs).
+    pub(crate) inner: Rc<ClientInner>,
 }
 
 #[wasm_bindgen]
@@ -227,16 +221,6 @@ impl ResilientClient {
             .ok_or_else(busy)?
             .breaker_state(&key, super::env::now());
         Ok(state.as_str().to_string())
-    }
-
-    /// The client's outbox (policy `outbox`), or undefined when it has none.
-    #[cfg(feature = "outbox")]
-    #[wasm_bindgen(getter, unchecked_return_type = "Outbox | undefined")]
-    pub fn outbox(&self) -> JsValue {
-        self.inner
-            .outbox
-            .as_ref()
-            .map_or(JsValue::UNDEFINED, |o| o.api.clone())
     }
 
     /// Counters and state per origin.

@@ -13,9 +13,7 @@ use super::resolve::Resolved;
 use super::state::ClientInner;
 use super::transport::FetchTransport;
 use crate::engine::CallResult;
-#[cfg(feature = "outbox")]
 use crate::events::OutcomeKind;
-#[cfg(feature = "outbox")]
 use crate::outbox::End;
 use crate::throttle::shell::throttled_error;
 
@@ -35,7 +33,6 @@ pub fn circuit_open_error(
 }
 
 /// How a call ended, as the outbox sees it, and the attempts it made.
-#[cfg(feature = "outbox")]
 pub fn end_of(
     result: &CallResult<Result<JsValue, JsValue>>,
     transport: &FetchTransport,

@@ -135,23 +135,23 @@ pub fn to_js(origin: &str, key: Option<&str>, event: &Event) -> JsValue {
         }
         Event::Success { attempts } => ("attempts", [n(attempts), None, None, None]),
         Event::Offline { attempt } => ("attempt", [n(attempt), None, None, None]),
-        #[cfg(feature = "outbox")]
         Event::Queued { id, reason } => (
             "idempotencyKey reason id",
-            [key, Some(T(reason.as_str())), Some(T(id)), None],
+            [key, Some(T(reason.as_str())), Some(T(id.get())), None],
         ),
-        #[cfg(feature = "outbox")]
-        Event::Replayed { id, attempt } => ("attempt id", [n(attempt), Some(T(id)), None, None]),
-        #[cfg(feature = "outbox")]
-        Event::Delivered { id, status: s } => ("status id", [n(s.into()), Some(T(id)), None, None]),
-        #[cfg(feature = "outbox")]
+        Event::Replayed { id, attempt } => {
+            ("attempt id", [n(attempt), Some(T(id.get())), None, None])
+        }
+        Event::Delivered { id, status: s } => {
+            ("status id", [n(s.into()), Some(T(id.get())), None, None])
+        }
         Event::DeadLettered {
             id,
             reason,
             status: s,
         } => (
             "status reason id",
-            [status(s), Some(T(reason.as_str())), Some(T(id)), None],
+            [status(s), Some(T(reason.as_str())), Some(T(id.get())), None],
         ),
     };
     let [a, b, c, d] = values.map(|v| v.map_or(JsValue::UNDEFINED, JsValue::from));

@@ -18,10 +18,10 @@
 //! | the caller's `AbortSignal` | `abort.rs` |
 //! | clock, randomness, sleep for the core | `env.rs` |
 //! | origin health shared with peers (`share`) over a `BroadcastChannel`, or a Durable Object in Workers | `share.rs`, `js/share.js`, `pkg-template/edge.js` |
-//! | the outbox (`outbox`): keeping a call, the replay, `client.outbox` | `outbox.rs`, `js/outbox.js`, `js/outbox-store.js`, `js/outbox-replay.js` (with `js/share.js`, joined into `js/joined/site.js`) |
+//! | the outbox (`outbox`): keeping a call, the replay, `client.outbox` | its folder: `src/outbox/shell.rs`, `outbox.js`, `outbox-store.js`, `outbox-replay.js` (with `js/share.js`, joined into `js/joined/site.js`) |
 //! | policy objects into the core's input | `options.rs` |
 //! | events to `onEvent`, and `stats()`, as JS objects (serde-wasm-bindgen) | `events.rs` |
-//! | TypeScript declarations: the options; the outbox; the events and stats | `types.rs`, `types/outbox.rs`, `types/events.rs` |
+//! | TypeScript declarations: the options; the events and stats; the outbox's | `types.rs`, `types/events.rs`; `src/outbox/types.rs` |
 //! | a capability's own shell part (its error makers, its options' declarations, pacing's header reading) | its folder's `shell.rs` (`src/pacing/shell.rs`, `src/throttle/shell.rs`, ...) |
 
 /// The allocator: talc's wasm build, smaller than std's dlmalloc in the shipped wasm
@@ -31,17 +31,15 @@
 static ALLOCATOR: talc::TalckWasm = unsafe { talc::TalckWasm::new_global() };
 
 mod abort;
-mod bindings;
+pub(crate) mod bindings;
 mod call;
 mod client;
-mod codes;
-mod ended;
-mod env;
-mod events;
+pub(crate) mod codes;
+pub(crate) mod ended;
+pub(crate) mod env;
+pub(crate) mod events;
 mod key;
 mod options;
-#[cfg(feature = "outbox")]
-mod outbox;
 mod resolve;
 mod settle;
 #[cfg(feature = "share")]

@@ -22,9 +22,9 @@ pub struct Options {
     /// `retry.shouldRetry` and `breaker.isFailure`: undefined when not given, null when
     /// given as null (none, whatever the client has), else the function.
     pub hooks: Hooks,
-    /// `outbox.store` and `outbox.onReplay`, as given (undefined when not).
-    #[cfg(feature = "outbox")]
-    pub outbox: (JsValue, JsValue),
+    /// `outbox.store` and `outbox.onReplay`, as given (undefined when not; not read without
+    /// `outbox`).
+    pub outbox: crate::outbox::Held,
     /// `share.durableObject`, as given (undefined when not).
     #[cfg(feature = "share")]
     pub share_object: JsValue,
@@ -80,8 +80,7 @@ pub fn decode(policy: &JsValue) -> Result<Options, JsValue> {
         on_event: read.get(5).dyn_into::<Function>().ok(),
         fetch: read.get(6).dyn_into::<Function>().ok(),
         hooks,
-        #[cfg(feature = "outbox")]
-        outbox: (read.get(8), read.get(4)),
+        outbox: crate::outbox::Held::new(|| (read.get(8), read.get(4))),
         #[cfg(feature = "share")]
         share_object: read.get(7),
     })

@@ -7,10 +7,9 @@ use js_sys::Function;
 use wasm_bindgen::prelude::*;
 
 use super::options::Hooks;
-#[cfg(feature = "outbox")]
-use super::outbox::Outbox;
 #[cfg(feature = "share")]
 use super::share::Sharing;
+use crate::outbox::Outbox;
 use crate::owner::Owner;
 use crate::policy::{Policy, PolicyInput};
 
@@ -40,7 +39,6 @@ pub struct ClientInner {
     /// Its channel to its peers, when it shares (`share`).
     #[cfg(feature = "share")]
     pub(super) sharing: Option<Sharing>,
-    /// Its outbox, when it keeps writes (`outbox`).
-    #[cfg(feature = "outbox")]
+    /// Its outbox, when it keeps writes (`outbox`; never without the feature).
     pub outbox: Option<Outbox>,
 }

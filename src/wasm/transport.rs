@@ -171,14 +171,12 @@ impl FetchTransport {
     }
 
     /// How the last attempt to end ended, if one was sent.
-    #[cfg(feature = "outbox")]
     pub fn last_outcome(&self) -> Option<OutcomeKind> {
         self.last.get()
     }
 
     /// What the call sends: its request, or its URL and init (the outbox copies it), and
     /// whether its body is a stream.
-    #[cfg(feature = "outbox")]
     pub fn request(&self) -> (&JsValue, &JsValue, bool) {
         const NONE: &JsValue = &JsValue::UNDEFINED;
         match &self.source {

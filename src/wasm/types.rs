@@ -1,12 +1,12 @@
 //! The TypeScript face of the package: argument types and the named
-//! interfaces of the options, each field with its default; the outbox's (`types/outbox.rs`),
-//! and the events and stats (`types/events.rs`), each a section of the same declarations.
+//! interfaces of the options, each field with its default; the events and stats
+//! (`types/events.rs`), and a capability's own in its folder (the outbox's in
+//! `src/outbox/types.rs`), each a section of the same declarations.
 //! Defaults here must match `src/policy.rs` (tests/core_ts_defaults.rs compares them).
 
 use wasm_bindgen::prelude::*;
 
 mod events;
-mod outbox;
 
 #[wasm_bindgen(typescript_custom_section)]
 const TYPES: &str = r#"
@@ -186,16 +186,6 @@ export interface Policy {
 }
 "#;
 
-/// `outbox` in a build without `outbox`: `false` (off) only.
-#[cfg(not(feature = "outbox"))]
-#[wasm_bindgen(typescript_custom_section)]
-const NO_OUTBOX_TYPES: &str = r#"
-export interface Policy {
-  /** Not in this build: the outbox is in resilient-fetch/full. `false` (off) is accepted. */
-  outbox?: false;
-}
-"#;
-
 /// The options of coalesced reads (feature `coalesce`): merged into `Policy` in the builds that have it.
 #[cfg(feature = "coalesce")]
 #[wasm_bindgen(typescript_custom_section)]
@@ -234,36 +224,6 @@ export interface SharePolicy {
   name?: string;
   /** The binding of a Durable Object namespace of the package's `OriginHealth` class (`env.RF_HEALTH`). */
   durableObject?: { idFromName(name: string): unknown; get(id: any): any };
-}
-"#;
-
-/// The options of the outbox (feature `outbox`): merged into `Policy` in the builds that have it.
-#[cfg(feature = "outbox")]
-#[wasm_bindgen(typescript_custom_section)]
-const OUTBOX_TYPES: &str = r#"
-export interface Policy {
-  /**
-   * Client only. A call with an idempotency key that ends without a definite answer (network
-   * error, timeout, open breaker, full bulkhead, rate limit, throttling, deadline, or a 408/429/5xx
-   * its attempts could not get past) is stored before it settles, rejects with a QueuedError, and
-   * is delivered later with the same key (client.outbox). @default false (off)
-   */
-  outbox?: boolean | OutboxPolicy;
-}
-
-export interface OutboxPolicy {
-  /** The outbox's name: the store and the replayer are per name (a name of 1 to 64 characters). @default "default" */
-  name?: string;
-  /** Entries kept at most, dead letters included (1..=100000). @default 1000 */
-  maxEntries?: number;
-  /** Age at which an entry becomes a dead letter, in ms from its first attempt (1000..=2147483647). @default 86400000 (a day) */
-  maxAgeMs?: number;
-  /** The largest body kept, in bytes (0..=67108864). @default 1048576 */
-  maxBodyBytes?: number;
-  /** Where entries are kept. Default: IndexedDB in browsers and their workers, memory elsewhere. */
-  store?: OutboxStore;
-  /** Called with each request before it is replayed; returns the request to send (e.g. with a fresh Authorization). */
-  onReplay?: (request: Request) => Request | Promise<Request>;
 }
 "#;
 

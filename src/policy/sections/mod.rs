@@ -7,8 +7,6 @@ pub mod bulkhead;
 #[cfg(feature = "coalesce")]
 pub mod coalesce;
 pub mod idempotency;
-#[cfg(feature = "outbox")]
-pub mod outbox;
 pub mod retry;
 pub mod retry_budget;
 #[cfg(feature = "share")]

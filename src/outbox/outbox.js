@@ -1,12 +1,12 @@
-// The outbox (policy `outbox`; the rules are in src/outbox.rs): keeping a call.
+// The outbox (policy `outbox`; the rules are in src/outbox/rules.rs): keeping a call.
 // Keep the single `export { ... }` line last (scripts/join-js.mjs joins the concern files).
-import { callListener } from "./hooks.js";
+import { callListener } from "../../js/hooks.js";
 import { bounded, call, taken, takeBack, find, count, builtIn } from "./outbox-store.js";
 import { outboxFlush, outboxList, outboxDiscard, outboxRetry } from "./outbox-replay.js";
-import { makeQueuedError, JUDGED_EXPIRED, REPLAY_STATUS_UNSENT, TOLD_NEXT_REPLAY } from "./errors.js";
+import { makeQueuedError, JUDGED_EXPIRED, REPLAY_STATUS_UNSENT, TOLD_NEXT_REPLAY } from "../../js/errors.js";
 
 // ---------------------------------------------------------------- the outbox
-// Its rules are the core's (src/outbox.rs), asked through `core` (made in src/wasm/outbox.rs,
+// Its rules are the core's (src/outbox/rules.rs), asked through `core` (made in src/outbox/shell.rs,
 // which documents its codes): here a request is copied into an entry before its call settles,
 // and entries are replayed first in, first out per origin, by one replayer per name (in this
 // realm always, across the site's tabs and workers with Web Locks where there are), on

@@ -1,9 +1,9 @@
 // The outbox's replays, one replayer per name, and what client.outbox may do.
 // Keep the single `export { ... }` line last (scripts/join-js.mjs joins the concern files).
-import { discardBody } from "./hooks.js";
+import { discardBody } from "../../js/hooks.js";
 import { CLOSED, ask, later, TURNS, inTurn, judgeAge } from "./outbox.js";
 import { call, stored, entries, find } from "./outbox-store.js";
-import { JUDGED_DELIVERED, JUDGED_WAIT, JUDGED_REFUSED, JUDGED_EXPIRED, JUDGED_SEND, JUDGED_UNSENDABLE, REPLAY_STATUS_NO_ANSWER, REPLAY_STATUS_UNSENDABLE, TOLD_REPLAYED, TOLD_DELIVERED, TOLD_DEAD_LETTERED, TOLD_ROUND_ENDED, TOLD_NEXT_REPLAY, DEAD_N_EXPIRED, DEAD_N_INVALID } from "./errors.js";
+import { JUDGED_DELIVERED, JUDGED_WAIT, JUDGED_REFUSED, JUDGED_EXPIRED, JUDGED_SEND, JUDGED_UNSENDABLE, REPLAY_STATUS_NO_ANSWER, REPLAY_STATUS_UNSENDABLE, TOLD_REPLAYED, TOLD_DELIVERED, TOLD_DEAD_LETTERED, TOLD_ROUND_ENDED, TOLD_NEXT_REPLAY, DEAD_N_EXPIRED, DEAD_N_INVALID } from "../../js/errors.js";
 
 function exclusive(box, wait, work) {
   const { name } = box;

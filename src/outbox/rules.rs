@@ -1,51 +1,8 @@
-//! The outbox (policy `outbox`): a keyed write that ended without a definite answer is
-//! kept, and delivered later with the same idempotency key, exactly once as far as the
-//! server honours the key (draft-ietf-httpapi-idempotency-key-header).
-//!
-//! The rules, decided from facts alone (the shell stores, sends and listens):
-//! - [`keep`]: which ends of a call are kept: no answer (network error, timeout), nothing
-//!   sent (breaker open, bulkhead full, rate limit, throttling, deadline), or a transient
-//!   status (408, 429, 5xx) the call's attempts, budget or deadline could not get past.
-//!   An abort is the caller's decision, and a caller's bad argument is not the server's:
-//!   neither is kept.
-//! - [`verdict`]: what a replay's answer does to its entry: 2xx/3xx delivered; 409 (the
-//!   server still processes the key), 408, 429 and 5xx wait for the next replay; any other
-//!   4xx (422: the key was used with another payload) is a dead letter.
-//! - The replay order is first in, first out per origin (by the first attempt's time, then
-//!   id), and an entry that must wait holds back the later ones of its origin: that is data
-//!   structure, not decision, and sorting is free in JS (std's sort is 4 KB of wasm), so
-//!   js/outbox-replay.js orders the entries.
-//! - [`expired`]: an entry older than `maxAgeMs` is a dead letter, never sent again (the
-//!   server may have forgotten its key).
-//! - [`next_flush_ms`]: when waiting entries are tried again: equal jitter over a window
-//!   doubling from 1 s to 5 min, so the clients of a site that came back do not all
-//!   replay in the same second.
-//! - [`keep_until`]: how long keeping a call may take: until its deadline (a store that
-//!   does not answer must not hold the call past it), and at least [`KEEP_MIN_MS`].
+//! The outbox's rules, decided from facts alone (see [`crate::outbox`]).
 
+use super::End;
 use crate::vocab::OutcomeKind;
 pub use crate::vocab::{DeadReason, KeepReason as Reason};
-
-/// How a call ended, as far as the outbox cares.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum End {
-    /// It resolved with a response of this status.
-    Answered(u16),
-    /// Its last attempt ended without a response, this way.
-    Failed(OutcomeKind),
-    /// Nothing was sent: the breaker was open.
-    ShortCircuited,
-    /// Nothing was sent: the bulkhead was full.
-    BulkheadFull,
-    /// Nothing was sent: the rate limit's wait was too long.
-    RateLimited,
-    /// Nothing was sent: throttled.
-    Throttled,
-    /// The deadline ran out before an attempt could start.
-    Deadline,
-    /// The caller aborted.
-    Aborted,
-}
 
 /// Whether a keyed call that ended so is kept, and why.
 pub fn keep(end: End) -> Option<Reason> {
@@ -65,7 +22,7 @@ pub fn keep(end: End) -> Option<Reason> {
 
 /// What a replay's answer does to its entry.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Verdict {
+pub enum Replay {
     /// Done: the entry leaves the outbox.
     Delivered,
     /// Not yet: the entry stays, and so do the later ones of its origin.
@@ -74,13 +31,15 @@ pub enum Verdict {
     Dead,
 }
 
-/// The verdict on a replay that got a response of `status` (0: an opaque redirect, which
-/// is the server's answer too).
-pub fn verdict(status: u16) -> Verdict {
-    match status {
-        0..=399 => Verdict::Delivered,
-        408 | 409 | 429 | 500.. => Verdict::Wait,
-        _ => Verdict::Dead,
+impl Replay {
+    /// What a replay that got a response of `status` does (0: an opaque redirect, which is
+    /// the server's answer too).
+    pub fn of(status: u16) -> Replay {
+        match status {
+            0..=399 => Replay::Delivered,
+            408 | 409 | 429 | 500.. => Replay::Wait,
+            _ => Replay::Dead,
+        }
     }
 }
 
@@ -168,13 +127,13 @@ mod tests {
     #[test]
     fn a_replay_answer_delivers_waits_or_dead_letters() {
         for status in [0, 200, 201, 204, 302, 304] {
-            assert_eq!(verdict(status), Verdict::Delivered, "{status}");
+            assert_eq!(Replay::of(status), Replay::Delivered, "{status}");
         }
         for status in [408, 409, 429, 500, 503] {
-            assert_eq!(verdict(status), Verdict::Wait, "{status}");
+            assert_eq!(Replay::of(status), Replay::Wait, "{status}");
         }
         for status in [400, 401, 403, 404, 410, 413, 422] {
-            assert_eq!(verdict(status), Verdict::Dead, "{status}");
+            assert_eq!(Replay::of(status), Replay::Dead, "{status}");
         }
     }
 

@@ -1,9 +1,52 @@
-//! The TypeScript declarations of `client.outbox`: its entries, its store and a flush.
+//! The outbox's TypeScript declarations, sections of the package's (`src/wasm/types.rs`):
+//! its options (in a build without it, `outbox: false` only), and `client.outbox`'s types (its
+//! entries, its store and a flush; in both builds). tests/core_ts_defaults.rs reads this file with that one.
 
 use wasm_bindgen::prelude::*;
 
+/// `outbox` in a build without `outbox`: `false` (off) only.
+#[cfg(not(feature = "outbox"))]
 #[wasm_bindgen(typescript_custom_section)]
-const OUTBOX_TYPES: &str = r#"
+const NO_OUTBOX_TYPES: &str = r#"
+export interface Policy {
+  /** Not in this build: the outbox is in resilient-fetch/full. `false` (off) is accepted. */
+  outbox?: false;
+}
+"#;
+
+/// The options of the outbox (feature `outbox`): merged into `Policy` in the builds that have it.
+#[cfg(feature = "outbox")]
+#[wasm_bindgen(typescript_custom_section)]
+const POLICY_TYPES: &str = r#"
+export interface Policy {
+  /**
+   * Client only. A call with an idempotency key that ends without a definite answer (network
+   * error, timeout, open breaker, full bulkhead, rate limit, throttling, deadline, or a 408/429/5xx
+   * its attempts could not get past) is stored before it settles, rejects with a QueuedError, and
+   * is delivered later with the same key (client.outbox). @default false (off)
+   */
+  outbox?: boolean | OutboxPolicy;
+}
+
+export interface OutboxPolicy {
+  /** The outbox's name: the store and the replayer are per name (a name of 1 to 64 characters). @default "default" */
+  name?: string;
+  /** Entries kept at most, dead letters included (1..=100000). @default 1000 */
+  maxEntries?: number;
+  /** Age at which an entry becomes a dead letter, in ms from its first attempt (1000..=2147483647). @default 86400000 (a day) */
+  maxAgeMs?: number;
+  /** The largest body kept, in bytes (0..=67108864). @default 1048576 */
+  maxBodyBytes?: number;
+  /** Where entries are kept. Default: IndexedDB in browsers and their workers, memory elsewhere. */
+  store?: OutboxStore;
+  /** Called with each request before it is replayed; returns the request to send (e.g. with a fresh Authorization). */
+  onReplay?: (request: Request) => Request | Promise<Request>;
+}
+"#;
+
+/// `client.outbox`'s types, in both builds' declarations (the entry types name them).
+#[wasm_bindgen(typescript_custom_section)]
+const CLIENT_TYPES: &str = r#"
 /** `client.outbox`: what the outbox holds, and what may be done to it. */
 export interface Outbox {
   /** The entries waiting to be delivered, as stored. */

@@ -1,8 +1,10 @@
 //! The outbox (policy `outbox`) on the JS platform. The decisions are the core's
-//! (`crate::outbox`): which calls are kept, each replay's verdict, an entry's expiry, the
-//! waits between replays; js/outbox.js does the I/O (the store, the replay order, the lock,
+//! (`rules.rs`): which calls are kept, what each replay's answer does, an entry's expiry, the
+//! waits between replays; `outbox.js` does the I/O (the store, the replay order, the lock,
 //! the `online` event, the timer) and asks them through three functions made here (`core`). A replay
-//! goes through the same client (breaker, budget, bulkhead), with the entry's key.
+//! goes through the same client (breaker, budget, bulkhead), with the entry's key. Here too:
+//! what a call that may be kept carries ([`Keepable`]), `client.outbox`, and the outbox's
+//! events as JS gets them.
 
 use std::cell::Cell;
 use std::rc::{Rc, Weak};
@@ -10,12 +12,14 @@ use std::rc::{Rc, Weak};
 use js_sys::{Array, Function, Object, Promise, Reflect};
 use wasm_bindgen::prelude::*;
 
-use super::codes::{DeadN, Judged, Keep, ReplayStatus, Told};
-use super::env::random_unit;
-use super::events::{emit, to_js};
+use super::{DeadReason, End, EntryId, OutboxPolicy, Reason, Replay};
 use crate::events::Event;
-use crate::outbox::{self, DeadReason, Reason, Verdict};
-use crate::policy::OutboxPolicy;
+use crate::wasm::ResilientClient;
+use crate::wasm::bindings::performance_now;
+use crate::wasm::codes::{DeadN, Judged, Keep, ReplayStatus, Told};
+use crate::wasm::ended::Ended;
+use crate::wasm::env::random_unit;
+use crate::wasm::events::{emit, to_js};
 
 #[wasm_bindgen(module = "/js/joined/site.js")]
 unsafe extern "C" {
@@ -84,28 +88,26 @@ impl Drop for Outbox {
 }
 
 impl Outbox {
-    /// The outbox of the client `weak` names, over `store` (undefined: the built-in one).
-    pub fn open<C: Host + 'static>(
-        policy: OutboxPolicy,
-        store: JsValue,
-        on_replay: JsValue,
-        weak: Weak<C>,
-    ) -> Outbox {
+    /// The outbox of the client `weak` names, over `outbox.store` (undefined: the built-in
+    /// one), with `outbox.onReplay`.
+    #[inline]
+    pub fn open<C: Host + 'static>(policy: OutboxPolicy, held: Held, weak: Weak<C>) -> Outbox {
+        let Held(store, on_replay) = held;
         let max_age_ms = policy.max_age_ms;
         let judge = Closure::<dyn Fn(f64, i32) -> u32>::new(move |first: f64, status: i32| {
             (match status {
                 s if s == ReplayStatus::Unsent as i32 => {
-                    if outbox::expired(first, js_sys::Date::now(), max_age_ms) {
+                    if super::expired(first, js_sys::Date::now(), max_age_ms) {
                         Judged::Expired
                     } else {
                         Judged::Send
                     }
                 }
                 s if s == ReplayStatus::NoAnswer as i32 => Judged::Wait,
-                status => match outbox::verdict(status as u16) {
-                    Verdict::Delivered => Judged::Delivered,
-                    Verdict::Wait => Judged::Wait,
-                    Verdict::Dead => Judged::Refused,
+                status => match Replay::of(status as u16) {
+                    Replay::Delivered => Judged::Delivered,
+                    Replay::Wait => Judged::Wait,
+                    Replay::Dead => Judged::Refused,
                 },
             }) as u32
         });
@@ -144,12 +146,18 @@ impl Outbox {
         }
     }
 
+    /// What a call the outbox may keep carries: its place, taken now ([`order_now`]).
+    pub fn may_keep(&self) -> Keepable {
+        Keepable { order: order_now() }
+    }
+
     /// Keeps a call that started at `order` ([`order_now`]) and ended (`value`: its
     /// response, or its error when `failed`) for `reason`, then settles it: the promise the
     /// call resolves like. `deadline`: the call's (`performance.now()` ms) and the
-    /// `totalTimeoutMs` that set it; keeping it ends by [`outbox::keep_until`].
+    /// `totalTimeoutMs` that set it; keeping it ends by [`super::keep_until`].
     #[allow(clippy::too_many_arguments)]
-    pub fn keep(
+    #[inline(never)]
+    fn keep(
         &self,
         request: (&JsValue, &JsValue, bool),
         key: &str,
@@ -164,7 +172,7 @@ impl Outbox {
     ) -> Promise {
         let (source, init, stream) = request;
         let (deadline, total_timeout_ms) = deadline;
-        let until = outbox::keep_until(deadline, super::bindings::performance_now());
+        let until = super::keep_until(deadline, performance_now());
         let p = &self.policy;
         // In the order of the `Keep` slots (`KEEP_ORDER`).
         let keep: Array = [
@@ -186,7 +194,14 @@ impl Outbox {
         let (listener, event) = match listener {
             Some(f) => (
                 f.into(),
-                to_js(origin, Some(key), &Event::Queued { id: key, reason }),
+                to_js(
+                    origin,
+                    Some(key),
+                    &Event::Queued {
+                        id: EntryId(key),
+                        reason,
+                    },
+                ),
             ),
             None => (JsValue::UNDEFINED, JsValue::UNDEFINED),
         };
@@ -225,8 +240,8 @@ thread_local! {
 /// `performance.now()`, or just after the one before when the clock reads the same (a
 /// browser's clock is coarse: 5 µs to 1 ms), so that calls made one after another replay in
 /// that order.
-pub fn order_now() -> f64 {
-    let now = super::bindings::performance_now();
+fn order_now() -> f64 {
+    let now = performance_now();
     LAST_ORDER.with(|last| {
         let order = if now > last.get() {
             now
@@ -239,19 +254,20 @@ pub fn order_now() -> f64 {
 }
 
 /// What js/outbox.js tells of a replay (see [`Core`]).
+#[inline]
 fn tell(client: &impl Host, kind: u32, origin: &str, id: &str, n: i32) -> f64 {
     let told = |what: Told| kind == what as u32;
     let event = match kind {
         _ if told(Told::Replayed) => Event::Replayed {
-            id,
+            id: EntryId(id),
             attempt: n as u32,
         },
         _ if told(Told::Delivered) => Event::Delivered {
-            id,
+            id: EntryId(id),
             status: n as u16,
         },
         _ if told(Told::DeadLettered) => Event::DeadLettered {
-            id,
+            id: EntryId(id),
             reason: match n {
                 n if n == DeadN::Expired as i32 => DeadReason::Expired,
                 n if n == DeadN::Invalid as i32 => DeadReason::Invalid,
@@ -273,11 +289,85 @@ fn tell(client: &impl Host, kind: u32, origin: &str, id: &str, n: i32) -> f64 {
                     return -1.0;
                 }
             }
-            return outbox::next_flush_ms(round, random_unit());
+            return super::next_flush_ms(round, random_unit());
         }
     };
     if let Some(listener) = client.on_event() {
         emit(listener, origin, None, &event);
     }
     0.0
+}
+
+/// `outbox.store` and `outbox.onReplay`, as given (undefined when not).
+#[derive(Default)]
+pub struct Held(JsValue, JsValue);
+
+impl Held {
+    /// What `read` gives: the store, then `onReplay`.
+    #[inline]
+    pub fn new(read: impl FnOnce() -> (JsValue, JsValue)) -> Held {
+        let (store, on_replay) = read();
+        Held(store, on_replay)
+    }
+}
+
+/// A call its client's outbox may keep (a keyed call that is not a replay), from its start.
+pub struct Keepable {
+    /// Its place among the calls this realm's outboxes may keep ([`order_now`]).
+    order: f64,
+}
+
+impl Keepable {
+    /// The call's result once it `end`ed so (with its attempts): `mapped` as it is, or, when
+    /// the end is one the outbox keeps, the promise that settles once `request` is stored
+    /// under `key` (a `QueuedError`).
+    #[inline]
+    pub fn keep(
+        self,
+        end: (End, u32),
+        ended: &Ended,
+        request: (&JsValue, &JsValue, bool),
+        key: &str,
+        mapped: Result<JsValue, JsValue>,
+    ) -> Result<JsValue, JsValue> {
+        let (end, attempts) = end;
+        let (Some(reason), Some(outbox)) = (super::keep(end), ended.client.outbox.as_ref()) else {
+            return mapped;
+        };
+        let (value, failed) = match &mapped {
+            Ok(response) => (response, false),
+            Err(error) => (error, true),
+        };
+        let total_timeout_ms = ended.resolved.policy.total_timeout_ms;
+        // The call adopts this promise: it settles once the request is stored.
+        Ok(outbox
+            .keep(
+                request,
+                key,
+                ended.origin,
+                reason,
+                self.order,
+                (
+                    ended.started + f64::from(total_timeout_ms),
+                    total_timeout_ms,
+                ),
+                attempts,
+                value,
+                failed,
+                ended.resolved.on_event.as_ref(),
+            )
+            .into())
+    }
+}
+
+#[wasm_bindgen]
+impl ResilientClient {
+    /// The client's outbox (policy `outbox`), or undefined when it has none.
+    #[wasm_bindgen(getter, unchecked_return_type = "Outbox | undefined")]
+    pub fn outbox(&self) -> JsValue {
+        self.inner
+            .outbox
+            .as_ref()
+            .map_or(JsValue::UNDEFINED, |o| o.api.clone())
+    }
 }

@@ -1,7 +1,7 @@
 // The outbox's store: bounded calls to it, its entries, the built-in stores.
 // Keep the single `export { ... }` line last (scripts/join-js.mjs joins the concern files).
 import { STORE_MS, ask, later, unref, KEEPS, inTurn } from "./outbox.js";
-import { TOLD_NEXT_REPLAY } from "./errors.js";
+import { TOLD_NEXT_REPLAY } from "../../js/errors.js";
 
 /** `work` (a promise), bounded by STORE_MS: past it, a rejection saying `what` did not answer. */
 function bounded(work, what) {

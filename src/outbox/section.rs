@@ -1,8 +1,11 @@
-//! `outbox`: keyed writes without a definite answer, kept and delivered later: the outbox's
-//! name, how many entries, how long and how large (its store and `onReplay` are the shell's; see
-//! [`crate::outbox`]).
+//! `outbox`'s part of the policy: keyed writes without a definite answer, kept and delivered
+//! later: the outbox's name, how many entries, how long and how large (its store and
+//! `onReplay` are the shell's; see [`crate::outbox`]). Its schema rows ([`FIELDS`]), its
+//! defaults, its check and the words of its scope rule.
 
-use crate::policy::reader::{Check, Rows};
+use crate::policy::Policy;
+use crate::policy::field::{Field, Kind, MAX_MS, Scope, field, int};
+use crate::policy::reader::{Check, Object, Rows};
 use crate::policy::value::{Map, Value};
 
 /// The `outbox` defaults, each written once ([`crate::policy::defaults`] holds them all).
@@ -45,7 +48,63 @@ impl Default for OutboxPolicy {
     }
 }
 
-pub(in crate::policy) fn outbox_policy<R: Rows>(c: &mut Check<R>, map: &Map) -> OutboxPolicy {
+impl OutboxPolicy {
+    /// The outbox of a policy that does not name one.
+    pub fn by_default() -> Option<OutboxPolicy> {
+        defaults::OUTBOX_ENABLED.then(OutboxPolicy::default)
+    }
+}
+
+impl Policy {
+    /// The outbox settings `outbox: true` gives.
+    pub fn default_outbox() -> Option<OutboxPolicy> {
+        Some(OutboxPolicy::default())
+    }
+}
+
+/// The schema's rows of `outbox` ([`crate::policy::schema::FIELDS`] holds them in its place).
+pub const FIELDS: &[Field] = &[
+    Field {
+        path: "outbox",
+        kind: Kind::Feature {
+            on: defaults::OUTBOX_ENABLED,
+        },
+        scope: Scope::Client,
+        range_text: None,
+    },
+    field("outbox.name", Kind::Name),
+    int(
+        "outbox.maxEntries",
+        1,
+        100_000,
+        defaults::OUTBOX_MAX_ENTRIES,
+    ),
+    int(
+        "outbox.maxAgeMs",
+        1_000,
+        MAX_MS,
+        defaults::OUTBOX_MAX_AGE_MS,
+    ),
+    int(
+        "outbox.maxBodyBytes",
+        0,
+        67_108_864,
+        defaults::OUTBOX_MAX_BODY_BYTES,
+    ),
+    field("outbox.store", Kind::Held),
+    field("outbox.onReplay", Kind::Function),
+];
+
+/// Why `outbox` given to one call is a `TypeError` (it is client only).
+pub const CLIENT_ONLY: &str = "outbox keeps a client's writes for later: give it to new \
+    ResilientClient(...), not to one call (a call opts out with idempotencyKey: false)";
+
+/// The policy's `outbox` in `o`, checked: `None` when off.
+pub(crate) fn check<R: Rows>(c: &mut Check<R>, o: &Object) -> Option<OutboxPolicy> {
+    c.feature(o, "outbox").map(|m| outbox_policy(c, m))
+}
+
+fn outbox_policy<R: Rows>(c: &mut Check<R>, map: &Map) -> OutboxPolicy {
     let o = c.object(map, "outbox");
     let name = match o.get("name") {
         None => defaults::OUTBOX_NAME.to_owned(),

@@ -14,13 +14,17 @@ import { codesTable } from "./codes.mjs";
 
 const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), "..");
 const JS = path.join(ROOT, "js");
-// Each joined module and its concern files, in the order they are joined.
+// Each joined module and its concern files (in js/, or a capability's folder as a path from
+// js/), in the order they are joined.
 const MODULES = {
-  "arguments.js": ["request.js", "chain.js", "install.js", "cors.js", "send.js", "hooks.js", "policy-arg.js", "coalesce.js"],
+  "arguments.js": ["request.js", "chain.js", "install.js", "cors.js", "send.js", "hooks.js", "policy-arg.js", "../src/coalesce/coalesce.js"],
   "site.js": ["share.js", "outbox.js", "outbox-store.js", "outbox-replay.js"],
 };
 const IMPORT = /^import \{ ([A-Za-z_$][\w$]*(?:, [A-Za-z_$][\w$]*)*) \} from "\.\/([a-z-]+\.js)";$/;
 const EXPORT = /^export \{ ([A-Za-z_$][\w$]*(?:, [A-Za-z_$][\w$]*)*) \};$/;
+
+/** A concern file's path from the repository's root, as messages and headers name it. */
+const shown = (part) => path.relative(ROOT, path.join(JS, part));
 
 const joinedOf = new Map();
 for (const [joined, parts] of Object.entries(MODULES)) for (const part of parts) joinedOf.set(part, joined);
@@ -32,13 +36,13 @@ function join(joined, parts) {
   for (const part of parts) {
     const lines = fs.readFileSync(path.join(JS, part), "utf8").replace(/\n+$/, "").split("\n");
     const last = lines.pop().match(EXPORT);
-    if (!last) throw new Error(`js/${part} must end with one export { ... } line`);
+    if (!last) throw new Error(`${shown(part)} must end with one export { ... } line`);
     exports.push(...last[1].split(", "));
     const body = [];
     for (const line of lines) {
       const m = line.match(IMPORT);
       if (!m) {
-        if (/^(import|export) /.test(line)) throw new Error(`js/${part}: an import or export the join cannot read: ${line}`);
+        if (/^(import|export) /.test(line)) throw new Error(`${shown(part)}: an import or export the join cannot read: ${line}`);
         body.push(line);
         continue;
       }
@@ -53,7 +57,7 @@ function join(joined, parts) {
     bodies.push(body.join("\n").replace(/^\n+/, ""));
   }
   const head = [
-    `// Joined by scripts/join-js.mjs from ${parts.map((p) => `js/${p}`).join(", ")}: edit those, then run it.`,
+    `// Joined by scripts/join-js.mjs from ${parts.map(shown).join(", ")}: edit those, then run it.`,
     ...[...imports].map(([from, names]) => `import { ${names.join(", ")} } from "${from}";`),
   ];
   return `${head.join("\n")}\n\n${bodies.join("\n\n")}\n\nexport { ${exports.join(", ")} };\n`;

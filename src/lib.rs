@@ -43,6 +43,8 @@ pub mod breaker;
 pub mod budget;
 pub mod bulkhead;
 pub mod classify;
+#[cfg(feature = "coalesce")]
+pub mod coalesce;
 pub mod engine;
 pub mod entropy;
 pub mod events;

@@ -8,8 +8,6 @@ use super::reader::Check;
 use super::schema::{self, Schema};
 use super::sections::breaker::breaker_policy;
 use super::sections::bulkhead::bulkhead_policy;
-#[cfg(feature = "coalesce")]
-use super::sections::coalesce::coalesce;
 #[cfg(feature = "hedge")]
 use super::sections::hedge::hedge_policy;
 use super::sections::idempotency::{idempotency_header, idempotency_key};
@@ -25,6 +23,8 @@ use super::sections::share::share_name;
 use super::sections::throttle::throttle_policy;
 use super::types::Policy;
 use super::value::{Map, Value};
+#[cfg(feature = "coalesce")]
+use crate::coalesce::coalesce;
 
 impl Policy {
     /// Validates a decoded policy and fills in the defaults.

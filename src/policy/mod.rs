@@ -26,7 +26,7 @@ mod error;
 mod field;
 mod input;
 mod messages;
-mod reader;
+pub(crate) mod reader;
 pub mod schema;
 mod sections;
 mod types;

@@ -28,10 +28,10 @@ pub mod defaults {
     /// Origins whose state is kept (JS `maxOrigins`).
     pub const MAX_ORIGINS: u32 = 1000;
 
+    #[cfg(feature = "coalesce")]
+    pub use crate::coalesce::defaults::*;
     pub use crate::policy::sections::breaker::defaults::*;
     pub use crate::policy::sections::bulkhead::defaults::*;
-    #[cfg(feature = "coalesce")]
-    pub use crate::policy::sections::coalesce::defaults::*;
     #[cfg(feature = "hedge")]
     pub use crate::policy::sections::hedge::defaults::*;
     pub use crate::policy::sections::idempotency::defaults::*;

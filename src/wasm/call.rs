@@ -48,7 +48,7 @@ pub struct Ready {
     /// With `coalesce`, the flight this call joins or starts.
     flight: Option<Flight>,
     /// Whether it may be coalesced: then each caller's signal reaches its own copy of the body
-    /// (js/coalesce.js `joinFlight`), not the response the call resolves with.
+    /// (src/coalesce/coalesce.js `joinFlight`), not the response the call resolves with.
     coalesced: bool,
     /// Whether the client's outbox may keep it (not a replay of a kept one).
     keep: bool,

@@ -4,8 +4,6 @@
 
 pub mod breaker;
 pub mod bulkhead;
-#[cfg(feature = "coalesce")]
-pub mod coalesce;
 #[cfg(feature = "hedge")]
 pub mod hedge;
 pub mod idempotency;

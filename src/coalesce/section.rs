@@ -9,7 +9,7 @@ pub mod defaults {
 }
 
 /// `coalesce`: `true` or `false`, its default (the schema's) when absent.
-pub(in crate::policy) fn coalesce<R: Rows>(c: &mut Check<R>, o: &Object) -> bool {
+pub(crate) fn coalesce<R: Rows>(c: &mut Check<R>, o: &Object) -> bool {
     c.flag(o, "coalesce")
 }
 

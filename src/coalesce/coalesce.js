@@ -1,5 +1,6 @@
 // Coalescing (policy `coalesce`): identical reads in flight share one call.
-// Keep the single `export { ... }` line last (scripts/join-js.mjs joins the concern files).
+// Keep the single `export { ... }` line last (scripts/join-js.mjs joins the concern files); the
+// imports name js/'s files as the join reads them (`./request.js` is js/request.js).
 import { INIT_MEMBERS } from "./request.js";
 import { linkCopy } from "./body.js";
 

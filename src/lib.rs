@@ -18,6 +18,7 @@
 //! | per-origin pacing: quota left, origin-wide waits | [`pacing`] |
 //! | adaptive client-side throttling (SRE book) | [`throttle`] |
 //! | hedged reads: latency sample, delay, when one may go | [`hedge`] |
+//! | coalesced reads (`coalesce`): its policy section, its shell part, its JS; the lean build's stand-ins | [`coalesce`] |
 //! | circuit breaker state machine | [`breaker`] |
 //! | retry budget (token bucket) | [`budget`] |
 //! | bulkhead (concurrency limit, FIFO queue, the slots hedges may hold and give up) | [`bulkhead`] |
@@ -43,7 +44,6 @@ pub mod breaker;
 pub mod budget;
 pub mod bulkhead;
 pub mod classify;
-#[cfg(feature = "coalesce")]
 pub mod coalesce;
 pub mod engine;
 pub mod entropy;

@@ -1,16 +1,39 @@
-//! `coalesce`: whether identical GETs and HEADs in flight on one client are sent once.
+//! `coalesce`'s part of the policy (the build with the capability): its default, its type, its
+//! schema row and its check.
 
+use super::defaults;
+use crate::policy::Value;
 use crate::policy::reader::{Check, Object, Rows};
+use crate::policy::schema::{Field, Kind, Scope};
 
-/// The `coalesce` default, written once ([`crate::policy::defaults`] holds them all).
-pub mod defaults {
-    /// Identical GETs and HEADs in flight on one client are sent once (JS `coalesce`).
-    pub const COALESCE: bool = false;
-}
+/// The policy's `coalesce` field: whether an identical GET or HEAD in flight on the client is
+/// joined, not sent again.
+pub type Coalesce = bool;
 
-/// `coalesce`: `true` or `false`, its default (the schema's) when absent.
-pub(crate) fn coalesce<R: Rows>(c: &mut Check<R>, o: &Object) -> bool {
-    c.flag(o, "coalesce")
+/// The policy's `coalesce` when not given.
+pub const DEFAULT: Coalesce = defaults::COALESCE;
+
+/// The schema's rows of `coalesce` ([`crate::policy::schema::FIELDS`] gathers them).
+pub const FIELDS: &[Field] = &[Field {
+    path: "coalesce",
+    kind: Kind::Bool {
+        default: defaults::COALESCE,
+    },
+    scope: Scope::Both,
+    range_text: None,
+}];
+
+/// `coalesce`: `true` or `false`, its default when absent.
+#[inline(never)]
+pub(crate) fn coalesce<R: Rows>(c: &mut Check<R>, o: &Object) -> Coalesce {
+    match o.get("coalesce") {
+        None => DEFAULT,
+        Some(Value::Bool(b)) => *b,
+        Some(other) => {
+            c.fail(o.path("coalesce"), "true or false", other, false);
+            DEFAULT
+        }
+    }
 }
 
 #[cfg(test)]

@@ -21,7 +21,7 @@ pub const CAPABILITIES: [(&str, &str, bool); 6] = [
         cfg!(feature = "throttle"),
     ),
     ("hedge", "hedged reads", cfg!(feature = "hedge")),
-    ("coalesce", "coalesced reads", cfg!(feature = "coalesce")),
+    crate::coalesce::CAPABILITY,
     ("share", "shared origin health", cfg!(feature = "share")),
     ("outbox", "the outbox", cfg!(feature = "outbox")),
 ];

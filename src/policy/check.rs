@@ -23,7 +23,6 @@ use super::sections::share::share_name;
 use super::sections::throttle::throttle_policy;
 use super::types::Policy;
 use super::value::{Map, Value};
-#[cfg(feature = "coalesce")]
 use crate::coalesce::coalesce;
 
 impl Policy {
@@ -87,7 +86,6 @@ impl Policy {
             max_origins: c.int(&o, "maxOrigins"),
             #[cfg(feature = "share")]
             share: share_name(&mut c, &o),
-            #[cfg(feature = "coalesce")]
             coalesce: coalesce(&mut c, &o),
             #[cfg(feature = "hedge")]
             hedge: c.feature(&o, "hedge").map(|m| hedge_policy(&mut c, m)),

@@ -34,8 +34,42 @@ const fn bounded(path: &'static str, kind: Kind, range_text: &'static str) -> Fi
     }
 }
 
-/// Every field, objects before their fields.
-pub const FIELDS: &[Field] = &[
+/// Every field, objects before their fields: the mission's, then each capability's section
+/// ([`SECTIONS`]) end to end.
+pub const FIELDS: &[Field] = &joined::<{ rows(SECTIONS) }>(SECTIONS);
+
+/// The rows of the policy's own fields and of the mission's sections, then each capability's
+/// rows from its folder (none in a build without it): the section list.
+const SECTIONS: &[&[Field]] = &[MISSION, crate::coalesce::FIELDS];
+
+/// How many rows `parts` hold.
+const fn rows(parts: &[&[Field]]) -> usize {
+    let (mut n, mut i) = (0, 0);
+    while i < parts.len() {
+        n += parts[i].len();
+        i += 1;
+    }
+    n
+}
+
+/// The rows of `parts` end to end, in order (`N`: [`rows`] of them, at least one).
+const fn joined<const N: usize>(parts: &[&[Field]]) -> [Field; N] {
+    let mut out = [parts[0][0]; N];
+    let (mut at, mut i) = (0, 0);
+    while i < parts.len() {
+        let mut j = 0;
+        while j < parts[i].len() {
+            out[at] = parts[i][j];
+            at += 1;
+            j += 1;
+        }
+        i += 1;
+    }
+    out
+}
+
+/// The policy's own fields and the mission's sections', objects before their fields.
+const MISSION: &[Field] = &[
     int("timeoutMs", 1, MAX_MS, d::TIMEOUT_MS),
     int("totalTimeoutMs", 1, MAX_MS, d::TOTAL_TIMEOUT_MS),
     field(
@@ -206,13 +240,6 @@ pub const FIELDS: &[Field] = &[
         range_text: None,
     },
     field("idempotencyHeader", Kind::Header),
-    #[cfg(feature = "coalesce")]
-    field(
-        "coalesce",
-        Kind::Bool {
-            default: d::COALESCE,
-        },
-    ),
     Field {
         path: "maxOrigins",
         kind: Kind::Int {

@@ -1,6 +1,7 @@
 //! The validated policy: the top-level [`Policy`], its own fields' defaults, and every
 //! default gathered in [`defaults`] (each section's written once, in its own file).
 
+use crate::coalesce::Coalesce;
 use crate::policy::sections::breaker::BreakerPolicy;
 use crate::policy::sections::bulkhead::BulkheadPolicy;
 #[cfg(feature = "hedge")]
@@ -16,7 +17,8 @@ use crate::policy::sections::retry_budget::BudgetPolicy;
 use crate::policy::sections::throttle::ThrottlePolicy;
 
 /// Every default of the policy, with the JS field it fills: the policy's own fields' here,
-/// each section's written once in `sections/<capability>.rs` and gathered here.
+/// each section's written once in `sections/<capability>.rs` (or its folder, `src/coalesce/`)
+/// and gathered here.
 pub mod defaults {
     /// Per-attempt timeout in ms (JS `timeoutMs`).
     pub const TIMEOUT_MS: u32 = 10_000;
@@ -28,7 +30,6 @@ pub mod defaults {
     /// Origins whose state is kept (JS `maxOrigins`).
     pub const MAX_ORIGINS: u32 = 1000;
 
-    #[cfg(feature = "coalesce")]
     pub use crate::coalesce::defaults::*;
     pub use crate::policy::sections::breaker::defaults::*;
     pub use crate::policy::sections::bulkhead::defaults::*;
@@ -78,9 +79,9 @@ pub struct Policy {
     /// The name of the peers its origins' health is shared with (JS `share`), if any.
     #[cfg(feature = "share")]
     pub share: Option<String>,
-    /// Whether an identical GET or HEAD in flight on the client is joined, not sent again.
-    #[cfg(feature = "coalesce")]
-    pub coalesce: bool,
+    /// Whether an identical GET or HEAD in flight on the client is joined, not sent again
+    /// (always off, and nothing, in a build without `coalesce`).
+    pub coalesce: Coalesce,
     /// Hedged reads; `None` sends one attempt at a time.
     #[cfg(feature = "hedge")]
     pub hedge: Option<HedgePolicy>,
@@ -147,8 +148,7 @@ impl Default for Policy {
             max_origins: defaults::MAX_ORIGINS,
             #[cfg(feature = "share")]
             share: None,
-            #[cfg(feature = "coalesce")]
-            coalesce: defaults::COALESCE,
+            coalesce: crate::coalesce::DEFAULT,
             #[cfg(feature = "hedge")]
             hedge: defaults::HEDGE_ENABLED.then(HedgePolicy::default),
             #[cfg(feature = "outbox")]

@@ -11,8 +11,6 @@ use super::abort::AbortGuard;
 use super::bindings::{
     abort_reason, header_of, is_aborted, performance_now, read_arguments, send_local,
 };
-#[cfg(feature = "coalesce")]
-use super::bindings::{flight_key, join_flight};
 use super::codes::{Arg, Body};
 #[cfg(feature = "outbox")]
 use super::ended::end_of;
@@ -24,12 +22,11 @@ use super::options::{policy_error, to_value};
 use super::resolve::{Resolved, resolve_policy};
 use super::state::ClientInner;
 use super::transport::{Asking, FetchTransport, Source};
+use crate::coalesce::shell::{self as coalesce, Flight};
 use crate::engine::{self, Call};
 #[cfg(feature = "outbox")]
 use crate::outbox;
 use crate::policy::{Value, check_key};
-#[cfg(feature = "coalesce")]
-use crate::vocab::Method;
 
 /// A call ready to run: everything read from the caller's arguments at once,
 /// as `fetch` reads them before it returns.
@@ -56,20 +53,6 @@ pub struct Ready {
     order: f64,
 }
 
-/// A read that may join an identical one in flight: none without `coalesce`.
-#[cfg(not(feature = "coalesce"))]
-type Flight = crate::absent::Never;
-
-/// A read that may join an identical one in flight (policy `coalesce`). The call runs with
-/// no signal of its own: it is aborted (`AbortState::fire`) when every caller has left.
-#[cfg(feature = "coalesce")]
-struct Flight {
-    /// What makes two calls the same request.
-    key: String,
-    /// The caller's signal (it detaches this caller only), or undefined.
-    caller: JsValue,
-}
-
 /// Starts one call: reads the arguments, resolves the policy and attaches the key now
 /// (synchronously, like `fetch`), then runs it; resolves like `fetch`.
 /// `keep`: the client's outbox may keep the call (false for its replays).
@@ -87,21 +70,14 @@ pub fn start(
     match prepare(client, input, init, policy, keep) {
         Ok(Prepared::Run(mut ready)) => match ready.flight.take() {
             None => wasm_bindgen_futures::future_to_promise(ready.run()),
-            #[cfg(not(feature = "coalesce"))]
-            Some(never) => match never {},
-            #[cfg(feature = "coalesce")]
+            // Run only when this call starts the flight; then every caller leaving aborts it.
             Some(flight) => {
                 let id = ready.client.id;
-                // Called by joinFlight only when this call starts a flight: [its promise, a
-                // function that aborts it]. A call that joins another's is dropped here, with
-                // the handle (not left for the garbage collector).
-                let start: Closure<dyn FnMut() -> js_sys::Array> = Closure::once(move || {
+                flight.join(id, move || {
                     let state = ready.guard.state().clone();
                     let promise = wasm_bindgen_futures::future_to_promise(ready.run());
-                    let abort = Closure::once_into_js(move || state.fire());
-                    js_sys::Array::of2(&promise, &abort)
-                });
-                join_flight(id, &flight.key, &flight.caller, start.as_ref())
+                    (promise, move || state.fire())
+                })
             }
         },
         Ok(Prepared::Local(promise)) => promise,
@@ -173,18 +149,14 @@ fn prepare(
     };
     // A read identical to one in flight joins it; the call runs with no signal of its own
     // (every caller's signal detaches that caller only).
-    #[cfg(feature = "coalesce")]
-    let flight = if resolved.policy.coalesce && Method(&method).may_coalesce() {
-        let none = JsValue::UNDEFINED;
-        Some(Flight {
-            key: flight_key(&method, &input, &copy, request.as_ref().unwrap_or(&none)),
-            caller: signal.clone().unwrap_or(none),
-        })
-    } else {
-        None
-    };
-    #[cfg(not(feature = "coalesce"))]
-    let flight: Option<Flight> = None;
+    let flight = coalesce::flight(
+        &resolved.policy,
+        &method,
+        &input,
+        &copy,
+        request.as_ref(),
+        signal.as_ref(),
+    );
     #[cfg(feature = "outbox")]
     let keep = keep && client.outbox.is_some();
     #[cfg(feature = "outbox")]

@@ -1,6 +1,7 @@
 //! The TypeScript face of the package: argument types and the named
 //! interfaces of the options, each field with its default; the outbox's (`types/outbox.rs`),
-//! and the events and stats (`types/events.rs`), each a section of the same declarations.
+//! and the events and stats (`types/events.rs`), each a section of the same declarations; a
+//! capability kept in its own folder declares its options there (`src/coalesce/shell.rs`).
 //! Defaults here must match `src/policy.rs` (tests/core_ts_defaults.rs compares them).
 
 use wasm_bindgen::prelude::*;
@@ -196,16 +197,6 @@ export interface Policy {
 }
 "#;
 
-/// `coalesce` in a build without `coalesce`: `false` (off) only.
-#[cfg(not(feature = "coalesce"))]
-#[wasm_bindgen(typescript_custom_section)]
-const NO_COALESCE_TYPES: &str = r#"
-export interface Policy {
-  /** Not in this build: coalesced reads is in resilient-fetch/full. `false` (off) is accepted. */
-  coalesce?: false;
-}
-"#;
-
 /// `share` in a build without `share`: `false` (off) only.
 #[cfg(not(feature = "share"))]
 #[wasm_bindgen(typescript_custom_section)]
@@ -293,21 +284,6 @@ export interface HedgePolicy {
   minDelayMs?: number;
   /** The longest "auto" delay in ms, also its delay until the origin's latency is learnt (>= minDelayMs, ..=2147483647). @default 2000 */
   maxDelayMs?: number;
-}
-"#;
-
-/// The options of coalesced reads (feature `coalesce`): merged into `Policy` in the builds that have it.
-#[cfg(feature = "coalesce")]
-#[wasm_bindgen(typescript_custom_section)]
-const COALESCE_TYPES: &str = r#"
-export interface Policy {
-  /**
-   * A GET or HEAD without a body, identical to one in flight on the same client (URL, headers and
-   * request options), is not sent again: it waits for that one and resolves with its own clone of
-   * the response (the first call's policy applies). A caller that aborts leaves alone; the request
-   * is aborted when every caller has. Nothing is kept after it settles. @default false
-   */
-  coalesce?: boolean;
 }
 "#;
 

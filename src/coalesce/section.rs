@@ -24,7 +24,6 @@ pub const FIELDS: &[Field] = &[Field {
 }];
 
 /// `coalesce`: `true` or `false`, its default when absent.
-#[inline(never)]
 pub(crate) fn coalesce<R: Rows>(c: &mut Check<R>, o: &Object) -> Coalesce {
     match o.get("coalesce") {
         None => DEFAULT,

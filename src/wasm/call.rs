@@ -141,14 +141,9 @@ fn prepare(
         request.as_ref(),
         &copy,
     )?;
-    // The registry's name for the call (its breaker, budget, stats, events and errors): its
-    // origin, or what `breaker.key` returns. The origin still decides where a key may go.
-    let (origin_js, origin) = match resolved.hooks.key.dyn_ref::<js_sys::Function>() {
-        None => (origin_js, origin),
-        Some(name) => named(name, &input, request.as_ref(), &method)?,
-    };
     // A read identical to one in flight joins it; the call runs with no signal of its own
-    // (every caller's signal detaches that caller only).
+    // (every caller's signal detaches that caller only). The request (its key header set)
+    // makes the flight's key, whatever `breaker.key` names the call.
     let flight = coalesce::flight(
         &resolved.policy,
         &method,
@@ -157,6 +152,12 @@ fn prepare(
         request.as_ref(),
         signal.as_ref(),
     );
+    // The registry's name for the call (its breaker, budget, stats, events and errors): its
+    // origin, or what `breaker.key` returns. The origin still decides where a key may go.
+    let (origin_js, origin) = match resolved.hooks.key.dyn_ref::<js_sys::Function>() {
+        None => (origin_js, origin),
+        Some(name) => named(name, &input, request.as_ref(), &method)?,
+    };
     #[cfg(feature = "outbox")]
     let keep = keep && client.outbox.is_some();
     #[cfg(feature = "outbox")]

@@ -17,6 +17,7 @@
 //! | per-origin pacing (`pacing`): quota left, origin-wide waits; the rate-limit headers (`RateLimit`, `RateLimit-Policy`, `X-RateLimit-*`) parsing; `rateLimit` | [`pacing`] (`pacer.rs`, [`pacing::rate_limit`], `section.rs`, `shell.rs`) |
 //! | adaptive client-side throttling (SRE book) | [`throttle`] |
 //! | hedged reads (`hedge`): latency sample, delay, when one may go, the hedged race, its policy section, the slots hedges hold; the lean build's stand-ins | [`hedge`] (a folder) |
+//! | coalesced reads (`coalesce`): its policy section, its shell part, its JS; the lean build's stand-ins | [`coalesce`] |
 //! | circuit breaker state machine | [`breaker`] |
 //! | retry budget (token bucket) | [`budget`] |
 //! | bulkhead (concurrency limit, FIFO queue, the slots hedges may hold and give up) | [`bulkhead`] |
@@ -43,6 +44,7 @@ pub mod breaker;
 pub mod budget;
 pub mod bulkhead;
 pub mod classify;
+pub mod coalesce;
 pub mod engine;
 pub mod entropy;
 pub mod events;

@@ -1,4 +1,4 @@
-// Joined by scripts/join-js.mjs from js/request.js, js/chain.js, js/install.js, js/cors.js, js/send.js, js/hooks.js, js/policy-arg.js, js/coalesce.js: edit those, then run it.
+// Joined by scripts/join-js.mjs from js/request.js, js/chain.js, js/install.js, js/cors.js, js/send.js, js/hooks.js, js/policy-arg.js, src/coalesce/coalesce.js: edit those, then run it.
 import { BODY_NONE, BODY_REPLAYABLE, BODY_STREAM, makeTimeoutError, TIMEOUT_KIND_ATTEMPT, TIMEOUT_KIND_CALL, SEND_FLAG_REPLAY, SEND_FLAG_HEDGE, STATUS_FLAG_LIMITS, HOOK_SAID_NO, HOOK_SAID_YES, HOOK_SAID_DEFAULT } from "../errors.js";
 import { linkCopy } from "../body.js";
 
@@ -769,7 +769,8 @@ function copyValue(value, path, depth, ancestors, functions) {
 
 
 // Coalescing (policy `coalesce`): identical reads in flight share one call.
-// Keep the single `export { ... }` line last (scripts/join-js.mjs joins the concern files).
+// Keep the single `export { ... }` line last (scripts/join-js.mjs joins the concern files); its
+// imports are paths from this file, as the join resolves them.
 
 // ---------------------------------------------------------------- coalescing (policy `coalesce`)
 // A GET or HEAD identical to one in flight on the same client joins it instead of being sent

@@ -13,7 +13,7 @@ pub const CAPABILITIES: [(&str, &str, bool); 6] = [
     crate::pacing::CAPABILITY,
     crate::throttle::CAPABILITY,
     crate::hedge::CAPABILITY,
-    ("coalesce", "coalesced reads", cfg!(feature = "coalesce")),
+    crate::coalesce::CAPABILITY,
     ("share", "shared origin health", cfg!(feature = "share")),
     ("outbox", "the outbox", crate::outbox::BUILT),
 ];

@@ -8,8 +8,6 @@ use super::reader::Check;
 use super::schema::{self, Schema};
 use super::sections::breaker::breaker_policy;
 use super::sections::bulkhead::bulkhead_policy;
-#[cfg(feature = "coalesce")]
-use super::sections::coalesce::coalesce;
 use super::sections::idempotency::{idempotency_header, idempotency_key};
 use super::sections::retry::retry_policy;
 use super::sections::retry_budget::budget_policy;
@@ -17,6 +15,7 @@ use super::sections::retry_budget::budget_policy;
 use super::sections::share::share_name;
 use super::types::Policy;
 use super::value::{Map, Value};
+use crate::coalesce::coalesce;
 use crate::throttle::throttle_policy;
 
 impl Policy {
@@ -72,7 +71,6 @@ impl Policy {
             max_origins: c.int(&o, "maxOrigins"),
             #[cfg(feature = "share")]
             share: share_name(&mut c, &o),
-            #[cfg(feature = "coalesce")]
             coalesce: coalesce(&mut c, &o),
             hedge: crate::hedge::read(&mut c, &o),
             outbox: crate::outbox::check(&mut c, &o),

@@ -193,24 +193,6 @@ impl<R: Rows> Check<R> {
         None
     }
 
-    /// A boolean field, with the default the schema gives it.
-    #[cfg(feature = "coalesce")]
-    #[inline(never)]
-    pub(crate) fn flag(&mut self, o: &Object, key: &str) -> bool {
-        let default = matches!(
-            find(R::FIELDS, key).map(|f| f.kind),
-            Some(Kind::Bool { default: true })
-        );
-        match o.get(key) {
-            None => default,
-            Some(Value::Bool(b)) => *b,
-            Some(other) => {
-                self.fail(o.path(key), "true or false", other, false);
-                default
-            }
-        }
-    }
-
     /// A feature field: absent (its default), `false` (off), `true` (on, defaults) or an
     /// object; the object's fields if on.
     #[inline(never)]

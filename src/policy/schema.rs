@@ -20,6 +20,8 @@ const SECTIONS: &[&[Field]] = &[
     crate::throttle::FIELDS,
     crate::hedge::FIELDS,
     TAIL,
+    crate::coalesce::FIELDS,
+    CLIENT,
     crate::outbox::FIELDS,
     LAST,
 ];
@@ -154,13 +156,10 @@ const TAIL: &[Field] = &[
         range_text: None,
     },
     field("idempotencyHeader", Kind::Header),
-    #[cfg(feature = "coalesce")]
-    field(
-        "coalesce",
-        Kind::Bool {
-            default: d::COALESCE,
-        },
-    ),
+];
+
+/// The policy's own rows after coalescing's.
+const CLIENT: &[Field] = &[
     Field {
         path: "maxOrigins",
         kind: Kind::Int {

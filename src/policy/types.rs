@@ -1,6 +1,7 @@
 //! The validated policy: the top-level [`Policy`], its own fields' defaults, and every
 //! default gathered in [`defaults`] (each section's written once, in its own file).
 
+use crate::coalesce::Coalesce;
 use crate::hedge::HedgePolicy;
 use crate::outbox::OutboxPolicy;
 use crate::pacing::RateLimitPolicy;
@@ -12,7 +13,8 @@ use crate::policy::sections::retry_budget::BudgetPolicy;
 use crate::throttle::ThrottlePolicy;
 
 /// Every default of the policy, with the JS field it fills: the policy's own fields' here,
-/// each section's written once in `sections/<capability>.rs` and gathered here.
+/// each section's written once in `sections/<capability>.rs` (or its folder, `src/coalesce/`)
+/// and gathered here.
 pub mod defaults {
     /// Per-attempt timeout in ms (JS `timeoutMs`).
     pub const TIMEOUT_MS: u32 = 10_000;
@@ -24,13 +26,12 @@ pub mod defaults {
     /// Origins whose state is kept (JS `maxOrigins`).
     pub const MAX_ORIGINS: u32 = 1000;
 
+    pub use crate::coalesce::defaults::*;
     pub use crate::hedge::defaults::*;
     pub use crate::outbox::defaults::*;
     pub use crate::pacing::defaults::*;
     pub use crate::policy::sections::breaker::defaults::*;
     pub use crate::policy::sections::bulkhead::defaults::*;
-    #[cfg(feature = "coalesce")]
-    pub use crate::policy::sections::coalesce::defaults::*;
     pub use crate::policy::sections::idempotency::defaults::*;
     pub use crate::policy::sections::retry::defaults::*;
     pub use crate::policy::sections::retry_budget::defaults::*;
@@ -70,9 +71,9 @@ pub struct Policy {
     /// The name of the peers its origins' health is shared with (JS `share`), if any.
     #[cfg(feature = "share")]
     pub share: Option<String>,
-    /// Whether an identical GET or HEAD in flight on the client is joined, not sent again.
-    #[cfg(feature = "coalesce")]
-    pub coalesce: bool,
+    /// Whether an identical GET or HEAD in flight on the client is joined, not sent again
+    /// (always off, and nothing, in a build without `coalesce`).
+    pub coalesce: Coalesce,
     /// Hedged reads; `None` sends one attempt at a time (always without `hedge`).
     pub hedge: Option<HedgePolicy>,
     /// The outbox; `None` (the default) keeps nothing (always, in a build without `outbox`).
@@ -123,8 +124,7 @@ impl Default for Policy {
             max_origins: defaults::MAX_ORIGINS,
             #[cfg(feature = "share")]
             share: None,
-            #[cfg(feature = "coalesce")]
-            coalesce: defaults::COALESCE,
+            coalesce: crate::coalesce::DEFAULT,
             hedge: crate::hedge::initial(),
             outbox: OutboxPolicy::by_default(),
         }

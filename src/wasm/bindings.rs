@@ -180,16 +180,6 @@ unsafe extern "C" {
     /// Puts the original `fetch` back; false if the wrapper is no longer there.
     #[wasm_bindgen(js_name = uninstallFetch)]
     pub fn uninstall_fetch() -> bool;
-    // Coalescing identical reads in flight (policy `coalesce`).
-    /// What makes two calls the same request (method, URL, headers, request options): `request`
-    /// is the general path's, undefined on the fast path.
-    #[wasm_bindgen(js_name = flightKey)]
-    pub fn flight_key(method: &str, input: &JsValue, init: &JsValue, request: &JsValue) -> String;
-    /// Joins client `client`'s flight of `key`, or starts it with `start()`, which returns
-    /// [the call's promise, a function that aborts it] (called when every caller has left);
-    /// resolves with this caller's own response.
-    #[wasm_bindgen(js_name = joinFlight)]
-    pub fn join_flight(client: u32, key: &str, signal: &JsValue, start: &JsValue) -> Promise;
     /// The policy argument, read once: `[plain copy without functions, the function
     /// fields, the held objects]` (see `options::decode`); throws a `TypeError` naming the
     /// field for what no policy holds, and whatever a getter throws.

@@ -11,8 +11,6 @@ use super::abort::AbortGuard;
 use super::bindings::{
     abort_reason, header_of, is_aborted, performance_now, read_arguments, send_local,
 };
-#[cfg(feature = "coalesce")]
-use super::bindings::{flight_key, join_flight};
 use super::codes::{Arg, Body};
 use super::ended::{Ended, circuit_open_error, end_of};
 use super::env::JsEnv;
@@ -22,11 +20,10 @@ use super::options::{policy_error, to_value};
 use super::resolve::{Resolved, resolve_policy};
 use super::state::ClientInner;
 use super::transport::{Asking, FetchTransport, Source};
+use crate::coalesce::shell::{self as coalesce, Flight};
 use crate::engine::{self, Call};
 use crate::outbox::{Keepable, Outbox};
 use crate::policy::{Value, check_key};
-#[cfg(feature = "coalesce")]
-use crate::vocab::Method;
 
 /// A call ready to run: everything read from the caller's arguments at once,
 /// as `fetch` reads them before it returns.
@@ -45,25 +42,11 @@ pub struct Ready {
     /// With `coalesce`, the flight this call joins or starts.
     flight: Option<Flight>,
     /// Whether it may be coalesced: then each caller's signal reaches its own copy of the body
-    /// (js/coalesce.js `joinFlight`), not the response the call resolves with.
+    /// (src/coalesce/coalesce.js `joinFlight`), not the response the call resolves with.
     coalesced: bool,
     /// When the client's outbox may keep it (it has one, and this is not a replay of a kept
     /// call): what keeping it needs from its start. None without `outbox`.
     keepable: Option<Keepable>,
-}
-
-/// A read that may join an identical one in flight: none without `coalesce`.
-#[cfg(not(feature = "coalesce"))]
-type Flight = crate::absent::Never;
-
-/// A read that may join an identical one in flight (policy `coalesce`). The call runs with
-/// no signal of its own: it is aborted (`AbortState::fire`) when every caller has left.
-#[cfg(feature = "coalesce")]
-struct Flight {
-    /// What makes two calls the same request.
-    key: String,
-    /// The caller's signal (it detaches this caller only), or undefined.
-    caller: JsValue,
 }
 
 /// Starts one call: reads the arguments, resolves the policy and attaches the key now
@@ -83,21 +66,14 @@ pub fn start(
     match prepare(client, input, init, policy, keep) {
         Ok(Prepared::Run(mut ready)) => match ready.flight.take() {
             None => wasm_bindgen_futures::future_to_promise(ready.run()),
-            #[cfg(not(feature = "coalesce"))]
-            Some(never) => match never {},
-            #[cfg(feature = "coalesce")]
+            // Run only when this call starts the flight; then every caller leaving aborts it.
             Some(flight) => {
                 let id = ready.client.id;
-                // Called by joinFlight only when this call starts a flight: [its promise, a
-                // function that aborts it]. A call that joins another's is dropped here, with
-                // the handle (not left for the garbage collector).
-                let start: Closure<dyn FnMut() -> js_sys::Array> = Closure::once(move || {
+                flight.join(id, move || {
                     let state = ready.guard.state().clone();
                     let promise = wasm_bindgen_futures::future_to_promise(ready.run());
-                    let abort = Closure::once_into_js(move || state.fire());
-                    js_sys::Array::of2(&promise, &abort)
-                });
-                join_flight(id, &flight.key, &flight.caller, start.as_ref())
+                    (promise, move || state.fire())
+                })
             }
         },
         Ok(Prepared::Local(promise)) => promise,
@@ -161,26 +137,23 @@ fn prepare(
         request.as_ref(),
         &copy,
     )?;
+    // A read identical to one in flight joins it; the call runs with no signal of its own
+    // (every caller's signal detaches that caller only). The request (its key header set)
+    // makes the flight's key, whatever `breaker.key` names the call.
+    let flight = coalesce::flight(
+        &resolved.policy,
+        &method,
+        &input,
+        &copy,
+        request.as_ref(),
+        signal.as_ref(),
+    );
     // The registry's name for the call (its breaker, budget, stats, events and errors): its
     // origin, or what `breaker.key` returns. The origin still decides where a key may go.
     let (origin_js, origin) = match resolved.hooks.key.dyn_ref::<js_sys::Function>() {
         None => (origin_js, origin),
         Some(name) => named(name, &input, request.as_ref(), &method)?,
     };
-    // A read identical to one in flight joins it; the call runs with no signal of its own
-    // (every caller's signal detaches that caller only).
-    #[cfg(feature = "coalesce")]
-    let flight = if resolved.policy.coalesce && Method(&method).may_coalesce() {
-        let none = JsValue::UNDEFINED;
-        Some(Flight {
-            key: flight_key(&method, &input, &copy, request.as_ref().unwrap_or(&none)),
-            caller: signal.clone().unwrap_or(none),
-        })
-    } else {
-        None
-    };
-    #[cfg(not(feature = "coalesce"))]
-    let flight: Option<Flight> = None;
     let keepable = client
         .outbox
         .as_ref()

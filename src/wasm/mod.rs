@@ -5,7 +5,7 @@
 //! | --- | --- |
 //! | JS globals (`Request`, `performance`), the error classes and the JS helpers | `bindings.rs`, `js/errors.js` |
 //! | the codes that cross to JS, each a `#[repr]` enum; their JS table in `js/errors.js` (`scripts/codes.mjs`) | `codes.rs` |
-//! | the caller's arguments; each attempt's send; calls that send through themselves; install(); where keys may go (CORS); the caller's functions; the policy argument; coalescing | `js/request.js`, `js/send.js`, `js/chain.js`, `js/install.js`, `js/cors.js`, `js/hooks.js`, `js/policy-arg.js`, `js/coalesce.js`, joined into `js/joined/arguments.js` (`scripts/join-js.mjs`) |
+//! | the caller's arguments; each attempt's send; calls that send through themselves; install(); where keys may go (CORS); the caller's functions; the policy argument; coalescing | `js/request.js`, `js/send.js`, `js/chain.js`, `js/install.js`, `js/cors.js`, `js/hooks.js`, `js/policy-arg.js`, `src/coalesce/coalesce.js`, joined into `js/joined/arguments.js` (`scripts/join-js.mjs`) |
 //! | the caller's signal, the response's bounded body | `js/body.js` |
 //! | `resilientFetch`, `ResilientClient`, the default client | `client.rs` |
 //! | what a client owns (made by `client.rs`, used by its calls) | `state.rs` |

@@ -166,16 +166,6 @@ export interface BulkheadPolicy {
 }
 "#;
 
-/// `coalesce` in a build without `coalesce`: `false` (off) only.
-#[cfg(not(feature = "coalesce"))]
-#[wasm_bindgen(typescript_custom_section)]
-const NO_COALESCE_TYPES: &str = r#"
-export interface Policy {
-  /** Not in this build: coalesced reads is in resilient-fetch/full. `false` (off) is accepted. */
-  coalesce?: false;
-}
-"#;
-
 /// `share` in a build without `share`: `false` (off) only.
 #[cfg(not(feature = "share"))]
 #[wasm_bindgen(typescript_custom_section)]
@@ -183,21 +173,6 @@ const NO_SHARE_TYPES: &str = r#"
 export interface Policy {
   /** Not in this build: shared origin health is in resilient-fetch/full. `false` (off) is accepted. */
   share?: false;
-}
-"#;
-
-/// The options of coalesced reads (feature `coalesce`): merged into `Policy` in the builds that have it.
-#[cfg(feature = "coalesce")]
-#[wasm_bindgen(typescript_custom_section)]
-const COALESCE_TYPES: &str = r#"
-export interface Policy {
-  /**
-   * A GET or HEAD without a body, identical to one in flight on the same client (URL, headers and
-   * request options), is not sent again: it waits for that one and resolves with its own clone of
-   * the response (the first call's policy applies). A caller that aborts leaves alone; the request
-   * is aborted when every caller has. Nothing is kept after it settles. @default false
-   */
-  coalesce?: boolean;
 }
 "#;
 

@@ -4,8 +4,6 @@
 
 pub mod breaker;
 pub mod bulkhead;
-#[cfg(feature = "coalesce")]
-pub mod coalesce;
 pub mod idempotency;
 pub mod retry;
 pub mod retry_budget;

@@ -1,7 +1,8 @@
 // Coalescing (policy `coalesce`): identical reads in flight share one call.
-// Keep the single `export { ... }` line last (scripts/join-js.mjs joins the concern files).
-import { INIT_MEMBERS } from "./request.js";
-import { linkCopy } from "./body.js";
+// Keep the single `export { ... }` line last (scripts/join-js.mjs joins the concern files); its
+// imports are paths from this file, as the join resolves them.
+import { INIT_MEMBERS } from "../../js/request.js";
+import { linkCopy } from "../../js/body.js";
 
 // ---------------------------------------------------------------- coalescing (policy `coalesce`)
 // A GET or HEAD identical to one in flight on the same client joins it instead of being sent

@@ -6,7 +6,9 @@
 // first, and `node scripts/join-js.mjs --check` (tests/js_joined.rs) fails when one is stale.
 //
 // A concern file imports what it uses from the others (`import { a, b } from "./x.js";`, one
-// line each) and ends with one `export { ... };` line. Joined: the imports between files of
+// line each, the path relative to the file) and ends with one `export { ... };` line. A
+// capability's concern files live in its folder (`src/<capability>/`), named here by their path
+// from js/. Joined: the imports between files of
 // one module go, the others point at the joined modules, and one export line ends it.
 import fs from "node:fs";
 import path from "node:path";
@@ -14,38 +16,42 @@ import { codesTable } from "./codes.mjs";
 
 const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), "..");
 const JS = path.join(ROOT, "js");
-// Each joined module and its concern files, in the order they are joined.
+// Each joined module and its concern files (paths from js/), in the order they are joined.
 const MODULES = {
   "arguments.js": ["request.js", "chain.js", "install.js", "cors.js", "send.js", "hooks.js", "policy-arg.js", "coalesce.js"],
-  "site.js": ["share.js", "outbox.js", "outbox-store.js", "outbox-replay.js"],
+  "site.js": ["../src/share/share.js", "outbox.js", "outbox-store.js", "outbox-replay.js"],
 };
-const IMPORT = /^import \{ ([A-Za-z_$][\w$]*(?:, [A-Za-z_$][\w$]*)*) \} from "\.\/([a-z-]+\.js)";$/;
+const IMPORT = /^import \{ ([A-Za-z_$][\w$]*(?:, [A-Za-z_$][\w$]*)*) \} from "(\.\.?\/[\w./-]+\.js)";$/;
 const EXPORT = /^export \{ ([A-Za-z_$][\w$]*(?:, [A-Za-z_$][\w$]*)*) \};$/;
 
+const JOINED = path.join(JS, "joined");
+// Each concern file's full path -> the joined module it is part of.
 const joinedOf = new Map();
-for (const [joined, parts] of Object.entries(MODULES)) for (const part of parts) joinedOf.set(part, joined);
+for (const [joined, parts] of Object.entries(MODULES)) for (const part of parts) joinedOf.set(path.join(JS, part), joined);
 
 function join(joined, parts) {
   const imports = new Map(); // the path the joined module imports from -> names
   const exports = [];
   const bodies = [];
   for (const part of parts) {
-    const lines = fs.readFileSync(path.join(JS, part), "utf8").replace(/\n+$/, "").split("\n");
+    const file = path.join(JS, part);
+    const name = path.relative(ROOT, file);
+    const lines = fs.readFileSync(file, "utf8").replace(/\n+$/, "").split("\n");
     const last = lines.pop().match(EXPORT);
-    if (!last) throw new Error(`js/${part} must end with one export { ... } line`);
+    if (!last) throw new Error(`${name} must end with one export { ... } line`);
     exports.push(...last[1].split(", "));
     const body = [];
     for (const line of lines) {
       const m = line.match(IMPORT);
       if (!m) {
-        if (/^(import|export) /.test(line)) throw new Error(`js/${part}: an import or export the join cannot read: ${line}`);
+        if (/^(import|export) /.test(line)) throw new Error(`${name}: an import or export the join cannot read: ${line}`);
         body.push(line);
         continue;
       }
-      const from = m[2];
+      const from = path.resolve(path.dirname(file), m[2]);
       if (joinedOf.get(from) === joined) continue; // the same module now
       // Another joined module beside this one, or a snippet of its own in js/.
-      const target = joinedOf.has(from) ? `./${joinedOf.get(from)}` : `../${from}`;
+      const target = joinedOf.has(from) ? `./${joinedOf.get(from)}` : path.relative(JOINED, from);
       const names = imports.get(target) ?? [];
       for (const name of m[1].split(", ")) if (!names.includes(name)) names.push(name);
       imports.set(target, names);
@@ -53,7 +59,7 @@ function join(joined, parts) {
     bodies.push(body.join("\n").replace(/^\n+/, ""));
   }
   const head = [
-    `// Joined by scripts/join-js.mjs from ${parts.map((p) => `js/${p}`).join(", ")}: edit those, then run it.`,
+    `// Joined by scripts/join-js.mjs from ${parts.map((p) => path.relative(ROOT, path.join(JS, p))).join(", ")}: edit those, then run it.`,
     ...[...imports].map(([from, names]) => `import { ${names.join(", ")} } from "${from}";`),
   ];
   return `${head.join("\n")}\n\n${bodies.join("\n\n")}\n\nexport { ${exports.join(", ")} };\n`;
@@ -62,9 +68,9 @@ function join(joined, parts) {
 const check = process.argv.includes("--check");
 // The codes' table in js/errors.js first (scripts/codes.mjs): the concern files import it.
 let stale = codesTable(check) ? 0 : 1;
-fs.mkdirSync(path.join(JS, "joined"), { recursive: true });
+fs.mkdirSync(JOINED, { recursive: true });
 for (const [joined, parts] of Object.entries(MODULES)) {
-  const file = path.join(JS, "joined", joined);
+  const file = path.join(JOINED, joined);
   const text = join(joined, parts);
   const now = fs.existsSync(file) ? fs.readFileSync(file, "utf8") : null;
   if (now === text) continue;

@@ -60,7 +60,6 @@ pub mod policy;
 pub mod rate_limit;
 pub mod registry;
 pub mod retry_after;
-#[cfg(feature = "share")]
 pub mod share;
 #[cfg(feature = "throttle")]
 pub mod throttle;

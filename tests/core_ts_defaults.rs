@@ -1,4 +1,5 @@
-//! The TypeScript declarations (src/wasm/types.rs) state every default with
+//! The TypeScript declarations (src/wasm/types.rs, and a capability's in its folder's
+//! `shell.rs`: [`DECLARATIONS`]) state every default with
 //! `@default`; this test reads them and compares each with the one place the
 //! defaults are defined (`policy::defaults`), so the two cannot drift apart.
 //! The declarations state every capability's options: the full build has all their defaults.
@@ -8,9 +9,15 @@
 use resilient_fetch::policy::{BreakerMode, IdempotencyKey, Policy, WindowType, defaults as d};
 use std::collections::BTreeMap;
 
+/// The declarations' sources: the shell's, then each capability's that lives in its folder.
+const DECLARATIONS: &str = concat!(
+    include_str!("../src/wasm/types.rs"),
+    include_str!("../src/share/shell.rs"),
+);
+
 /// "Interface.field" -> the text after `@default`, up to a parenthesis or the comment's end.
 fn declared_defaults() -> BTreeMap<String, String> {
-    let source = include_str!("../src/wasm/types.rs");
+    let source = DECLARATIONS;
     let mut out = BTreeMap::new();
     let (mut interface, mut pending) = (String::new(), None::<String>);
     for line in source.lines().map(str::trim) {
@@ -256,7 +263,7 @@ fn the_readme_table_shows_every_declared_default() {
 
 /// "path" (as the schema names it) -> the whole doc comment of that field in the declarations.
 fn declared_docs() -> BTreeMap<String, String> {
-    let source = include_str!("../src/wasm/types.rs");
+    let source = DECLARATIONS;
     let mut out = BTreeMap::new();
     let (mut prefix, mut doc) = (None::<&str>, String::new());
     for line in source.lines().map(str::trim) {

@@ -22,7 +22,7 @@ pub const CAPABILITIES: [(&str, &str, bool); 6] = [
     ),
     ("hedge", "hedged reads", cfg!(feature = "hedge")),
     ("coalesce", "coalesced reads", cfg!(feature = "coalesce")),
-    ("share", "shared origin health", cfg!(feature = "share")),
+    crate::share::CAPABILITY,
     ("outbox", "the outbox", cfg!(feature = "outbox")),
 ];
 

@@ -19,12 +19,11 @@ use super::sections::outbox::outbox_policy;
 use super::sections::rate_limit::rate_limit_policy;
 use super::sections::retry::retry_policy;
 use super::sections::retry_budget::budget_policy;
-#[cfg(feature = "share")]
-use super::sections::share::share_name;
 #[cfg(feature = "throttle")]
 use super::sections::throttle::throttle_policy;
 use super::types::Policy;
 use super::value::{Map, Value};
+use crate::share::share_name;
 
 impl Policy {
     /// Validates a decoded policy and fills in the defaults.
@@ -85,7 +84,6 @@ impl Policy {
             idempotency_key: idempotency_key(&mut c, &o),
             idempotency_header: idempotency_header(&mut c, &o),
             max_origins: c.int(&o, "maxOrigins"),
-            #[cfg(feature = "share")]
             share: share_name(&mut c, &o),
             #[cfg(feature = "coalesce")]
             coalesce: coalesce(&mut c, &o),

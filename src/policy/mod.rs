@@ -23,10 +23,10 @@
 mod build;
 mod check;
 mod error;
-mod field;
+pub(crate) mod field;
 mod input;
 mod messages;
-mod reader;
+pub(crate) mod reader;
 pub mod schema;
 mod sections;
 mod types;

@@ -9,7 +9,7 @@ use super::value::{Map, Value};
 use std::marker::PhantomData;
 
 /// The fields of one policy object, as given (`null` counts as absent).
-pub(super) struct Object<'a> {
+pub(crate) struct Object<'a> {
     /// The object's JS path (empty for the policy itself).
     prefix: &'static str,
     /// The fields given, by name (known ones only: an unknown one is an error).
@@ -18,12 +18,12 @@ pub(super) struct Object<'a> {
 
 impl<'a> Object<'a> {
     /// The value of field `key`, if given.
-    pub(super) fn get(&self, key: &str) -> Option<&'a Value> {
+    pub(crate) fn get(&self, key: &str) -> Option<&'a Value> {
         self.given.iter().find(|(k, _)| *k == key).map(|(_, v)| *v)
     }
 
     /// The JS path of field `key`.
-    pub(super) fn path(&self, key: &str) -> String {
+    pub(crate) fn path(&self, key: &str) -> String {
         let mut path = self.prefix.to_owned();
         if !path.is_empty() {
             path.push('.');
@@ -59,22 +59,22 @@ fn nearest<R: Rows>(path: &str, prefix: &str) -> Option<&'static str> {
 /// defaults in place of bad values) but only the first error is kept, so the error
 /// reported is the one of the first bad field in checking order. Plain values instead of
 /// a `Result` per field keep the wasm small.
-pub(super) struct Check<R: Rows> {
-    pub(super) error: Option<PolicyError>,
+pub(crate) struct Check<R: Rows> {
+    pub(crate) error: Option<PolicyError>,
     rows: PhantomData<R>,
 }
 
 /// The rows a [`Check`] reads: what each field holds. The schema is the one table
 /// ([`super::schema::Schema`]); a type parameter, so that the checks of each section need
 /// not import the table that names their defaults, at no cost (one instance).
-pub(super) trait Rows {
+pub(crate) trait Rows {
     /// Every row, objects before their fields.
     const FIELDS: &'static [Field];
 }
 
 impl<R: Rows> Check<R> {
     /// A check against the rows of `R`, no error yet.
-    pub(super) fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Check {
             error: None,
             rows: PhantomData,
@@ -84,7 +84,7 @@ impl<R: Rows> Check<R> {
     /// The fields of the object at `prefix` (the schema names them) in `map`. Any
     /// other key is an error; function fields (taken out in JS) are not data.
     #[inline(never)]
-    pub(super) fn object<'a>(&mut self, map: &'a Map, prefix: &'static str) -> Object<'a> {
+    pub(crate) fn object<'a>(&mut self, map: &'a Map, prefix: &'static str) -> Object<'a> {
         let mut object = Object {
             prefix,
             given: Vec::new(),
@@ -122,7 +122,7 @@ impl<R: Rows> Check<R> {
 
     /// The integer field `key` of `o`, in the range and with the default the schema
     /// gives it.
-    pub(super) fn int(&mut self, o: &Object, key: &str) -> u32 {
+    pub(crate) fn int(&mut self, o: &Object, key: &str) -> u32 {
         let path = o.path(key);
         match find(R::FIELDS, &path).map(|f| f.kind) {
             Some(Kind::Int { min, max, default } | Kind::IntOrOff { min, max, default }) => {
@@ -134,7 +134,7 @@ impl<R: Rows> Check<R> {
     }
 
     /// The optional integer field `key` of `o` (None when absent or bad), in the schema's range.
-    pub(super) fn opt_int(&mut self, o: &Object, key: &str) -> Option<u32> {
+    pub(crate) fn opt_int(&mut self, o: &Object, key: &str) -> Option<u32> {
         let path = o.path(key);
         let Some(Kind::OptInt { min, max }) = find(R::FIELDS, &path).map(|f| f.kind) else {
             // Every optional integer the validator asks for is in the schema (tested).
@@ -163,7 +163,7 @@ impl<R: Rows> Check<R> {
 
     /// `v` at `path` is not an integer in `min..=max`.
     #[inline(never)]
-    pub(super) fn int_error(&mut self, path: String, v: &Value, min: u32, max: u32) {
+    pub(crate) fn int_error(&mut self, path: String, v: &Value, min: u32, max: u32) {
         let expected = int_range("", min, "", max);
         self.fail(path, &expected, v, matches!(v, Value::Number(_)));
     }
@@ -171,7 +171,7 @@ impl<R: Rows> Check<R> {
     /// A string field that must be one of the names the schema lists for it: the
     /// index of the one given.
     #[inline(never)]
-    pub(super) fn choice(&mut self, o: &Object, key: &str) -> Option<usize> {
+    pub(crate) fn choice(&mut self, o: &Object, key: &str) -> Option<usize> {
         let v = o.get(key)?;
         let names = match find(R::FIELDS, &o.path(key)).map(|f| f.kind) {
             Some(Kind::Choice(names)) => names,
@@ -196,7 +196,7 @@ impl<R: Rows> Check<R> {
     /// A boolean field, with the default the schema gives it.
     #[cfg(feature = "coalesce")]
     #[inline(never)]
-    pub(super) fn flag(&mut self, o: &Object, key: &str) -> bool {
+    pub(crate) fn flag(&mut self, o: &Object, key: &str) -> bool {
         let default = matches!(
             find(R::FIELDS, key).map(|f| f.kind),
             Some(Kind::Bool { default: true })
@@ -214,7 +214,7 @@ impl<R: Rows> Check<R> {
     /// A feature field: absent (its default), `false` (off), `true` (on, defaults) or an
     /// object; the object's fields if on.
     #[inline(never)]
-    pub(super) fn feature<'a>(&mut self, o: &Object<'a>, key: &str) -> Option<&'a Map> {
+    pub(crate) fn feature<'a>(&mut self, o: &Object<'a>, key: &str) -> Option<&'a Map> {
         let on_by_default = matches!(
             find(R::FIELDS, key).map(|f| f.kind),
             Some(Kind::Feature { on: true })
@@ -235,7 +235,7 @@ impl<R: Rows> Check<R> {
     /// `right_type` (a number or string of the wrong value) it is a range error showing the
     /// value; otherwise a type error naming the type given.
     #[inline(never)]
-    pub(super) fn fail(&mut self, path: String, expected: &str, got: &Value, right_type: bool) {
+    pub(crate) fn fail(&mut self, path: String, expected: &str, got: &Value, right_type: bool) {
         if self.error.is_some() {
             return;
         }
@@ -270,7 +270,7 @@ impl<R: Rows> Check<R> {
     }
 }
 
-pub(super) fn as_int(v: &Value, min: u32, max: u32) -> Option<u32> {
+pub(crate) fn as_int(v: &Value, min: u32, max: u32) -> Option<u32> {
     match v {
         Value::Number(n) if n.fract() == 0.0 && *n >= f64::from(min) && *n <= f64::from(max) => {
             Some(*n as u32)

@@ -34,8 +34,42 @@ const fn bounded(path: &'static str, kind: Kind, range_text: &'static str) -> Fi
     }
 }
 
-/// Every field, objects before their fields.
-pub const FIELDS: &[Field] = &[
+/// Every field, objects before their fields: the sections' rows ([`SECTIONS`]) one after
+/// another, in their order.
+pub const FIELDS: &[Field] = &joined::<{ count(SECTIONS) }>(SECTIONS);
+
+/// The schema's rows by section, in order: the policy's own, then each capability's from
+/// its folder (none in a build without it).
+const SECTIONS: &[&[Field]] = &[FIRST, crate::share::FIELDS, LAST];
+
+/// How many rows `sections` hold in all.
+const fn count(sections: &[&[Field]]) -> usize {
+    let (mut n, mut i) = (0, 0);
+    while i < sections.len() {
+        n += sections[i].len();
+        i += 1;
+    }
+    n
+}
+
+/// The rows of `sections`, one after another (`N`: [`count`] of them).
+const fn joined<const N: usize>(sections: &[&[Field]]) -> [Field; N] {
+    let mut out = [field("", Kind::Function); N];
+    let (mut at, mut i) = (0, 0);
+    while i < sections.len() {
+        let mut j = 0;
+        while j < sections[i].len() {
+            out[at] = sections[i][j];
+            at += 1;
+            j += 1;
+        }
+        i += 1;
+    }
+    out
+}
+
+/// The policy's rows before the capabilities' own.
+const FIRST: &[Field] = &[
     int("timeoutMs", 1, MAX_MS, d::TIMEOUT_MS),
     int("totalTimeoutMs", 1, MAX_MS, d::TOTAL_TIMEOUT_MS),
     field(
@@ -223,17 +257,10 @@ pub const FIELDS: &[Field] = &[
         scope: Scope::Client,
         range_text: None,
     },
-    #[cfg(feature = "share")]
-    Field {
-        path: "share",
-        kind: Kind::Name,
-        scope: Scope::Client,
-        range_text: None,
-    },
-    #[cfg(feature = "share")]
-    field("share.name", Kind::Name),
-    #[cfg(feature = "share")]
-    field("share.durableObject", Kind::Held),
+];
+
+/// The rows after the capabilities' own: the outbox's, then the functions of every build.
+const LAST: &[Field] = &[
     #[cfg(feature = "outbox")]
     Field {
         path: "outbox",
@@ -295,14 +322,9 @@ pub fn check_scope(root: &Value, per_call: bool) -> Result<(), PolicyError> {
                 "outbox keeps a client's writes for later: give it to new ResilientClient(...), \
                  not to one call (a call opts out with idempotencyKey: false)"
             }
-            #[cfg(feature = "share")]
-            Some(Scope::Client) if per_call && key == "share" => {
-                "share names the peers a client's origin health is shared with: give it to new \
-                 ResilientClient(...), not to one call"
-            }
-            Some(Scope::Client) if per_call => {
-                "maxOrigins sizes a client's registry: give it to new ResilientClient(...), not to one call"
-            }
+            Some(Scope::Client) if per_call => crate::share::client_only(key).unwrap_or(
+                "maxOrigins sizes a client's registry: give it to new ResilientClient(...), not to one call",
+            ),
             Some(Scope::StringPerCall) if !per_call && matches!(value, Value::String(_)) => {
                 "idempotencyKey: a key string names one operation; give it per call, not to a \
                  ResilientClient (whose every POST would then share it)"

@@ -76,8 +76,7 @@ pub struct Policy {
     /// How many origins the registry keeps.
     pub max_origins: u32,
     /// The name of the peers its origins' health is shared with (JS `share`), if any.
-    #[cfg(feature = "share")]
-    pub share: Option<String>,
+    pub share: Option<crate::share::ShareName>,
     /// Whether an identical GET or HEAD in flight on the client is joined, not sent again.
     #[cfg(feature = "coalesce")]
     pub coalesce: bool,
@@ -145,7 +144,6 @@ impl Default for Policy {
             idempotency_key: defaults::IDEMPOTENCY_KEY,
             idempotency_header: defaults::IDEMPOTENCY_HEADER.to_owned(),
             max_origins: defaults::MAX_ORIGINS,
-            #[cfg(feature = "share")]
             share: None,
             #[cfg(feature = "coalesce")]
             coalesce: defaults::COALESCE,

@@ -15,13 +15,12 @@ use super::events::{emit, stats_to_js};
 use super::options::{decode, policy_error};
 #[cfg(feature = "outbox")]
 use super::outbox::{self, Outbox};
-#[cfg(feature = "share")]
-use super::share::{self, Peer};
 use super::state::ClientInner;
 use super::types::{FetchInit, FetchInput, PolicyArg};
 use crate::events::Event;
 use crate::policy::Policy;
 use crate::registry::Registry;
+use crate::share::shell::{self as share, Peer};
 
 thread_local! {
     static NEXT_ID: Cell<u32> = const { Cell::new(0) };
@@ -41,12 +40,13 @@ impl ClientInner {
             n.get()
         });
         Ok(Rc::new_cyclic(|weak: &std::rc::Weak<ClientInner>| {
-            #[cfg_attr(not(feature = "share"), allow(unused_mut))]
             let mut registry = Registry::new(validated.max_origins);
-            #[cfg(feature = "share")]
-            let sharing = (validated.share.as_deref()).and_then(|name| {
-                share::open(name, &options.share_object, weak.clone(), &mut registry)
-            });
+            let sharing = share::open(
+                &validated,
+                &options.share_object,
+                weak.clone(),
+                &mut registry,
+            );
             #[cfg(feature = "outbox")]
             let outbox = {
                 let (store, on_replay) = options.outbox;
@@ -75,7 +75,6 @@ impl ClientInner {
                 hooks: options.hooks,
                 expire,
                 registry: RefCell::new(registry),
-                #[cfg(feature = "share")]
                 sharing,
                 #[cfg(feature = "outbox")]
                 outbox,
@@ -115,7 +114,6 @@ impl ClientInner {
     }
 }
 
-#[cfg(feature = "share")]
 impl Peer for ClientInner {
     fn registry(&self) -> &RefCell<Registry> {
         &self.registry

@@ -17,8 +17,8 @@
 //! | awaiting an attempt's settlement without closures per await | `settle.rs` |
 //! | the caller's `AbortSignal` | `abort.rs` |
 //! | clock, randomness, sleep for the core | `env.rs` |
-//! | origin health shared with peers (`share`) over a `BroadcastChannel`, or a Durable Object in Workers | `share.rs`, `js/share.js`, `pkg-template/edge.js` |
-//! | the outbox (`outbox`): keeping a call, the replay, `client.outbox` | `outbox.rs`, `js/outbox.js`, `js/outbox-store.js`, `js/outbox-replay.js` (with `js/share.js`, joined into `js/joined/site.js`) |
+//! | origin health shared with peers (`share`) over a `BroadcastChannel`, or a Durable Object in Workers | `src/share/shell.rs`, `src/share/share.js`, `pkg-template/full/edge.js` |
+//! | the outbox (`outbox`): keeping a call, the replay, `client.outbox` | `outbox.rs`, `js/outbox.js`, `js/outbox-store.js`, `js/outbox-replay.js` (with `src/share/share.js`, joined into `js/joined/site.js`) |
 //! | policy objects into the core's input | `options.rs` |
 //! | events to `onEvent`, and `stats()`, as JS objects (serde-wasm-bindgen) | `events.rs` |
 //! | TypeScript declarations: the options; the outbox; the events and stats | `types.rs`, `types/outbox.rs`, `types/events.rs` |
@@ -35,16 +35,14 @@ mod call;
 mod client;
 mod codes;
 mod ended;
-mod env;
-mod events;
+pub(crate) mod env;
+pub(crate) mod events;
 mod key;
 mod options;
 #[cfg(feature = "outbox")]
 mod outbox;
 mod resolve;
 mod settle;
-#[cfg(feature = "share")]
-mod share;
 mod state;
 mod transport;
 mod types;

@@ -10,10 +10,9 @@ use wasm_bindgen::prelude::*;
 use super::options::Hooks;
 #[cfg(feature = "outbox")]
 use super::outbox::Outbox;
-#[cfg(feature = "share")]
-use super::share::Sharing;
 use crate::policy::{Policy, PolicyInput};
 use crate::registry::Registry;
+use crate::share::shell::Sharing;
 
 /// Counts a body cut off after its call resolved (`bodyTimeout`): `(isDeadline, ms,
 /// origin, onEvent) -> TimeoutError`, called from js/body.js.
@@ -39,7 +38,6 @@ pub struct ClientInner {
     /// Breakers, budgets, bulkheads and stats, per origin.
     pub registry: RefCell<Registry>,
     /// Its channel to its peers, when it shares (`share`).
-    #[cfg(feature = "share")]
     pub(super) sharing: Option<Sharing>,
     /// Its outbox, when it keeps writes (`outbox`).
     #[cfg(feature = "outbox")]

@@ -15,7 +15,5 @@ pub mod outbox;
 pub mod rate_limit;
 pub mod retry;
 pub mod retry_budget;
-#[cfg(feature = "share")]
-pub mod share;
 #[cfg(feature = "throttle")]
 pub mod throttle;

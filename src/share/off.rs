@@ -129,7 +129,7 @@ pub(crate) mod shell {
     pub fn open<C: Peer + 'static>(
         _policy: &Policy,
         _durable_object: &DurableObject,
-        _weak: Weak<C>,
+        _weak: &Weak<C>,
         _registry: &mut Registry,
     ) -> Option<Sharing> {
         None

@@ -32,12 +32,17 @@ pub const FIELDS: &[Field] = &[
     },
 ];
 
-/// Why the client-only field `key` may not be given to one call, when it is `share`.
+/// Why the client-only field `key` may not be given to one call, when it is `share`
+/// (inlined: the scope check reads as the one `match` it was).
+#[inline(always)]
 pub fn client_only(key: &str) -> Option<&'static str> {
-    (key == "share").then_some(
-        "share names the peers a client's origin health is shared with: give it to new \
-         ResilientClient(...), not to one call",
-    )
+    match key {
+        "share" => Some(
+            "share names the peers a client's origin health is shared with: give it to new \
+             ResilientClient(...), not to one call",
+        ),
+        _ => None,
+    }
 }
 
 /// `share`: the name of the peers a client shares its origins' health with (see

@@ -83,10 +83,11 @@ impl DurableObject {
 pub fn open<C: Peer + 'static>(
     policy: &Policy,
     durable_object: &DurableObject,
-    weak: Weak<C>,
+    weak: &Weak<C>,
     registry: &mut Registry,
 ) -> Option<Sharing> {
     let name = policy.share.as_deref()?;
+    let weak = weak.clone();
     let hear = Closure::<dyn Fn(u32, String, f64, u32)>::new(
         move |kind: u32, origin: String, at: f64, rank: u32| {
             if let (Some(client), Some(note)) = (weak.upgrade(), Note::decode(kind, at, rank)) {

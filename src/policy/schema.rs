@@ -322,13 +322,10 @@ pub fn check_scope(root: &Value, per_call: bool) -> Result<(), PolicyError> {
                 "outbox keeps a client's writes for later: give it to new ResilientClient(...), \
                  not to one call (a call opts out with idempotencyKey: false)"
             }
-            Some(Scope::Client) if per_call => match crate::share::client_only(key) {
-                // A capability's client-only field says why (its folder's `client_only`).
-                Some(why) => why,
-                None => {
-                    "maxOrigins sizes a client's registry: give it to new ResilientClient(...), not to one call"
-                }
-            },
+            // A capability's client-only field says why (its folder's `client_only`).
+            Some(Scope::Client) if per_call => crate::share::client_only(key).unwrap_or(
+                "maxOrigins sizes a client's registry: give it to new ResilientClient(...), not to one call",
+            ),
             Some(Scope::StringPerCall) if !per_call && matches!(value, Value::String(_)) => {
                 "idempotencyKey: a key string names one operation; give it per call, not to a \
                  ResilientClient (whose every POST would then share it)"

@@ -128,7 +128,7 @@ pub(crate) mod shell {
     #[inline(always)]
     pub fn open<C: Peer + 'static>(
         _policy: &Policy,
-        _durable_object: &DurableObject,
+        _durable_object: DurableObject,
         _weak: &Weak<C>,
         _registry: &mut Registry,
     ) -> Option<Sharing> {

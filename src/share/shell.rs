@@ -82,7 +82,7 @@ impl DurableObject {
 /// (its peers answer with what they know). None where the platform has no channel.
 pub fn open<C: Peer + 'static>(
     policy: &Policy,
-    durable_object: &DurableObject,
+    durable_object: DurableObject,
     weak: &Weak<C>,
     registry: &mut Registry,
 ) -> Option<Sharing> {

@@ -41,7 +41,7 @@ impl ClientInner {
         });
         Ok(Rc::new_cyclic(|weak: &std::rc::Weak<ClientInner>| {
             let mut registry = Registry::new(validated.max_origins);
-            let sharing = share::open(&validated, &options.share_object, weak, &mut registry);
+            let sharing = share::open(&validated, options.share_object, weak, &mut registry);
             #[cfg(feature = "outbox")]
             let outbox = {
                 let (store, on_replay) = options.outbox;

@@ -14,7 +14,7 @@ pub enum AttemptOutcome {
         /// Its `Retry-After` header, if any.
         retry_after: Option<String>,
         /// What its rate-limit headers say of the origin's quota, if anything.
-        quota: Option<crate::absent::Quota>,
+        quota: Option<crate::pacing::Quota>,
     },
     /// The request failed without a response.
     NetworkError,

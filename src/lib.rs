@@ -30,7 +30,6 @@
 //! | the outbox (`outbox`): which calls are kept, what a replay's answer does, order and timing; its policy, events, shell part and JS (a folder) | [`outbox`] |
 //! | CSPRNG bytes drawn in batches | [`entropy`] |
 //! | events for `onEvent` | [`events`] |
-//! | the types an absent capability leaves (the lean build): uninhabited stand-ins | [`absent`] |
 //! | the shared words: outcomes, verdicts, reasons, breaker states, method rules (a leaf) | [`vocab`] |
 //!
 //! The shell (`src/wasm/`, compiled for `wasm32` only) turns JS options into a
@@ -38,7 +37,6 @@
 //! and timers, keys each call by the origin the platform's URL parser gives, and maps
 //! outcomes back to `Response`s and JS errors.
 
-pub mod absent;
 pub mod backoff;
 pub mod breaker;
 pub mod budget;
@@ -57,7 +55,6 @@ pub mod pacing;
 pub mod policy;
 pub mod registry;
 pub mod retry_after;
-#[cfg(feature = "share")]
 pub mod share;
 pub mod stage;
 pub mod throttle;

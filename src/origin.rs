@@ -1,6 +1,6 @@
 //! One origin's state: its breaker, retry budget, bulkhead, pacing, throttle, latency sample
 //! and counters, as the registry keeps it per origin (`registry.rs` bounds and finds them;
-//! `share.rs` says what peers learn of them).
+//! `src/share/` says what peers learn of them).
 //!
 //! Its owner has three entry points, as Polly's circuit-state controller does: [`admit`]
 //! (may an attempt go?), [`finish`] (what an attempt's end does to the origin) and the holds a
@@ -12,13 +12,13 @@
 //! [`admit`]: OriginState::admit
 //! [`finish`]: OriginState::finish
 
-pub use crate::absent::{Notes, Quota, Ticket};
 use crate::breaker::{Breaker, Permit};
 use crate::budget::RetryBudget;
 use crate::bulkhead::Bulkhead;
+pub use crate::pacing::{Quota, Ticket};
 use crate::policy::Policy;
-#[cfg(feature = "share")]
 use crate::share;
+pub use crate::share::Notes;
 pub use crate::stage::{Admitted, Ask, Finished, OriginStats, Refusal};
 use crate::stage::{Cx, Heard, Stage};
 use crate::vocab::{Judgement, Transition};
@@ -82,7 +82,7 @@ macro_rules! stages {
 }
 
 stages! {
-    // A capability's stage is one line here, under its feature.
+    // A capability's stage is one line here (a stand-in of no size in a build without it).
     stages {
         /// When it may be sent to (rate-limit quota, `Retry-After` holds).
         pacer: crate::pacing::Pacer,
@@ -106,7 +106,6 @@ stages! {
         /// attempt in flight does, so their breaker history is not evicted under them.
         pub waiting: u32,
         /// Successes not yet told to the peers (`share`): told with the next failure.
-        #[cfg(feature = "share")]
         pub untold: u32,
     }
 }
@@ -163,10 +162,7 @@ impl OriginState {
     ) -> (Option<Transition>, Notes) {
         let Finished { judgement, .. } = ended;
         // What the peers knew before this answer (only a sharing client tells them).
-        #[cfg(feature = "share")]
-        let before = rank.map(|_| (self.breaker.is_failing(), self.pacer.wait(now).is_some()));
-        #[cfg(not(feature = "share"))]
-        let _ = rank;
+        let before = share::before(self, rank, now);
         self.waiting += u32::from(ended.hold);
         let stats = &mut self.stats;
         stats.in_flight = stats.in_flight.saturating_sub(1);
@@ -185,16 +181,7 @@ impl OriginState {
         };
         self.hear_stages(&mut heard, rules);
         let transition = heard.transition;
-        #[cfg(feature = "share")]
-        let notes = match (rank, before) {
-            (Some(rank), Some(before)) => {
-                let parts = (&self.breaker, &self.pacer, &mut self.untold);
-                share::told(parts, before, judgement, transition, now, rank)
-            }
-            _ => [None, None],
-        };
-        #[cfg(not(feature = "share"))]
-        let notes = [];
+        let notes = share::notes(self, before, judgement, transition, now, rank);
         (transition, notes)
     }
 

@@ -45,8 +45,7 @@ pub enum Returned {
     },
     /// A response body cut off after its call resolved: a timeout.
     BodyTimedOut,
-    /// A peer's note ([`Registry::hear`]).
-    #[cfg(feature = "share")]
+    /// A peer's note ([`Registry::hear`]; none without `share`, whose note cannot be made).
     Heard {
         /// The note.
         note: crate::share::Note,
@@ -283,7 +282,6 @@ fn apply(registry: &mut Registry, origin: &str, id: Option<EntryId>, what: Retur
             registry.tell(origin, notes);
             return Some(transition);
         }
-        #[cfg(feature = "share")]
         Returned::Heard { note, now, policy } => {
             return Some(registry.hear(origin, note, now, &policy));
         }

@@ -14,13 +14,10 @@
 //! registry (n ≤ `maxOrigins`, 1000 by default); every other lookup is O(log n) (adding or
 //! dropping an origin shifts the entries after it, a memmove of at most n entries).
 
-use crate::absent::Notes;
 use crate::breaker::{BreakerState, OpenReason};
 pub use crate::origin::{OriginState, OriginStats};
-#[cfg(feature = "share")]
-use crate::policy::Policy;
-#[cfg(feature = "share")]
-use crate::share::Note;
+use crate::share::Notes;
+use crate::share::Share;
 use std::cell::Cell;
 
 /// Identifies one origin's entry; a new entry for the same origin (after eviction) gets
@@ -72,40 +69,8 @@ pub struct Registry {
     last: Cell<usize>,
     /// Binary searches made (each a few string comparisons): what [`Registry::searches`] reads.
     searches: Cell<u64>,
-    /// Where notes for peers go, when the client shares (`share`).
-    #[cfg(feature = "share")]
+    /// Where notes for peers go, when the client shares (`share`; never without it).
     share: Option<Share>,
-}
-
-/// Sends `notes` about `origin` through `share`, if the client shares.
-#[cfg(feature = "share")]
-#[inline(never)]
-fn tell(share: &mut Option<Share>, origin: &str, notes: Notes) {
-    if let Some(share) = share {
-        for note in notes.into_iter().flatten() {
-            (share.send)(origin, note);
-        }
-    }
-}
-
-/// Sends a note about an origin to a client's peers.
-#[cfg(feature = "share")]
-pub type SendNote = Box<dyn FnMut(&str, Note)>;
-
-/// A sharing client's way to its peers.
-#[cfg(feature = "share")]
-pub struct Share {
-    /// This client's rank among leaders (random).
-    pub rank: u32,
-    /// Sends a note about an origin to the peers.
-    pub send: SendNote,
-}
-
-#[cfg(feature = "share")]
-impl std::fmt::Debug for Share {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Share").field("rank", &self.rank).finish()
-    }
 }
 
 impl Registry {
@@ -117,59 +82,35 @@ impl Registry {
             clock: 0,
             last: Cell::new(0),
             searches: Cell::new(0),
-            #[cfg(feature = "share")]
             share: None,
         }
     }
 
-    /// Shares this registry's origin health with peers through `share` (see [`share`]).
-    #[cfg(feature = "share")]
+    /// Shares this registry's origin health with peers through `share` (see [`crate::share`]).
     pub fn share_with(&mut self, share: Share) {
         self.share = Some(share);
     }
 
     /// This client's rank, when it shares.
+    #[inline(always)]
     pub fn rank(&self) -> Option<u32> {
-        #[cfg(feature = "share")]
-        return self.share.as_ref().map(|s| s.rank);
-        #[cfg(not(feature = "share"))]
-        None
+        self.share.as_ref().map(Share::rank)
     }
 
     /// Tells the peers `notes` about `origin` (nothing when the client does not share).
     pub fn tell(&mut self, origin: &str, notes: Notes) {
-        #[cfg(feature = "share")]
-        tell(&mut self.share, origin, notes);
-        #[cfg(not(feature = "share"))]
-        let ([], _) = (notes, origin);
+        if let Some(share) = &mut self.share {
+            share.tell(origin, notes);
+        }
     }
 
-    /// A peer's note about `origin` (`Hello`: about none), applied under `policy`; a
-    /// `Hello` is answered with what every origin kept holds now. Returns the breaker
-    /// transition it caused.
-    #[cfg(feature = "share")]
-    pub fn hear(
-        &mut self,
-        origin: &str,
-        note: Note,
-        now: f64,
-        policy: &Policy,
-    ) -> Option<crate::breaker::Transition> {
-        let rank = self.rank()?;
-        if note == Note::Hello {
+    /// Tells the peers, of every origin kept, what `f` says of it.
+    pub fn tell_each(&mut self, f: impl Fn(&OriginState) -> Notes) {
+        if let Some(share) = &mut self.share {
             for e in &self.origins {
-                tell(&mut self.share, &e.origin, e.state.describe(now, rank));
+                share.tell(&e.origin, f(&e.state));
             }
-            return None;
         }
-        let transition = self.with(origin, |_, s| s.hear(note, now, policy, rank));
-        // Tripped by peers' answers: it leads, and says so (a follower says nothing).
-        if let (Note::Failed { .. }, Some(_)) = (note, transition)
-            && let Some((until, rank)) = self.peek(origin).and_then(|s| s.breaker.shared(rank))
-        {
-            self.tell(origin, [Some(Note::Opened { until, rank }), None]);
-        }
-        transition
     }
 
     /// Origins kept now.

@@ -8,8 +8,8 @@
 //! the breaker. Every stage checks before any takes, so a refusal leaves nothing taken; the
 //! breaker, the last that may refuse, takes its permit as it checks.
 
-use crate::absent::{Quota, Ticket};
 use crate::breaker::Permit;
+use crate::pacing::{Quota, Ticket};
 use crate::policy::Policy;
 use crate::vocab::{Judgement, Transition};
 

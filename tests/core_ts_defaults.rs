@@ -17,6 +17,7 @@ const DECLARATIONS: &str = concat!(
     include_str!("../src/hedge/shell.rs"),
     include_str!("../src/outbox/types.rs"),
     include_str!("../src/coalesce/shell.rs"),
+    include_str!("../src/share/shell.rs"),
 );
 
 /// "Interface.field" -> the text after `@default`, up to a parenthesis or the comment's end.

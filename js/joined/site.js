@@ -1,8 +1,9 @@
-// Joined by scripts/join-js.mjs from js/share.js, src/outbox/outbox.js, src/outbox/outbox-store.js, src/outbox/outbox-replay.js: edit those, then run it.
+// Joined by scripts/join-js.mjs from src/share/share.js, src/outbox/outbox.js, src/outbox/outbox-store.js, src/outbox/outbox-replay.js: edit those, then run it.
 import { SHARE_VERSION, NOTE_KIND_HELLO, NOTE_KIND_HOLD, makeQueuedError, JUDGED_EXPIRED, REPLAY_STATUS_UNSENT, TOLD_NEXT_REPLAY, JUDGED_DELIVERED, JUDGED_WAIT, JUDGED_REFUSED, JUDGED_SEND, JUDGED_UNSENDABLE, REPLAY_STATUS_NO_ANSWER, REPLAY_STATUS_UNSENDABLE, TOLD_REPLAYED, TOLD_DELIVERED, TOLD_DEAD_LETTERED, TOLD_ROUND_ENDED, DEAD_N_EXPIRED, DEAD_N_INVALID } from "../errors.js";
 import { callListener, discardBody } from "./arguments.js";
 
-// Shared origin health (policy `share`; the rules are in src/share.rs).
+// Shared origin health (policy `share`; the rules are in src/share/rules.rs, the protocol in
+// src/share/note.rs; the shell's part in src/share/shell.rs).
 // Keep the single `export { ... }` line last (scripts/join-js.mjs joins the concern files).
 
 // ---------------------------------------------------------------- shared origin health
@@ -40,7 +41,7 @@ function shareOpen(name, hear, durableObject) {
 
 // ---- share rules: pkg-template/full/edge.js has a copy (scripts/codes.mjs).
 /**
- * Whether `m` is a note as src/share.rs defines it: [SHARE_VERSION, kind, origin, time, rank],
+ * Whether `m` is a note as src/share/note.rs defines it: [SHARE_VERSION, kind, origin, time, rank],
  * a hello naming no origin ("") and every other kind exactly an origin (NOTE_KIND_HOLD is the
  * last kind).
  */

@@ -60,7 +60,7 @@ pub struct Breaker {
 #[derive(Debug)]
 enum Phase {
     Closed(Health),
-    /// `led`: the leader's `until` and rank when this breaker follows a peer's (src/share.rs): it
+    /// `led`: the leader's `until` and rank when this breaker follows a peer's (src/share/rules.rs): it
     /// then waits one cooldown longer than the leader, who probes first.
     Open {
         until_ms: f64,

@@ -1,15 +1,20 @@
 //! Pacing in a build without it (the lean build): stand-ins with the names and signatures the
 //! shared code uses. Its types cannot be made (each is uninhabited, of no size), so an
 //! `Option` of one is always `None`, a variant that carries one cannot occur, and the code that
-//! would handle them is typed, compiled and removed by the optimizer. The types that cross
-//! into the origin's state are [`crate::absent`]'s, so that both name the same one.
+//! would handle them is typed, compiled and removed by the optimizer.
 
 use crate::policy::Policy;
 use crate::policy::field::Field;
 use crate::policy::reader::{Check, Object, Rows};
 use crate::stage::{Admitted, Ask, Cx, Heard, Refusal, Stage};
 
-pub use crate::absent::{Never as Quota, Never as Ticket};
+/// What an answer's rate-limit headers say: nothing is read without pacing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Quota {}
+
+/// A send booked by the origin's pacing: none without pacing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ticket {}
 
 /// Why a call must wait for its origin: never, without pacing.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

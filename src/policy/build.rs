@@ -14,7 +14,7 @@ pub const CAPABILITIES: [(&str, &str, bool); 6] = [
     crate::throttle::CAPABILITY,
     crate::hedge::CAPABILITY,
     crate::coalesce::CAPABILITY,
-    ("share", "shared origin health", cfg!(feature = "share")),
+    crate::share::CAPABILITY,
     ("outbox", "the outbox", crate::outbox::BUILT),
 ];
 

@@ -11,11 +11,10 @@ use super::sections::bulkhead::bulkhead_policy;
 use super::sections::idempotency::{idempotency_header, idempotency_key};
 use super::sections::retry::retry_policy;
 use super::sections::retry_budget::budget_policy;
-#[cfg(feature = "share")]
-use super::sections::share::share_name;
 use super::types::Policy;
 use super::value::{Map, Value};
 use crate::coalesce::coalesce;
+use crate::share::share_name;
 use crate::throttle::throttle_policy;
 
 impl Policy {
@@ -69,7 +68,6 @@ impl Policy {
             idempotency_key: idempotency_key(&mut c, &o),
             idempotency_header: idempotency_header(&mut c, &o),
             max_origins: c.int(&o, "maxOrigins"),
-            #[cfg(feature = "share")]
             share: share_name(&mut c, &o),
             coalesce: coalesce(&mut c, &o),
             hedge: crate::hedge::read(&mut c, &o),

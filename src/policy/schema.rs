@@ -22,6 +22,7 @@ const SECTIONS: &[&[Field]] = &[
     TAIL,
     crate::coalesce::FIELDS,
     CLIENT,
+    crate::share::FIELDS,
     crate::outbox::FIELDS,
     LAST,
 ];
@@ -159,29 +160,16 @@ const TAIL: &[Field] = &[
 ];
 
 /// The policy's own rows after coalescing's.
-const CLIENT: &[Field] = &[
-    Field {
-        path: "maxOrigins",
-        kind: Kind::Int {
-            min: 1,
-            max: 1_000_000,
-            default: d::MAX_ORIGINS,
-        },
-        scope: Scope::Client,
-        range_text: None,
+const CLIENT: &[Field] = &[Field {
+    path: "maxOrigins",
+    kind: Kind::Int {
+        min: 1,
+        max: 1_000_000,
+        default: d::MAX_ORIGINS,
     },
-    #[cfg(feature = "share")]
-    Field {
-        path: "share",
-        kind: Kind::Name,
-        scope: Scope::Client,
-        range_text: None,
-    },
-    #[cfg(feature = "share")]
-    field("share.name", Kind::Name),
-    #[cfg(feature = "share")]
-    field("share.durableObject", Kind::Held),
-];
+    scope: Scope::Client,
+    range_text: None,
+}];
 
 /// The callbacks, after every capability's rows (js/policy-arg.js lists them in this order).
 const LAST: &[Field] = &[
@@ -218,14 +206,10 @@ pub fn check_scope(root: &Value, per_call: bool) -> Result<(), PolicyError> {
             Some(Scope::Client) if per_call && crate::outbox::BUILT && key == "outbox" => {
                 crate::outbox::CLIENT_ONLY
             }
-            #[cfg(feature = "share")]
-            Some(Scope::Client) if per_call && key == "share" => {
-                "share names the peers a client's origin health is shared with: give it to new \
-                 ResilientClient(...), not to one call"
-            }
-            Some(Scope::Client) if per_call => {
-                "maxOrigins sizes a client's registry: give it to new ResilientClient(...), not to one call"
-            }
+            // A capability's client-only field says why (its folder's `client_only`).
+            Some(Scope::Client) if per_call => crate::share::client_only(key).unwrap_or(
+                "maxOrigins sizes a client's registry: give it to new ResilientClient(...), not to one call",
+            ),
             Some(Scope::StringPerCall) if !per_call && matches!(value, Value::String(_)) => {
                 "idempotencyKey: a key string names one operation; give it per call, not to a \
                  ResilientClient (whose every POST would then share it)"

@@ -69,8 +69,7 @@ pub struct Policy {
     /// How many origins the registry keeps.
     pub max_origins: u32,
     /// The name of the peers its origins' health is shared with (JS `share`), if any.
-    #[cfg(feature = "share")]
-    pub share: Option<String>,
+    pub share: Option<crate::share::ShareName>,
     /// Whether an identical GET or HEAD in flight on the client is joined, not sent again
     /// (always off, and nothing, in a build without `coalesce`).
     pub coalesce: Coalesce,
@@ -122,7 +121,6 @@ impl Default for Policy {
             idempotency_key: defaults::IDEMPOTENCY_KEY,
             idempotency_header: defaults::IDEMPOTENCY_HEADER.to_owned(),
             max_origins: defaults::MAX_ORIGINS,
-            #[cfg(feature = "share")]
             share: None,
             coalesce: crate::coalesce::DEFAULT,
             hedge: crate::hedge::initial(),

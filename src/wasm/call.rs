@@ -59,7 +59,6 @@ pub fn start(
     policy: JsValue,
     keep: bool,
 ) -> Promise {
-    #[cfg(feature = "share")]
     if let Some(sharing) = &client.sharing {
         sharing.poke();
     }

@@ -13,8 +13,6 @@ use super::call;
 use super::codes::TimeoutKind;
 use super::events::{emit, stats_to_js};
 use super::options::{decode, policy_error};
-#[cfg(feature = "share")]
-use super::share::{self, Peer};
 use super::state::ClientInner;
 use super::types::{FetchInit, FetchInput, PolicyArg};
 use crate::events::Event;
@@ -22,6 +20,7 @@ use crate::outbox::{self, Outbox};
 use crate::owner::Owner;
 use crate::policy::Policy;
 use crate::registry::Registry;
+use crate::share::shell::{self as share, Peer};
 
 thread_local! {
     static NEXT_ID: Cell<u32> = const { Cell::new(0) };
@@ -41,12 +40,8 @@ impl ClientInner {
             n.get()
         });
         Ok(Rc::new_cyclic(|weak: &std::rc::Weak<ClientInner>| {
-            #[cfg_attr(not(feature = "share"), allow(unused_mut))]
             let mut registry = Registry::new(validated.max_origins);
-            #[cfg(feature = "share")]
-            let sharing = (validated.share.as_deref()).and_then(|name| {
-                share::open(name, &options.share_object, weak.clone(), &mut registry)
-            });
+            let sharing = share::open(&validated, options.share_object, weak, &mut registry);
             let outbox = (validated.outbox.clone())
                 .map(|policy| Outbox::open(policy, options.outbox, weak.clone()));
             let weak = weak.clone();
@@ -71,7 +66,6 @@ impl ClientInner {
                 hooks: options.hooks,
                 expire,
                 registry: Owner::new(registry),
-                #[cfg(feature = "share")]
                 sharing,
                 outbox,
                 validated: Rc::new(validated),
@@ -110,7 +104,6 @@ impl ClientInner {
     }
 }
 
-#[cfg(feature = "share")]
 impl Peer for ClientInner {
     fn registry(&self) -> &Owner {
         &self.registry

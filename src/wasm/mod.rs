@@ -17,7 +17,7 @@
 //! | awaiting an attempt's settlement without closures per await | `settle.rs` |
 //! | the caller's `AbortSignal` | `abort.rs` |
 //! | clock, randomness, sleep for the core | `env.rs` |
-//! | origin health shared with peers (`share`) over a `BroadcastChannel`, or a Durable Object in Workers | `share.rs`, `js/share.js`, `pkg-template/edge.js` |
+//! | origin health shared with peers (`share`) over a `BroadcastChannel`, or a Durable Object in Workers | `src/share/shell.rs`, `src/share/share.js`, `pkg-template/full/edge.js` |
 //! | the outbox (`outbox`): keeping a call, the replay, `client.outbox` | its folder: `src/outbox/shell.rs`, `outbox.js`, `outbox-store.js`, `outbox-replay.js` (with `js/share.js`, joined into `js/joined/site.js`) |
 //! | policy objects into the core's input | `options.rs` |
 //! | events to `onEvent`, and `stats()`, as JS objects (serde-wasm-bindgen) | `events.rs` |
@@ -42,8 +42,6 @@ mod key;
 mod options;
 mod resolve;
 mod settle;
-#[cfg(feature = "share")]
-mod share;
 mod state;
 mod transport;
 mod types;

@@ -25,9 +25,8 @@ pub struct Options {
     /// `outbox.store` and `outbox.onReplay`, as given (undefined when not; not read without
     /// `outbox`).
     pub outbox: crate::outbox::Held,
-    /// `share.durableObject`, as given (undefined when not).
-    #[cfg(feature = "share")]
-    pub share_object: JsValue,
+    /// `share.durableObject`, as given (never read without `share`).
+    pub share_object: crate::share::shell::DurableObject,
 }
 
 /// The caller's own decisions, as given.
@@ -81,8 +80,7 @@ pub fn decode(policy: &JsValue) -> Result<Options, JsValue> {
         fetch: read.get(6).dyn_into::<Function>().ok(),
         hooks,
         outbox: crate::outbox::Held::new(|| (read.get(8), read.get(4))),
-        #[cfg(feature = "share")]
-        share_object: read.get(7),
+        share_object: crate::share::shell::DurableObject::read(|| read.get(7)),
     })
 }
 

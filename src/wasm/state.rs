@@ -7,11 +7,10 @@ use js_sys::Function;
 use wasm_bindgen::prelude::*;
 
 use super::options::Hooks;
-#[cfg(feature = "share")]
-use super::share::Sharing;
 use crate::outbox::Outbox;
 use crate::owner::Owner;
 use crate::policy::{Policy, PolicyInput};
+use crate::share::shell::Sharing;
 
 /// Counts a body cut off after its call resolved (`bodyTimeout`): `(isDeadline, ms,
 /// origin, onEvent) -> TimeoutError`, called from js/body.js.
@@ -37,7 +36,6 @@ pub struct ClientInner {
     /// Breakers, budgets, bulkheads and stats, per origin.
     pub registry: Owner,
     /// Its channel to its peers, when it shares (`share`).
-    #[cfg(feature = "share")]
     pub(super) sharing: Option<Sharing>,
     /// Its outbox, when it keeps writes (`outbox`; never without the feature).
     pub outbox: Option<Outbox>,

@@ -18,11 +18,11 @@ use super::codes::{HookSaid, SendFlag, StatusFlag};
 use super::env::timer_ms;
 use super::options::Hooks;
 use super::settle::Settled;
-use crate::absent::Quota;
 use crate::engine::{
     AttemptLimit, AttemptOutcome, BreakerAnswer, Either, Ended, HookAnswer, Transport, race,
 };
 use crate::events::OutcomeKind;
+use crate::pacing::Quota;
 use crate::policy::Policy;
 
 /// A response's `Retry-After` (read when `error`) and what its rate-limit headers say of

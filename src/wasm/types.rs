@@ -166,42 +166,6 @@ export interface BulkheadPolicy {
 }
 "#;
 
-/// `share` in a build without `share`: `false` (off) only.
-#[cfg(not(feature = "share"))]
-#[wasm_bindgen(typescript_custom_section)]
-const NO_SHARE_TYPES: &str = r#"
-export interface Policy {
-  /** Not in this build: shared origin health is in resilient-fetch/full. `false` (off) is accepted. */
-  share?: false;
-}
-"#;
-
-/// The options of shared origin health (feature `share`): merged into `Policy` in the builds that have it.
-#[cfg(feature = "share")]
-#[wasm_bindgen(typescript_custom_section)]
-const SHARE_TYPES: &str = r#"
-export interface Policy {
-  /**
-   * Client only. Clients with the same name in any tab, iframe or worker of the site (and
-   * worker_threads of one Node process) share, per origin, their breakers' state, one half-open
-   * probe per cooldown, and origin-wide waits (Retry-After, rate limits), over a BroadcastChannel.
-   * Only origins, states and times cross. Where there is no BroadcastChannel it does nothing.
-   * In Cloudflare Workers, `{ name, durableObject }` shares across every isolate through a
-   * Durable Object (the package's `OriginHealth`), in the background.
-   * (a name of 1 to 64 characters, an object { name, durableObject }, or false) @default false
-   */
-  share?: string | false | SharePolicy;
-}
-
-/** `share` across the isolates of a Cloudflare Worker, through a Durable Object. */
-export interface SharePolicy {
-  /** The share name: clients of one name share (a name of 1 to 64 characters). */
-  name?: string;
-  /** The binding of a Durable Object namespace of the package's `OriginHealth` class (`env.RF_HEALTH`). */
-  durableObject?: { idFromName(name: string): unknown; get(id: any): any };
-}
-"#;
-
 #[wasm_bindgen]
 unsafe extern "C" {
     /// What `fetch` takes as its first argument (spelled without the DOM-only `RequestInfo`,

@@ -7,5 +7,3 @@ pub mod bulkhead;
 pub mod idempotency;
 pub mod retry;
 pub mod retry_budget;
-#[cfg(feature = "share")]
-pub mod share;

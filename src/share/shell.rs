@@ -1,19 +1,21 @@
 //! Shared origin health (policy `share`) on the JS platform: a client's channel to its
-//! peers (js/share.js: a `BroadcastChannel`, or in Cloudflare Workers a Durable Object's
-//! channel, pkg-template/edge.js), the notes its registry tells them, and theirs applied
-//! to it (the rules are the core's, `crate::share`).
+//! peers (`share.js` beside this file: a `BroadcastChannel`, or in Cloudflare Workers a
+//! Durable Object's channel, pkg-template/full/edge.js), the notes its registry tells them,
+//! and theirs applied to it (the rules are the core's, [`crate::share`]); and `share`'s
+//! TypeScript options.
 
 use std::rc::{Rc, Weak};
 
 use js_sys::Function;
 use wasm_bindgen::prelude::*;
 
-use super::env::{now, random_unit};
-use super::events::emit;
 use crate::events::Event;
 use crate::policy::Policy;
-use crate::registry::{Registry, Share};
+use crate::registry::Registry;
 use crate::share::Note;
+use crate::share::Share;
+use crate::wasm::env::{now, random_unit};
+use crate::wasm::events::emit;
 
 /// What a channel reaches of its client (held weakly): the client implements it, so that
 /// this module need not name the client.
@@ -64,15 +66,28 @@ impl Drop for Sharing {
     }
 }
 
-/// Opens share `name` (over `durable_object`, unless undefined) for the client `weak`
-/// names, whose registry is `registry`, and says hello (its peers answer with what they
-/// know). None where the platform has no channel.
+/// `share.durableObject`, as given (undefined when not).
+#[derive(Default)]
+pub struct DurableObject(JsValue);
+
+impl DurableObject {
+    /// `share.durableObject` from the policy argument: `read` gives it.
+    pub fn read(read: impl FnOnce() -> JsValue) -> Self {
+        DurableObject(read())
+    }
+}
+
+/// Opens the share `policy` names, if it names one (over `durable_object`, unless
+/// undefined), for the client `weak` names, whose registry is `registry`, and says hello
+/// (its peers answer with what they know). None where the platform has no channel.
 pub fn open<C: Peer + 'static>(
-    name: &str,
-    durable_object: &JsValue,
-    weak: Weak<C>,
+    policy: &Policy,
+    durable_object: DurableObject,
+    weak: &Weak<C>,
     registry: &mut Registry,
 ) -> Option<Sharing> {
+    let name = policy.share.as_deref()?;
+    let weak = weak.clone();
     let hear = Closure::<dyn Fn(u32, String, f64, u32)>::new(
         move |kind: u32, origin: String, at: f64, rank: u32| {
             if let (Some(client), Some(note)) = (weak.upgrade(), Note::decode(kind, at, rank)) {
@@ -80,7 +95,7 @@ pub fn open<C: Peer + 'static>(
             }
         },
     );
-    let channel = share_open(name, hear.as_ref().unchecked_ref(), durable_object);
+    let channel = share_open(name, hear.as_ref().unchecked_ref(), &durable_object.0);
     if channel.is_undefined() {
         return None;
     }
@@ -122,3 +137,28 @@ fn hear(client: &impl Peer, origin: &str, note: Note) {
         emit(listener, origin, None, &event);
     }
 }
+
+/// The options of shared origin health (feature `share`): merged into `Policy` in the builds that have it.
+#[wasm_bindgen(typescript_custom_section)]
+const SHARE_TYPES: &str = r#"
+export interface Policy {
+  /**
+   * Client only. Clients with the same name in any tab, iframe or worker of the site (and
+   * worker_threads of one Node process) share, per origin, their breakers' state, one half-open
+   * probe per cooldown, and origin-wide waits (Retry-After, rate limits), over a BroadcastChannel.
+   * Only origins, states and times cross. Where there is no BroadcastChannel it does nothing.
+   * In Cloudflare Workers, `{ name, durableObject }` shares across every isolate through a
+   * Durable Object (the package's `OriginHealth`), in the background.
+   * (a name of 1 to 64 characters, an object { name, durableObject }, or false) @default false
+   */
+  share?: string | false | SharePolicy;
+}
+
+/** `share` across the isolates of a Cloudflare Worker, through a Durable Object. */
+export interface SharePolicy {
+  /** The share name: clients of one name share (a name of 1 to 64 characters). */
+  name?: string;
+  /** The binding of a Durable Object namespace of the package's `OriginHealth` class (`env.RF_HEALTH`). */
+  durableObject?: { idFromName(name: string): unknown; get(id: any): any };
+}
+"#;

@@ -1,6 +1,7 @@
-// Shared origin health (policy `share`; the rules are in src/share.rs).
+// Shared origin health (policy `share`; the rules are in src/share/rules.rs, the protocol in
+// src/share/note.rs; the shell's part in src/share/shell.rs).
 // Keep the single `export { ... }` line last (scripts/join-js.mjs joins the concern files).
-import { SHARE_VERSION, NOTE_KIND_HELLO, NOTE_KIND_HOLD } from "./errors.js";
+import { SHARE_VERSION, NOTE_KIND_HELLO, NOTE_KIND_HOLD } from "../../js/errors.js";
 
 // ---------------------------------------------------------------- shared origin health
 // A client's notes about its origins go to the clients of the same share name in other tabs,
@@ -37,7 +38,7 @@ function shareOpen(name, hear, durableObject) {
 
 // ---- share rules: pkg-template/full/edge.js has a copy (scripts/codes.mjs).
 /**
- * Whether `m` is a note as src/share.rs defines it: [SHARE_VERSION, kind, origin, time, rank],
+ * Whether `m` is a note as src/share/note.rs defines it: [SHARE_VERSION, kind, origin, time, rank],
  * a hello naming no origin ("") and every other kind exactly an origin (NOTE_KIND_HOLD is the
  * last kind).
  */

@@ -1,13 +1,54 @@
 //! `share`: the name of the peers a client shares its origins' health with (see
-//! [`crate::share`]), alone or as `{ name, durableObject }`; `false` or absent: none.
+//! [`crate::share`]), alone or as `{ name, durableObject }`; `false` or absent: none. Its
+//! schema rows ([`FIELDS`]), its check ([`share_name`]) and why it is a client's alone
+//! ([`client_only`]).
 
+use crate::policy::Value;
+use crate::policy::field::{Field, Kind, Scope};
 use crate::policy::reader::{Check, Object, Rows};
-use crate::policy::value::Value;
+
+/// The name clients of one share have in common (JS `share`, or `share.name`).
+pub type ShareName = String;
+
+/// The schema's rows of `share` (`crate::policy::schema::FIELDS` holds them in their place).
+pub const FIELDS: &[Field] = &[
+    Field {
+        path: "share",
+        kind: Kind::Name,
+        scope: Scope::Client,
+        range_text: None,
+    },
+    Field {
+        path: "share.name",
+        kind: Kind::Name,
+        scope: Scope::Both,
+        range_text: None,
+    },
+    Field {
+        path: "share.durableObject",
+        kind: Kind::Held,
+        scope: Scope::Both,
+        range_text: None,
+    },
+];
+
+/// Why the client-only field `key` may not be given to one call, when it is `share`
+/// (inlined: the scope check reads as the one `match` it was).
+#[inline(always)]
+pub fn client_only(key: &str) -> Option<&'static str> {
+    match key {
+        "share" => Some(
+            "share names the peers a client's origin health is shared with: give it to new \
+             ResilientClient(...), not to one call",
+        ),
+        _ => None,
+    }
+}
 
 /// `share`: the name of the peers a client shares its origins' health with (see
 /// [`crate::share`]), given alone or as `{ name, durableObject }` (the Durable Object that
 /// carries the notes is the shell's); `false` or absent: none.
-pub(in crate::policy) fn share_name<R: Rows>(c: &mut Check<R>, o: &Object) -> Option<String> {
+pub(crate) fn share_name<R: Rows>(c: &mut Check<R>, o: &Object) -> Option<ShareName> {
     static NO_NAME: Value = Value::Null;
     let (path, given) = match o.get("share") {
         None | Some(Value::Bool(false)) => return None,

@@ -91,6 +91,7 @@ impl Owner {
     /// Asks `origin`'s admission list whether an attempt may go (`ask`, at `now`, under
     /// `policy`): a lease and the breaker transition taking it made, or the refusal; the
     /// entry's id either way.
+    #[inline(always)]
     pub fn admit(
         &self,
         origin: &str,
@@ -116,6 +117,7 @@ impl Owner {
     /// Gives back `lease` with its attempt's end (`ended`, at `now`, under `rules`): the
     /// breaker's transition, or queued while the registry is lent (`Some(None)`), or `None`
     /// when the origin's entry is gone.
+    #[inline(always)]
     pub fn finish(
         &self,
         origin: &str,

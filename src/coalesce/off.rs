@@ -29,7 +29,7 @@ pub(crate) mod shell {
     use crate::policy::Policy;
 
     /// A read that may join an identical one in flight: none in this build.
-    pub(crate) enum Flight {}
+    pub(crate) enum Joinable {}
 
     /// No call joins a flight in this build.
     #[inline(always)]
@@ -40,11 +40,11 @@ pub(crate) mod shell {
         _: &JsValue,
         _: Option<&JsValue>,
         _: Option<&JsValue>,
-    ) -> Option<Flight> {
+    ) -> Option<Joinable> {
         None
     }
 
-    impl Flight {
+    impl Joinable {
         /// Never called: there is no flight.
         #[inline(always)]
         pub(crate) fn join<S, A>(self, _: u32, _: S) -> Promise

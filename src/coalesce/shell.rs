@@ -24,7 +24,7 @@ unsafe extern "C" {
 
 /// A read that may join an identical one in flight (policy `coalesce`). The call runs with
 /// no signal of its own: it is aborted (`AbortState::fire`) when every caller has left.
-pub(crate) struct Flight {
+pub(crate) struct Joinable {
     /// What makes two calls the same request.
     key: String,
     /// The caller's signal (it detaches this caller only), or undefined.
@@ -41,18 +41,18 @@ pub(crate) fn flight(
     init: &JsValue,
     request: Option<&JsValue>,
     signal: Option<&JsValue>,
-) -> Option<Flight> {
+) -> Option<Joinable> {
     if !(policy.coalesce && Method(method).may_coalesce()) {
         return None;
     }
     let none = JsValue::UNDEFINED;
-    Some(Flight {
+    Some(Joinable {
         key: flight_key(method, input, init, request.unwrap_or(&none)),
         caller: signal.cloned().unwrap_or(none),
     })
 }
 
-impl Flight {
+impl Joinable {
     /// Joins this flight on client `client`, or starts it: `start` runs the call and gives its
     /// promise and what aborts it (called when every caller has left). Resolves with this
     /// caller's own response.

@@ -10,7 +10,7 @@ use crate::breaker::Transition;
 use crate::events::Event;
 use crate::origin::Ticket;
 use crate::origin::{Ask, EndRules, Finished, Refusal};
-use crate::owner::{Lease, Owner, Returned};
+use crate::owner::{Applied, Lease, Owner, Returned};
 use crate::policy::Policy;
 use crate::registry::EntryId;
 
@@ -206,13 +206,8 @@ impl<'a> AttemptGuard<'a> {
         ended: Finished<'_>,
         now: f64,
     ) -> (Option<Transition>, Option<WaitHold<'a>>) {
-        let Some(lease) = self.lease.take() else {
-            return (None, None);
-        };
-        let id = lease.id;
-        let rules = EndRules::of(self.policy);
-        match self.owner.finish(self.origin, lease, ended, now, rules) {
-            Some(transition) => {
+        match self.release(ended, now) {
+            Some((id, Some(transition))) => {
                 let hold = ended.hold.then_some(WaitHold {
                     owner: self.owner,
                     origin: self.origin,
@@ -221,23 +216,24 @@ impl<'a> AttemptGuard<'a> {
                 (transition, hold)
             }
             // The origin's entry is gone (evicted meanwhile): nothing was recorded.
-            None => (None, None),
+            _ => (None, None),
         }
+    }
+
+    /// Gives the lease back with the attempt's end (once): its entry's id and what the
+    /// owner did with it ([`Owner::finish`]).
+    #[inline(never)]
+    fn release(&mut self, ended: Finished<'_>, now: f64) -> Option<(EntryId, Applied)> {
+        let lease = self.lease.take()?;
+        let id = lease.id;
+        let rules = EndRules::of(self.policy);
+        Some((id, self.owner.finish(self.origin, lease, ended, now, rules)))
     }
 }
 
 impl Drop for AttemptGuard<'_> {
     fn drop(&mut self) {
         // Dropped mid-attempt (the call's future was dropped): ended as a caller abort.
-        if let Some(lease) = self.lease.take() {
-            let rules = EndRules::of(self.policy);
-            let _ = (self.owner).finish(
-                self.origin,
-                lease,
-                Finished::default(),
-                self.started_ms,
-                rules,
-            );
-        }
+        let _ = self.release(Finished::default(), self.started_ms);
     }
 }

@@ -65,7 +65,7 @@ mod shell {
 
     use super::OutboxPolicy;
     use crate::outbox::End;
-    use crate::wasm::ended::Ended;
+    use crate::wasm::ended::Reply;
 
     /// A client's outbox: none in this build.
     pub enum Outbox {}
@@ -112,7 +112,7 @@ mod shell {
         pub fn keep(
             self,
             _: (End, u32),
-            _: &Ended,
+            _: &Reply,
             _: (&JsValue, &JsValue, bool),
             _: &str,
             _: Result<JsValue, JsValue>,

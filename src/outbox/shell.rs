@@ -17,7 +17,7 @@ use crate::events::Event;
 use crate::wasm::ResilientClient;
 use crate::wasm::bindings::performance_now;
 use crate::wasm::codes::{DeadN, Judged, Keep, ReplayStatus, Told};
-use crate::wasm::ended::Ended;
+use crate::wasm::ended::Reply;
 use crate::wasm::env::random_unit;
 use crate::wasm::events::{emit, to_js};
 
@@ -325,7 +325,7 @@ impl Keepable {
     pub fn keep(
         self,
         end: (End, u32),
-        ended: &Ended,
+        ended: &Reply,
         request: (&JsValue, &JsValue, bool),
         key: &str,
         mapped: Result<JsValue, JsValue>,

@@ -17,7 +17,7 @@
 //! | the checking machinery: the first error, one object's fields | `reader.rs` |
 //! | what a row says: a field's kind and scope | `field.rs` |
 //! | the error a bad field gives | `error.rs` |
-//! | each capability's section: its types, defaults, checks and tests | `sections/<capability>.rs`, or `src/<capability>/section.rs` in the capability's folder |
+//! | each section: its types, defaults, checks and tests | the mission's in `sections/<section>.rs`; a capability's in its folder (`src/<feature>/section.rs`) |
 //! | the words of errors | `messages.rs` |
 
 mod build;

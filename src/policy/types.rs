@@ -13,8 +13,8 @@ use crate::policy::sections::retry_budget::BudgetPolicy;
 use crate::throttle::ThrottlePolicy;
 
 /// Every default of the policy, with the JS field it fills: the policy's own fields' here,
-/// each section's written once in `sections/<capability>.rs` (or its folder, `src/coalesce/`)
-/// and gathered here.
+/// each section's written once in its section (`sections/<section>.rs` for the mission's,
+/// `src/<feature>/` for a capability's) and gathered here.
 pub mod defaults {
     /// Per-attempt timeout in ms (JS `timeoutMs`).
     pub const TIMEOUT_MS: u32 = 10_000;

@@ -12,7 +12,7 @@ use super::bindings::{
     abort_reason, header_of, is_aborted, performance_now, read_arguments, send_local,
 };
 use super::codes::{Arg, Body};
-use super::ended::{Ended, circuit_open_error, end_of};
+use super::ended::{Reply, circuit_open_error, end_of};
 use super::env::JsEnv;
 use super::events::emit;
 use super::key::attach_key;
@@ -20,7 +20,7 @@ use super::options::{policy_error, to_value};
 use super::resolve::{Resolved, resolve_policy};
 use super::state::ClientInner;
 use super::transport::{Asking, FetchTransport, Source};
-use crate::coalesce::shell::{self as coalesce, Flight};
+use crate::coalesce::shell::{self as coalesce, Joinable};
 use crate::engine::{self, Call};
 use crate::outbox::{Keepable, Outbox};
 use crate::policy::{Value, check_key};
@@ -40,7 +40,7 @@ pub struct Ready {
     transport: FetchTransport,
     guard: AbortGuard,
     /// With `coalesce`, the flight this call joins or starts.
-    flight: Option<Flight>,
+    flight: Option<Joinable>,
     /// Whether it may be coalesced: then each caller's signal reaches its own copy of the body
     /// (src/coalesce/coalesce.js `joinFlight`), not the response the call resolves with.
     coalesced: bool,
@@ -306,7 +306,7 @@ impl Ready {
         .await;
         // The engine reads the clock first when the call starts.
         let started = env.started.get().unwrap_or_else(performance_now);
-        let ended = Ended {
+        let ended = Reply {
             client: &client,
             resolved: &resolved,
             origin: &origin,

@@ -66,7 +66,7 @@ pub fn end_of(
 }
 
 /// What mapping a call's result back to JS needs.
-pub struct Ended<'a> {
+pub struct Reply<'a> {
     pub client: &'a ClientInner,
     pub resolved: &'a Resolved,
     pub origin: &'a str,
@@ -78,7 +78,7 @@ pub struct Ended<'a> {
     pub signal: JsValue,
 }
 
-impl Ended<'_> {
+impl Reply<'_> {
     /// The call's result as `fetch` gives it: the response (its body bounded and still
     /// reached by the caller's signal), or the error to reject with.
     pub fn map(

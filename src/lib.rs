@@ -47,6 +47,7 @@ pub mod classify;
 pub mod engine;
 pub mod entropy;
 pub mod events;
+pub mod failover;
 #[cfg(feature = "hedge")]
 pub mod hedge;
 pub mod idempotency;
@@ -64,6 +65,7 @@ pub mod retry_after;
 #[cfg(feature = "share")]
 pub mod share;
 pub mod stage;
+pub mod stale;
 #[cfg(feature = "throttle")]
 pub mod throttle;
 pub mod vocab;

@@ -49,6 +49,9 @@ pub enum NotKept {
     Status,
     /// `Cache-Control: no-store` on the request or the answer.
     NoStore,
+    /// `Cache-Control: no-cache` on the answer: never served without asking the origin, so
+    /// never a fallback (RFC 9111 §4.2.4).
+    NoCache,
     /// `Vary: *`: no later request can be known to match.
     VaryAll,
     /// The body is larger than `stale.maxBodyBytes`.
@@ -105,6 +108,9 @@ pub fn may_keep(
     if asked.no_store || answered.no_store {
         return Err(NotKept::NoStore);
     }
+    if answered.no_cache {
+        return Err(NotKept::NoCache);
+    }
     vary_names(res.headers).ok_or(NotKept::VaryAll)?;
     if res.body_bytes.is_some_and(|n| !policy.fits(n)) {
         return Err(NotKept::TooLarge);
@@ -119,6 +125,16 @@ pub fn may_keep(
         }
     }
     Ok(())
+}
+
+/// Whether an answer of `status` to a request of `method` makes what is kept for its URL
+/// (under [`base_key`] of GET and HEAD) out of date (RFC 9111 §4.4): a method other than GET,
+/// HEAD, OPTIONS and TRACE, answered with a status that is not an error. A fallback must not
+/// bring back what a later write replaced.
+pub fn invalidates(method: &str, status: u16) -> bool {
+    let safe = ["GET", "HEAD", "OPTIONS", "TRACE"];
+    let method = method.trim_ascii();
+    !safe.iter().any(|m| method.eq_ignore_ascii_case(m)) && (200..400).contains(&status)
 }
 
 /// The field names the answer's `Vary` lists, in lower case, sorted, once each; `None` for

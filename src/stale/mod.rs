@@ -9,7 +9,7 @@
 //! | concern | file |
 //! | --- | --- |
 //! | `Cache-Control` directives, request and response | `cache_control.rs` |
-//! | which answers are kept; the key (method, URL, `Vary`) | `keep.rs` |
+//! | which answers are kept, which writes make them out of date; the key (method, URL, `Vary`) | `keep.rs` |
 //! | a kept answer's age and window; whether it may be served for a failure | `serve.rs` |
 //! | the in-memory store: bounded LRU by entries and bytes | `lru.rs` |
 //! | the policy section `stale`: types, defaults, rows, check | `section.rs` |
@@ -31,8 +31,8 @@ mod serve;
 pub use cache_control::{CacheControl, MAX_DELTA_SECONDS};
 #[cfg(feature = "stale")]
 pub use keep::{
-    Headers, KEPT_STATUSES, NotKept, Request, Response, base_key, field, key, lines, may_keep,
-    vary_names,
+    Headers, KEPT_STATUSES, NotKept, Request, Response, base_key, field, invalidates, key, lines,
+    may_keep, vary_names,
 };
 #[cfg(feature = "stale")]
 pub use lru::{Lru, Put};

@@ -8,6 +8,7 @@
 //! says "an object of origins" yet: [`check`] reads the field itself, with the schema's
 //! sentences.
 
+use super::route::Route;
 use super::url::{NotOrigin, origin};
 use crate::policy::{PolicyError, PolicyErrorKind, Value};
 
@@ -40,6 +41,11 @@ impl FailoverPolicy {
             .iter()
             .find(|a| a.primary == primary)
             .map_or(&[], |a| &a.alternates)
+    }
+
+    /// The route of a call to `primary`: its alternates, in order (none if unlisted).
+    pub fn route<'a>(&'a self, primary: &'a str) -> Route<'a> {
+        Route::new(primary, self.alternates(primary))
     }
 }
 

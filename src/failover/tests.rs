@@ -255,6 +255,9 @@ fn the_section_reads_origins_normalised() {
     );
     assert_eq!(p.alternates("http://[::1]:3000"), ["http://[::1]:3001"]);
     assert!(p.alternates("https://other").is_empty());
+    let route = p.route("http://[::1]:3000");
+    assert_eq!((route.len(), route.origin(1)), (2, "http://[::1]:3001"));
+    assert!(p.route("https://other").is_empty());
     let eight: Vec<String> = (0..8).map(|i| format!("https://m{i}")).collect();
     let eight: Vec<&str> = eight.iter().map(String::as_str).collect();
     assert!(section::check(Some(&policy(vec![("https://a", list(&eight))]))).is_ok());

@@ -89,24 +89,36 @@ fn least(slot: &mut Option<u32>, new: Option<u32>) {
     }
 }
 
-/// The list members of one field line, trimmed, empty ones skipped; commas inside a quoted
-/// string (with `\` escapes) do not split.
+/// The list members of one field line, trimmed, empty ones skipped. A `"` that opens an
+/// argument (after `=` and any spaces) starts a quoted string, with `\` escapes, in which
+/// commas do not split; a stray `"` elsewhere is an ordinary character, so that it cannot hide
+/// the directives after it.
 fn members(line: &str) -> impl Iterator<Item = &str> {
     let bytes = line.as_bytes();
     let mut start = 0;
     let mut cuts = Vec::new();
-    let (mut quoted, mut escaped) = (false, false);
+    let (mut quoted, mut escaped, mut arg_start) = (false, false, false);
     for (i, &b) in bytes.iter().enumerate() {
-        if escaped {
-            escaped = false;
-        } else if quoted && b == b'\\' {
-            escaped = true;
-        } else if b == b'"' {
-            quoted = !quoted;
-        } else if b == b',' && !quoted {
-            cuts.push((start, i));
-            start = i + 1;
+        if quoted {
+            if escaped {
+                escaped = false;
+            } else if b == b'\\' {
+                escaped = true;
+            } else if b == b'"' {
+                quoted = false;
+            }
+            continue;
         }
+        match b {
+            b'"' if arg_start => quoted = true,
+            b' ' | b'\t' => continue,
+            b',' => {
+                cuts.push((start, i));
+                start = i + 1;
+            }
+            _ => {}
+        }
+        arg_start = b == b'=';
     }
     cuts.push((start, bytes.len()));
     cuts.into_iter()

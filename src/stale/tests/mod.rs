@@ -57,14 +57,39 @@ fn cache_control_malformed_and_repeated_values_read_most_restrictively() {
         cc(&["max-age=99999999999999999999"]).max_age,
         Some(MAX_DELTA_SECONDS)
     );
-    assert_eq!(
-        cc(&["", ",,, ,", "\"unclosed, no-store"]),
-        CacheControl::default()
-    );
+    let unclosed = cc(&["", ",,, ,", "x=\"unclosed, no-store"]);
+    assert_eq!(unclosed, CacheControl::default());
+    // A stray quote outside an argument hides nothing.
+    assert!(cc(&["a\"b, no-store"]).no_store);
+    assert!(cc(&["x=1\"2, no-store, y=\"3\""]).no_store);
     assert!(!cc(&["no-storex, xno-store"]).no_store);
 }
 
 proptest! {
+    #[test]
+    fn cache_control_reads_the_same_in_any_case_order_and_split_into_lines(
+        picks in prop::collection::vec((0usize..10, any::<bool>()), 0..8),
+        cut in 0usize..8,
+    ) {
+        let pool = [
+            "no-store", "no-cache", "private", "public", "must-revalidate", "proxy-revalidate",
+            "max-age=60", "s-maxage=\"5\"", "stale-if-error=30", "stale-while-revalidate=7",
+        ];
+        let members: Vec<String> = picks
+            .iter()
+            .map(|&(i, upper)| {
+                if upper { pool[i].to_ascii_uppercase() } else { pool[i].to_owned() }
+            })
+            .collect();
+        let one = members.join(", ");
+        let mut reversed = members.clone();
+        reversed.reverse();
+        let (a, b) = members.split_at(cut.min(members.len()));
+        let whole = cc(&[&one]);
+        prop_assert_eq!(&whole, &cc(&[&reversed.join(",")]));
+        prop_assert_eq!(&whole, &cc(&[&a.join(" , "), &b.join(",")]));
+    }
+
     #[test]
     fn cache_control_never_panics(lines in prop::collection::vec(".{0,60}", 0..4)) {
         let c = CacheControl::parse(lines.iter().map(String::as_str));

@@ -46,6 +46,7 @@ pub mod coalesce;
 pub mod engine;
 pub mod entropy;
 pub mod events;
+pub mod failover;
 pub mod hedge;
 pub mod idempotency;
 pub mod origin;
@@ -57,6 +58,7 @@ pub mod registry;
 pub mod retry_after;
 pub mod share;
 pub mod stage;
+pub mod stale;
 pub mod throttle;
 pub mod vocab;
 

@@ -1,0 +1,45 @@
+//! `stale`: the last good answer served when the origin fails (RFC 5861 `stale-if-error`).
+//!
+//! A GET's (or HEAD's) answer that a store may keep is kept under its key; when a later call
+//! for the same key fails (a network error, a timeout, the breaker open, throttled,
+//! rate-limited, the budget spent, the deadline, or a retryable status after its retries), a
+//! kept answer within its window is served instead, with an `Age`. This folder is the pure
+//! part: the rules, time as a parameter; the store and the serving are the shell's.
+//!
+//! | concern | file |
+//! | --- | --- |
+//! | `Cache-Control` directives, request and response | `cache_control.rs` |
+//! | which answers are kept, which writes make them out of date; the key (method, URL, `Vary`) | `keep.rs` |
+//! | a kept answer's age and window; whether it may be served for a failure | `serve.rs` |
+//! | the in-memory store: bounded LRU by entries and bytes | `lru.rs` |
+//! | the policy section `stale`: types, defaults, rows, check | `section.rs` |
+//!
+//! Everything here is of the `stale` feature: the lean build compiles none of it.
+
+#[cfg(feature = "stale")]
+mod cache_control;
+#[cfg(feature = "stale")]
+mod keep;
+#[cfg(feature = "stale")]
+mod lru;
+#[cfg(feature = "stale")]
+pub mod section;
+#[cfg(feature = "stale")]
+mod serve;
+
+#[cfg(feature = "stale")]
+pub use cache_control::{CacheControl, MAX_DELTA_SECONDS};
+#[cfg(feature = "stale")]
+pub use keep::{
+    Headers, KEPT_STATUSES, NotKept, Request, Response, base_key, field, invalidates, key, lines,
+    may_keep, vary_names,
+};
+#[cfg(feature = "stale")]
+pub use lru::{Lru, Put};
+#[cfg(feature = "stale")]
+pub use section::StalePolicy;
+#[cfg(feature = "stale")]
+pub use serve::{Failure, Kept, Refused, Served, servable, window_ms};
+
+#[cfg(all(test, feature = "stale"))]
+mod tests;

@@ -60,9 +60,11 @@ pub mod policy;
 #[cfg(feature = "pacing")]
 pub mod rate_limit;
 pub mod registry;
+pub mod resume;
 pub mod retry_after;
 #[cfg(feature = "share")]
 pub mod share;
+pub mod sse;
 pub mod stage;
 #[cfg(feature = "throttle")]
 pub mod throttle;

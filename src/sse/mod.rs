@@ -1,0 +1,1 @@
+//! `events` (feature `sse`): server-sent events.

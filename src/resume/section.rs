@@ -180,3 +180,81 @@ fn push_number(out: &mut String, n: f64) {
         out.push_str(&s);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn map(entries: &[(&str, Value)]) -> Value {
+        Value::Map(
+            entries
+                .iter()
+                .map(|(k, v)| ((*k).to_owned(), v.clone()))
+                .collect(),
+        )
+    }
+
+    #[test]
+    fn the_policy_section_reads_true_false_or_an_object() {
+        assert_eq!(resume_policy(None), Ok(None));
+        assert_eq!(resume_policy(Some(&Value::Bool(false))), Ok(None));
+        assert_eq!(
+            resume_policy(Some(&Value::Bool(true))),
+            Ok(Some(ResumePolicy { max_resumes: 5 }))
+        );
+        let set = map(&[("maxResumes", Value::Number(20.0))]);
+        assert_eq!(
+            resume_policy(Some(&set)),
+            Ok(Some(ResumePolicy { max_resumes: 20 }))
+        );
+        for (value, kind, message) in [
+            (
+                Value::Number(1.0),
+                PolicyErrorKind::Type,
+                "resume must be true, false or an object (got a number)",
+            ),
+            (
+                map(&[("maxResumes", Value::Number(21.0))]),
+                PolicyErrorKind::Range,
+                "resume.maxResumes must be an integer from 1 to 20 (got 21)",
+            ),
+            (
+                map(&[("maxResumes", Value::Number(0.0))]),
+                PolicyErrorKind::Range,
+                "resume.maxResumes must be an integer from 1 to 20 (got 0)",
+            ),
+            (
+                map(&[("maxResumes", Value::Number(2.5))]),
+                PolicyErrorKind::Range,
+                "resume.maxResumes must be an integer from 1 to 20 (got 2.5)",
+            ),
+            (
+                map(&[("maxResumes", Value::String("3".into()))]),
+                PolicyErrorKind::Type,
+                "resume.maxResumes must be an integer from 1 to 20 (got a string)",
+            ),
+            (
+                map(&[("maxResume", Value::Number(3.0))]),
+                PolicyErrorKind::Type,
+                "unknown policy field \"resume.maxResume\"",
+            ),
+        ] {
+            let e = resume_policy(Some(&value)).expect_err("rejected");
+            assert_eq!((e.kind, e.message.as_str()), (kind, message));
+        }
+    }
+
+    #[test]
+    fn the_rows_hold_the_defaults_and_range() {
+        use crate::policy::schema::Kind;
+        assert_eq!(FIELDS[0].path, "resume");
+        assert_eq!(
+            FIELDS[1].kind,
+            Kind::Int {
+                min: 1,
+                max: 20,
+                default: ResumePolicy::default().max_resumes
+            }
+        );
+    }
+}

@@ -1,7 +1,7 @@
-//! The resume core's tests: first responses, range requests, answers, the grammar, the policy.
+//! The resume core's tests: first responses, range requests, answers, the grammar (the
+//! policy section's are in `section.rs`).
 
 use super::*;
-use crate::policy::{PolicyErrorKind, Value};
 use proptest::prelude::*;
 
 const TAG: &str = "\"v1\"";
@@ -396,79 +396,6 @@ fn resumes_are_counted_against_the_policy() {
     let p = ResumePolicy { max_resumes: 2 };
     assert!(may_resume(0, &p).is_ok() && may_resume(1, &p).is_ok());
     assert_eq!(may_resume(2, &p), Err(Refusal::Exhausted { resumes: 2 }));
-}
-
-fn map(entries: &[(&str, Value)]) -> Value {
-    Value::Map(
-        entries
-            .iter()
-            .map(|(k, v)| ((*k).to_owned(), v.clone()))
-            .collect(),
-    )
-}
-
-#[test]
-fn the_policy_section_reads_true_false_or_an_object() {
-    assert_eq!(resume_policy(None), Ok(None));
-    assert_eq!(resume_policy(Some(&Value::Bool(false))), Ok(None));
-    assert_eq!(
-        resume_policy(Some(&Value::Bool(true))),
-        Ok(Some(ResumePolicy { max_resumes: 5 }))
-    );
-    let set = map(&[("maxResumes", Value::Number(20.0))]);
-    assert_eq!(
-        resume_policy(Some(&set)),
-        Ok(Some(ResumePolicy { max_resumes: 20 }))
-    );
-    for (value, kind, message) in [
-        (
-            Value::Number(1.0),
-            PolicyErrorKind::Type,
-            "resume must be true, false or an object (got a number)",
-        ),
-        (
-            map(&[("maxResumes", Value::Number(21.0))]),
-            PolicyErrorKind::Range,
-            "resume.maxResumes must be an integer from 1 to 20 (got 21)",
-        ),
-        (
-            map(&[("maxResumes", Value::Number(0.0))]),
-            PolicyErrorKind::Range,
-            "resume.maxResumes must be an integer from 1 to 20 (got 0)",
-        ),
-        (
-            map(&[("maxResumes", Value::Number(2.5))]),
-            PolicyErrorKind::Range,
-            "resume.maxResumes must be an integer from 1 to 20 (got 2.5)",
-        ),
-        (
-            map(&[("maxResumes", Value::String("3".into()))]),
-            PolicyErrorKind::Type,
-            "resume.maxResumes must be an integer from 1 to 20 (got a string)",
-        ),
-        (
-            map(&[("maxResume", Value::Number(3.0))]),
-            PolicyErrorKind::Type,
-            "unknown policy field \"resume.maxResume\"",
-        ),
-    ] {
-        let e = resume_policy(Some(&value)).expect_err("rejected");
-        assert_eq!((e.kind, e.message.as_str()), (kind, message));
-    }
-}
-
-#[test]
-fn the_rows_hold_the_defaults_and_range() {
-    use crate::policy::schema::Kind;
-    assert_eq!(section::FIELDS[0].path, "resume");
-    assert_eq!(
-        section::FIELDS[1].kind,
-        Kind::Int {
-            min: 1,
-            max: 20,
-            default: ResumePolicy::default().max_resumes
-        }
-    );
 }
 
 proptest! {

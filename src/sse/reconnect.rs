@@ -137,3 +137,117 @@ pub fn is_idle(last_bytes_ms: f64, now_ms: f64, idle_ms: Option<u32>) -> bool {
 pub fn idle_deadline_ms(last_bytes_ms: f64, idle_ms: Option<u32>) -> Option<f64> {
     idle_ms.map(|idle| last_bytes_ms + f64::from(idle))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn answers_open_end_or_reconnect_as_event_source_does() {
+        let retry_on = [408, 429, 500, 502, 503, 504];
+        for (status, ty, want) in [
+            (200, Some("text/event-stream"), Answer::Open),
+            (
+                200,
+                Some(" Text/Event-Stream ; charset=utf-8"),
+                Answer::Open,
+            ),
+            (200, Some("text/html"), Answer::End(Ended::NotEventStream)),
+            (
+                200,
+                Some("text/event-streams"),
+                Answer::End(Ended::NotEventStream),
+            ),
+            (200, None, Answer::End(Ended::NotEventStream)),
+            (
+                204,
+                Some("text/event-stream"),
+                Answer::End(Ended::NoContent),
+            ),
+            (
+                201,
+                Some("text/event-stream"),
+                Answer::End(Ended::Status(201)),
+            ),
+            (404, None, Answer::End(Ended::Status(404))),
+            (503, None, Answer::Reconnect),
+            (429, None, Answer::Reconnect),
+        ] {
+            assert_eq!(answer(status, ty, &retry_on), want, "{status} {ty:?}");
+        }
+        assert_eq!(answer(503, None, &[]), Answer::End(Ended::Status(503)));
+        for e in [
+            Ended::NoContent,
+            Ended::Status(1),
+            Ended::NotEventStream,
+            Ended::Exhausted,
+        ] {
+            assert!(e.message().starts_with("the event stream ended") && !e.code().is_empty());
+        }
+    }
+
+    #[test]
+    fn the_reconnect_delay_is_full_jitter_on_the_servers_retry() {
+        const ALMOST_ONE: f64 = 1.0 - f64::EPSILON;
+        // No `retry` from the server: the policy's base and cap.
+        assert_eq!(reconnect_delay_ms(0, None, 100, 10_000, 0.5), 50);
+        assert_eq!(reconnect_delay_ms(3, None, 100, 10_000, 0.5), 400);
+        assert_eq!(reconnect_delay_ms(0, None, 100, 10_000, 0.0), 0);
+        // The server's `retry` is the base.
+        assert_eq!(reconnect_delay_ms(0, Some(3_000), 100, 10_000, 0.5), 1_500);
+        assert_eq!(reconnect_delay_ms(2, Some(3_000), 100, 10_000, 0.5), 5_000);
+        assert!(reconnect_delay_ms(0, Some(3_000), 100, 10_000, ALMOST_ONE) < 3_000);
+        // A `retry` above the cap raises it; the longest timer bounds everything.
+        assert_eq!(
+            reconnect_delay_ms(5, Some(60_000), 100, 10_000, 0.5),
+            30_000
+        );
+        assert!(reconnect_delay_ms(40, Some(u64::MAX), 100, 10_000, ALMOST_ONE) <= 2_147_483_647);
+        // A draw outside [0, 1) counts as 0, as the backoff's.
+        assert_eq!(reconnect_delay_ms(1, None, 100, 10_000, 1.0), 0);
+    }
+
+    proptest! {
+        #[test]
+        fn reconnect_delays_stay_in_their_window(k in 0u32..64, retry in prop::option::of(0u64..1_000_000), base in 0u32..10_000, max in 0u32..100_000, r in 0.0f64..1.0) {
+            let b = retry.map_or(f64::from(base), |ms| ms as f64);
+            let window = (b * 2f64.powi(k as i32)).min(b.max(f64::from(max)));
+            let d = reconnect_delay_ms(k, retry, base, max, r);
+            prop_assert!(f64::from(d) <= window);
+        }
+    }
+
+    #[test]
+    fn reconnects_are_counted_in_a_row_and_bounded() {
+        let p = EventsPolicy::default();
+        assert_eq!(next_reconnect(0, false), 1);
+        assert_eq!(next_reconnect(4, true), 0);
+        assert_eq!(next_reconnect(u32::MAX, false), u32::MAX);
+        assert!(may_reconnect(9, Some(&p)).is_ok());
+        assert_eq!(may_reconnect(10, Some(&p)), Err(Ended::Exhausted));
+        assert_eq!(may_reconnect(0, None), Err(Ended::Exhausted));
+    }
+
+    #[test]
+    fn last_event_id_goes_as_its_utf8_bytes_and_only_when_set() {
+        assert_eq!(last_event_id_header(""), None);
+        assert_eq!(last_event_id_header("42").as_deref(), Some("42"));
+        assert_eq!(
+            last_event_id_header("\u{e9}\u{1f600}").as_deref(),
+            Some("\u{c3}\u{a9}\u{f0}\u{9f}\u{98}\u{80}")
+        );
+        assert!(
+            last_event_id_header("\u{1f600}").is_some_and(|v| v.chars().all(|c| (c as u32) < 256))
+        );
+    }
+
+    #[test]
+    fn a_stream_is_idle_after_a_gap_longer_than_idle_ms() {
+        assert!(!is_idle(1_000.0, 46_000.0, Some(45_000)));
+        assert!(is_idle(1_000.0, 46_000.5, Some(45_000)));
+        assert!(!is_idle(0.0, 1e12, None));
+        assert_eq!(idle_deadline_ms(1_000.0, Some(45_000)), Some(46_000.0));
+        assert_eq!(idle_deadline_ms(1_000.0, None), None);
+    }
+}

@@ -232,3 +232,102 @@ fn push_number(out: &mut String, n: f64) {
         out.push_str(&s);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn map(entries: &[(&str, Value)]) -> Value {
+        Value::Map(
+            entries
+                .iter()
+                .map(|(k, v)| ((*k).to_owned(), v.clone()))
+                .collect(),
+        )
+    }
+
+    #[test]
+    fn the_policy_section_reads_true_false_or_an_object() {
+        let on = EventsPolicy {
+            idle_ms: Some(45_000),
+            max_reconnects: 10,
+        };
+        assert_eq!(events_policy(None), Ok(Some(on.clone())));
+        assert_eq!(events_policy(Some(&Value::Bool(true))), Ok(Some(on)));
+        assert_eq!(events_policy(Some(&Value::Bool(false))), Ok(None));
+        let set = map(&[
+            ("idleMs", Value::Bool(false)),
+            ("maxReconnects", Value::Number(0.0)),
+        ]);
+        assert_eq!(
+            events_policy(Some(&set)),
+            Ok(Some(EventsPolicy {
+                idle_ms: None,
+                max_reconnects: 0
+            }))
+        );
+        let set = map(&[("idleMs", Value::Number(1_000.0))]);
+        assert_eq!(
+            events_policy(Some(&set)).map(|p| p.and_then(|p| p.idle_ms)),
+            Ok(Some(1_000))
+        );
+        for (value, kind, message) in [
+            (
+                Value::String("on".into()),
+                PolicyErrorKind::Type,
+                "events must be true, false or an object (got a string)",
+            ),
+            (
+                map(&[("idleMs", Value::Number(999.0))]),
+                PolicyErrorKind::Range,
+                "events.idleMs must be an integer from 1000 to 2147483647 (got 999)",
+            ),
+            (
+                map(&[("idleMs", Value::Bool(true))]),
+                PolicyErrorKind::Type,
+                "events.idleMs must be an integer from 1000 to 2147483647, or false (got a boolean)",
+            ),
+            (
+                map(&[("maxReconnects", Value::Number(1_001.0))]),
+                PolicyErrorKind::Range,
+                "events.maxReconnects must be an integer from 0 to 1000 (got 1001)",
+            ),
+            (
+                map(&[("maxReconnects", Value::Number(-0.25))]),
+                PolicyErrorKind::Range,
+                "events.maxReconnects must be an integer from 0 to 1000 (got -0.25)",
+            ),
+            (
+                map(&[("idle", Value::Number(1.0))]),
+                PolicyErrorKind::Type,
+                "unknown policy field \"events.idle\"",
+            ),
+        ] {
+            let e = events_policy(Some(&value)).expect_err("rejected");
+            assert_eq!((e.kind, e.message.as_str()), (kind, message));
+        }
+    }
+
+    #[test]
+    fn the_rows_hold_the_defaults_and_ranges() {
+        use crate::policy::schema::{Kind, MAX_MS};
+        let d = EventsPolicy::default();
+        assert_eq!(FIELDS[0].path, "events");
+        assert_eq!(
+            FIELDS[1].kind,
+            Kind::IntOrOff {
+                min: 1_000,
+                max: MAX_MS,
+                default: d.idle_ms.unwrap_or(0)
+            }
+        );
+        assert_eq!(
+            FIELDS[2].kind,
+            Kind::Int {
+                min: 0,
+                max: 1_000,
+                default: d.max_reconnects
+            }
+        );
+    }
+}

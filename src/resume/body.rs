@@ -253,24 +253,23 @@ fn identity(encoding: Option<&str>) -> bool {
     encoding.is_none_or(|v| tokens(v).all(|t| t.eq_ignore_ascii_case("identity")))
 }
 
-/// The validator of a first response: its strong `ETag`, else its `Last-Modified` if that is
-/// a strong validator (at least a second before the response's `Date`, §8.8.2.2).
+/// The validator of a first response: its strong `ETag`; with no entity tag, its
+/// `Last-Modified` if that is a strong validator (at least a second before the response's
+/// `Date`, §8.8.2.2). A weak tag ends it: `If-Range` may carry neither a weak tag nor, when
+/// the client has a tag, a date (§13.1.5). An `ETag` that is no entity tag (unquoted, a
+/// list) counts as none.
 fn validator(head: &Head) -> Result<Validator, Refusal> {
-    let tag = head.etag.and_then(EntityTag::parse);
-    if let Some(tag) = tag.filter(|t| !t.weak) {
-        return Ok(Validator::ETag(tag.opaque.to_owned()));
+    match head.etag.and_then(EntityTag::parse) {
+        Some(tag) if tag.weak => Err(Refusal::WeakValidator),
+        Some(tag) => Ok(Validator::ETag(tag.opaque.to_owned())),
+        None => match head.last_modified.map(str::trim_ascii) {
+            Some(modified) if strong_date(modified, head.date) => {
+                Ok(Validator::LastModified(modified.to_owned()))
+            }
+            Some(_) => Err(Refusal::WeakValidator),
+            None => Err(Refusal::NoValidator),
+        },
     }
-    if let Some(modified) = head.last_modified.map(str::trim_ascii) {
-        if strong_date(modified, head.date) {
-            return Ok(Validator::LastModified(modified.to_owned()));
-        }
-        return Err(Refusal::WeakValidator);
-    }
-    Err(if tag.is_some() {
-        Refusal::WeakValidator
-    } else {
-        Refusal::NoValidator
-    })
 }
 
 /// Whether `Last-Modified: modified` is at least one second before `Date: date`. The dates are

@@ -20,7 +20,8 @@ pub enum Refusal {
     RangesRefused,
     /// Neither an `ETag` nor a `Last-Modified`: nothing proves a part is of the same body.
     NoValidator,
-    /// A weak `ETag` and no strong `Last-Modified` (RFC 9110 §13.1.5).
+    /// A weak `ETag` (then `If-Range` may carry no date either), or a `Last-Modified` that is
+    /// not a strong validator (RFC 9110 §13.1.5, §8.8.2.2).
     WeakValidator,
     /// The body broke more often than `resume.maxResumes` allows.
     Exhausted {
@@ -110,7 +111,7 @@ impl Refusal {
                 "the body cannot be resumed: the response has neither an ETag nor a Last-Modified to check a part against"
             }
             Refusal::WeakValidator => {
-                "the body cannot be resumed: its ETag is weak and its Last-Modified is not a strong validator"
+                "the body cannot be resumed: its ETag is weak, or its Last-Modified is not a strong validator"
             }
             Refusal::Exhausted { .. } => "the body broke more often than resume.maxResumes allows",
             Refusal::Overrun => "the body is longer than its response said",

@@ -59,13 +59,17 @@ fn last_modified_serves_only_when_strong() {
     assert_eq!(Body::from_first("GET", &head), Err(Refusal::WeakValidator));
     head.date = Some("yesterday");
     assert_eq!(Body::from_first("GET", &head), Err(Refusal::WeakValidator));
-    // A weak ETag gives way to a strong Last-Modified, never serves itself.
-    let head = Head {
+    // A weak ETag never serves, and bars the date: If-Range may carry a date only when the
+    // client has no entity tag (§13.1.5).
+    let mut head = Head {
         etag: Some("W/\"v1\""),
         last_modified: Some(MODIFIED),
         date: Some("Mon, 07 Nov 1994 08:49:37 GMT"),
         ..ok_200()
     };
+    assert_eq!(Body::from_first("GET", &head), Err(Refusal::WeakValidator));
+    // An ETag that is no entity tag is none: the date serves.
+    head.etag = Some("v1");
     assert!(matches!(
         body(&head).validator(),
         Validator::LastModified(_)

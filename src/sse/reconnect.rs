@@ -1,7 +1,9 @@
 //! When an event stream reconnects, as EventSource does over this package's fetch: which
 //! answers open a stream, end it or call for another try; the wait before reconnect k (the
 //! policy's full-jitter backoff, the server's `retry` as its base); the `Last-Event-ID` sent;
-//! the idle rule. Pure functions: time and the random draw come in as parameters.
+//! the idle rule. A stream that ends, cleanly or broken, or turns idle, reconnects (as
+//! EventSource does); only an answer ends it. Pure functions: time and the random draw come
+//! in as parameters.
 
 use super::section::EventsPolicy;
 use crate::backoff::{Jitter, delay};

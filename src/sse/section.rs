@@ -19,10 +19,11 @@ pub mod defaults {
     pub const MAX_RECONNECTS: u32 = 10;
 }
 
-/// The smallest `events.idleMs` (a shorter gap is no sign of a dead stream).
-pub const MIN_IDLE_MS: u32 = 1_000;
-/// The largest `events.maxReconnects`.
-pub const MAX_RECONNECTS: u32 = 1_000;
+/// The smallest and largest `events.idleMs` (a gap under a second is no sign of a dead
+/// stream; the largest is the longest timer).
+pub const IDLE_MS_RANGE: (u32, u32) = (1_000, MAX_MS);
+/// The smallest and largest `events.maxReconnects`.
+pub const MAX_RECONNECTS_RANGE: (u32, u32) = (0, 1_000);
 
 const fn row(path: &'static str, kind: Kind) -> Field {
     Field {
@@ -44,16 +45,16 @@ pub const FIELDS: [Field; 3] = [
     row(
         "events.idleMs",
         Kind::IntOrOff {
-            min: MIN_IDLE_MS,
-            max: MAX_MS,
+            min: IDLE_MS_RANGE.0,
+            max: IDLE_MS_RANGE.1,
             default: defaults::IDLE_MS,
         },
     ),
     row(
         "events.maxReconnects",
         Kind::Int {
-            min: 0,
-            max: MAX_RECONNECTS,
+            min: MAX_RECONNECTS_RANGE.0,
+            max: MAX_RECONNECTS_RANGE.1,
             default: defaults::MAX_RECONNECTS,
         },
     ),
@@ -97,10 +98,10 @@ pub fn events_policy(value: Option<&Value>) -> Result<Option<EventsPolicy>, Poli
             (_, Value::Null) => {}
             ("idleMs", Value::Bool(false)) => policy.idle_ms = None,
             ("idleMs", v) => {
-                let n = int(v, MIN_IDLE_MS, MAX_MS);
+                let (min, max) = IDLE_MS_RANGE;
                 let number = matches!(v, Value::Number(_));
-                policy.idle_ms = Some(n.ok_or_else(|| {
-                    let mut expected = range(MIN_IDLE_MS, MAX_MS);
+                policy.idle_ms = Some(int(v, min, max).ok_or_else(|| {
+                    let mut expected = range(min, max);
                     if !number {
                         expected.push_str(", or false");
                     }
@@ -108,8 +109,9 @@ pub fn events_policy(value: Option<&Value>) -> Result<Option<EventsPolicy>, Poli
                 })?);
             }
             ("maxReconnects", v) => {
-                policy.max_reconnects = int(v, 0, MAX_RECONNECTS).ok_or_else(|| {
-                    let expected = range(0, MAX_RECONNECTS);
+                let (min, max) = MAX_RECONNECTS_RANGE;
+                policy.max_reconnects = int(v, min, max).ok_or_else(|| {
+                    let expected = range(min, max);
                     wrong(
                         "events.maxReconnects",
                         &expected,

@@ -30,6 +30,10 @@
 //! | the outbox (`outbox`): which calls are kept, what a replay's answer does, order and timing; its policy, events, shell part and JS (a folder) | [`outbox`] |
 //! | CSPRNG bytes drawn in batches | [`entropy`] |
 //! | events for `onEvent` | [`events`] |
+//! | not yet wired into the call (features in Cargo.toml's `next`, not in `full`): stale-if-error's rules | [`stale`] |
+//! | backup origins' rules | [`failover`] |
+//! | resumed bodies' rules (ranges, validators) | [`resume`] |
+//! | server-sent events: the parser and the reconnect rules | [`sse`] |
 //! | the shared words: outcomes, verdicts, reasons, breaker states, method rules (a leaf) | [`vocab`] |
 //!
 //! The shell (`src/wasm/`, compiled for `wasm32` only) turns JS options into a

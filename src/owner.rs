@@ -84,6 +84,7 @@ impl Owner {
     }
 
     /// Runs `f` on `origin`'s entry (made if new) and its id, the registry lent for it alone.
+    #[inline(always)]
     pub fn with<R>(&self, origin: &str, f: impl FnOnce(EntryId, &mut OriginState) -> R) -> R {
         lend(&self.cell).with(origin, f)
     }
@@ -141,16 +142,19 @@ impl Owner {
     }
 
     /// `what` comes back to `origin`'s entry `id` ([`update`]).
+    #[inline(always)]
     pub fn update(&self, origin: &str, id: Option<EntryId>, what: Returned) -> Applied {
         update(&self.cell, origin, id, what)
     }
 
     /// The registry lent ([`lend`]).
+    #[inline(always)]
     pub fn lend(&self) -> Lent<'_> {
         lend(&self.cell)
     }
 
     /// The registry lent, or `None` while it is lent elsewhere ([`free`]).
+    #[inline(always)]
     pub fn free(&self) -> Option<Lent<'_>> {
         free(&self.cell)
     }

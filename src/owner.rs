@@ -160,6 +160,7 @@ impl Owner {
     }
 
     /// The registry to read, what was queued for it applied first; `None` while it is lent.
+    #[inline(always)]
     pub fn read(&self) -> Option<Ref<'_, Registry>> {
         apply_queued(&self.cell);
         self.cell.try_borrow().ok()

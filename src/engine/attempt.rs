@@ -38,6 +38,7 @@ impl<'a> Flight<'a> {
         dead_code,
         reason = "a hedged race's (crate::hedge), which the lean build lacks"
     )]
+    #[inline(always)]
     pub(crate) fn hedge<E: Env>(
         ctx: &Ctx<'a>,
         env: &E,

@@ -67,7 +67,9 @@ pub struct Registry {
     /// Where the entry last found is: asked first, since a call's steps ask for one origin
     /// again and again (its admission, its facts, its end).
     last: Cell<usize>,
-    /// Binary searches made (each a few string comparisons): what [`Registry::searches`] reads.
+    /// Binary searches made (each a few string comparisons): what [`Registry::searches`] reads
+    /// (counted in builds with debug assertions, the tests').
+    #[cfg(debug_assertions)]
     searches: Cell<u64>,
     /// Where notes for peers go, when the client shares (`share`; never without it).
     share: Option<Share>,
@@ -81,6 +83,7 @@ impl Registry {
             max_origins: max_origins.max(1) as usize,
             clock: 0,
             last: Cell::new(0),
+            #[cfg(debug_assertions)]
             searches: Cell::new(0),
             share: None,
         }
@@ -207,6 +210,7 @@ impl Registry {
         if self.origins.get(last).is_some_and(|e| e.origin == origin) {
             return Ok(last);
         }
+        #[cfg(debug_assertions)]
         self.searches.set(self.searches.get() + 1);
         let found = self
             .origins
@@ -219,6 +223,7 @@ impl Registry {
 
     /// How many times an origin was looked for among the entries (not found where the last
     /// one was): a call's attempt to one origin costs one at most.
+    #[cfg(debug_assertions)]
     pub fn searches(&self) -> u64 {
         self.searches.get()
     }

@@ -64,16 +64,8 @@ enum Began<'a, O> {
     Go(Flight<'a>),
     /// The call ends.
     End(CallResult<O>),
-    /// The origin asks the call to wait this many ms first, for this reason (last: none
-    /// without pacing, whose reason cannot be made).
-    Wait(
-        f64,
-        #[allow(
-            dead_code,
-            reason = "its type makes the variant uninhabited without pacing"
-        )]
-        crate::pacing::Why,
-    ),
+    /// The origin asks the call to wait this many ms first (pacing's).
+    Wait(f64),
 }
 
 /// A decision applied: a retry holds the tokens it paid.
@@ -160,7 +152,7 @@ pub async fn run<T: Transport, E: Env>(
                 }
                 match hold.begin(&ctx, env, &mut progress, start, on_event) {
                     Began::Go(flight) => Phase::Send(flight),
-                    Began::Wait(ms, _) => Phase::Wait(ms),
+                    Began::Wait(ms) => Phase::Wait(ms),
                     Began::End(result) => return result,
                 }
             }
@@ -265,7 +257,7 @@ impl<'a, O> Hold<'a, O> {
                 });
             }
             self.paced_ms += sleep_ms;
-            return Began::Wait(sleep_ms, why);
+            return Began::Wait(sleep_ms);
         }
         if began.is_ok()
             && let Some(booking) = self.booking.take()

@@ -288,6 +288,7 @@ fn calls_dropped_while_a_handler_holds_the_registry_give_everything_back() {
 }
 
 #[test]
+#[cfg(debug_assertions)]
 fn an_attempt_searches_the_registry_once_at_most() {
     // A call's steps on its origin (admission, the facts of its decision, its end, a
     // refund) find the entry where the last step left it; only a new origin, or one another

@@ -1,6 +1,6 @@
 //! The core's rules that a JS file of the package carries in JS, held to the core's: the Workers
 //! entry (pkg-template/full/edge.js) backs its exchanges off and schedules its alarm's replays
-//! with src/backoff.rs's window and equal jitter (src/outbox.rs `next_flush_ms`), written in JS
+//! with src/backoff.rs's window and equal jitter (src/outbox/rules.rs `next_flush_ms`), written in JS
 //! between its `backoff` marker lines. This runs them in Node on the inputs below and fails when
 //! one answer differs, to the bit, from the core's. (Its constants are generated:
 //! scripts/codes.mjs, tests/js_joined.rs.)
@@ -126,7 +126,7 @@ fn edge_js_backoff_and_replay_schedule_are_the_cores() {
         let core = [
             window(retry, base, max),
             delay(Jitter::Equal, retry, base, max, 0.0, random),
-            // src/outbox.rs next_flush_ms, with the constants edge.js has (generated from it).
+            // src/outbox/rules.rs next_flush_ms, with the constants edge.js has (generated from it).
             delay(Jitter::Equal, retry, first, most, 0.0, random),
         ];
         for (i, name) in ["backoffWindow", "equalJitter", "nextFlushMs"]

@@ -52,11 +52,11 @@ pub trait Host {
     fn on_event(&self) -> Option<&Function>;
 }
 
-/// What js/outbox.js asks the core (each holds its client weakly).
+/// What src/outbox/outbox.js asks the core (each holds its client weakly).
 struct Core {
     /// `judge(firstAttemptAt, status)`, a [`Judged`]: for [`ReplayStatus::Unsent`], expired or
     /// send; for [`ReplayStatus::NoAnswer`], wait; for a status, delivered, wait or refused.
-    /// (js/outbox-replay.js adds [`Judged::Unsendable`].)
+    /// (src/outbox/outbox-replay.js adds [`Judged::Unsendable`].)
     _judge: Closure<dyn Fn(f64, i32) -> u32>,
     /// `tell(kind, origin, id, n)`, `kind` a [`Told`]: replayed (n: attempts), delivered (n:
     /// status), dead-lettered (n: the status or a [`DeadN`]) to `onEvent`; a replay round
@@ -72,9 +72,9 @@ struct Core {
 pub struct Outbox {
     /// Its settings.
     pub policy: OutboxPolicy,
-    /// js/outbox.js's side of it.
+    /// src/outbox/outbox.js's side of it.
     io: JsValue,
-    /// `client.outbox`: list, deadLetters, flush, retry, discard (js/outbox.js).
+    /// `client.outbox`: list, deadLetters, flush, retry, discard (src/outbox/outbox.js).
     pub api: JsValue,
     /// Replay rounds since one left nothing waiting (the timer's backoff).
     round: Cell<u32>,
@@ -209,7 +209,7 @@ impl Outbox {
     }
 }
 
-/// The slots of what `keep` hands js/outbox.js, in the order it writes them: each its own index.
+/// The slots of what `keep` hands src/outbox/outbox.js, in the order it writes them: each its own index.
 const KEEP_ORDER: [Keep; Keep::Slots as usize] = [
     Keep::MaxEntries,
     Keep::Source,
@@ -253,7 +253,7 @@ fn order_now() -> f64 {
     })
 }
 
-/// What js/outbox.js tells of a replay (see [`Core`]).
+/// What src/outbox/outbox.js tells of a replay (see [`Core`]).
 #[inline]
 fn tell(client: &impl Host, kind: u32, origin: &str, id: &str, n: i32) -> f64 {
     let told = |what: Told| kind == what as u32;

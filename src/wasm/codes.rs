@@ -87,7 +87,7 @@ pub enum HookSaid {
     Default = -1,
 }
 
-/// The slots of what the outbox keeps of a call (`outboxKeep`, js/outbox.js).
+/// The slots of what the outbox keeps of a call (`outboxKeep`, src/outbox/outbox.js).
 #[repr(u8)]
 #[derive(Clone, Copy)]
 pub enum Keep {
@@ -133,7 +133,7 @@ pub enum Judged {
     Expired = 3,
     /// To be sent.
     Send = 4,
-    /// The stored request cannot be sent (js/outbox-replay.js's own verdict).
+    /// The stored request cannot be sent (src/outbox/outbox-replay.js's own verdict).
     Unsendable = 5,
 }
 
@@ -145,7 +145,7 @@ pub enum ReplayStatus {
     Unsent = -2,
     /// The replay had no answer.
     NoAnswer = -1,
-    /// The stored request cannot be sent (js/outbox-replay.js only).
+    /// The stored request cannot be sent (src/outbox/outbox-replay.js only).
     Unsendable = -3,
 }
 

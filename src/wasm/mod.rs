@@ -18,7 +18,7 @@
 //! | the caller's `AbortSignal` | `abort.rs` |
 //! | clock, randomness, sleep for the core | `env.rs` |
 //! | origin health shared with peers (`share`) over a `BroadcastChannel`, or a Durable Object in Workers | `src/share/shell.rs`, `src/share/share.js`, `pkg-template/full/edge.js` |
-//! | the outbox (`outbox`): keeping a call, the replay, `client.outbox` | its folder: `src/outbox/shell.rs`, `outbox.js`, `outbox-store.js`, `outbox-replay.js` (with `js/share.js`, joined into `js/joined/site.js`) |
+//! | the outbox (`outbox`): keeping a call, the replay, `client.outbox` | its folder: `src/outbox/shell.rs`, `outbox.js`, `outbox-store.js`, `outbox-replay.js` (with `src/share/share.js`, joined into `js/joined/site.js`) |
 //! | policy objects into the core's input | `options.rs` |
 //! | events to `onEvent`, and `stats()`, as JS objects (serde-wasm-bindgen) | `events.rs` |
 //! | TypeScript declarations: the options; the events and stats; the outbox's | `types.rs`, `types/events.rs`; `src/outbox/types.rs` |

@@ -239,41 +239,42 @@ impl Drop for Wait {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
+    //! The bulkhead's tests; their helpers serve the hedges' slots' tests too (src/hedge/tests.rs).
     use super::*;
     use std::sync::Arc;
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::task::Wake;
 
-    struct Count(AtomicUsize);
+    pub(crate) struct Count(pub(crate) AtomicUsize);
     impl Wake for Count {
         fn wake(self: Arc<Self>) {
             self.0.fetch_add(1, Ordering::SeqCst);
         }
     }
 
-    fn policy(max_concurrent: u32, max_queue: u32) -> BulkheadPolicy {
+    pub(crate) fn policy(max_concurrent: u32, max_queue: u32) -> BulkheadPolicy {
         BulkheadPolicy {
             max_concurrent,
             max_queue,
         }
     }
 
-    fn admitted(a: Admission) -> BulkheadPermit {
+    pub(crate) fn admitted(a: Admission) -> BulkheadPermit {
         match a {
             Admission::Admitted(p) => p,
             other => panic!("expected a slot, got {other:?}"),
         }
     }
 
-    fn queued(a: Admission) -> Wait {
+    pub(crate) fn queued(a: Admission) -> Wait {
         match a {
             Admission::Queued(w) => w,
             other => panic!("expected a place in the queue, got {other:?}"),
         }
     }
 
-    fn poll(w: &mut Wait, waker: &Waker) -> Option<BulkheadPermit> {
+    pub(crate) fn poll(w: &mut Wait, waker: &Waker) -> Option<BulkheadPermit> {
         match Pin::new(w).poll(&mut Context::from_waker(waker)) {
             Poll::Ready(p) => Some(p),
             Poll::Pending => None,

@@ -1,48 +1,11 @@
 //! The bulkhead slots hedges hold ([`crate::bulkhead::Bulkhead::hedge`]), seen from the
 //! bulkhead: a hedge takes a free slot only, and gives it up to a call that finds none.
 
-use crate::bulkhead::{Admission, Bulkhead, BulkheadPermit, HedgePermit, Wait};
-use crate::policy::BulkheadPolicy;
-use std::future::Future;
-use std::pin::Pin;
+use crate::bulkhead::tests::{Count, admitted, policy, poll, queued};
+use crate::bulkhead::{Admission, Bulkhead, HedgePermit};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::task::{Context, Poll, Wake, Waker};
-
-struct Count(AtomicUsize);
-impl Wake for Count {
-    fn wake(self: Arc<Self>) {
-        self.0.fetch_add(1, Ordering::SeqCst);
-    }
-}
-
-fn policy(max_concurrent: u32, max_queue: u32) -> BulkheadPolicy {
-    BulkheadPolicy {
-        max_concurrent,
-        max_queue,
-    }
-}
-
-fn admitted(a: Admission) -> BulkheadPermit {
-    match a {
-        Admission::Admitted(p) => p,
-        other => panic!("expected a slot, got {other:?}"),
-    }
-}
-
-fn queued(a: Admission) -> Wait {
-    match a {
-        Admission::Queued(w) => w,
-        other => panic!("expected a place in the queue, got {other:?}"),
-    }
-}
-
-fn poll(w: &mut Wait, waker: &Waker) -> Option<BulkheadPermit> {
-    match Pin::new(w).poll(&mut Context::from_waker(waker)) {
-        Poll::Ready(p) => Some(p),
-        Poll::Pending => None,
-    }
-}
+use std::task::{Context, Waker};
 
 fn taken(hedge: &HedgePermit, waker: &Waker) -> bool {
     hedge.poll_taken(&mut Context::from_waker(waker)).is_ready()

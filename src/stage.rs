@@ -24,8 +24,12 @@ pub trait Stage {
 
     /// Whether `ask` may go. A refusal that is told counts itself in `cx.stats`. It takes
     /// nothing that a later stage's refusal would leave behind, but for the breaker: the last
-    /// that may refuse, it takes its permit here, into `leave`.
-    fn check(&mut self, ask: Ask, cx: &mut Cx<'_>, leave: &mut Admitted) -> Result<(), Refusal>;
+    /// that may refuse, it takes its permit here, into `leave`. By default, it goes.
+    #[inline(always)]
+    fn check(&mut self, ask: Ask, cx: &mut Cx<'_>, leave: &mut Admitted) -> Result<(), Refusal> {
+        let _ = (ask, cx, leave);
+        Ok(())
+    }
 
     /// Every stage let `ask` go: takes its part of the leave.
     #[inline(always)]
@@ -33,8 +37,11 @@ pub trait Stage {
         let _ = (ask, cx, leave);
     }
 
-    /// An attempt it let go ended.
-    fn heard(&mut self, heard: &mut Heard<'_>, rules: &Self::Rules);
+    /// An attempt it let go ended. By default, it learns nothing.
+    #[inline(always)]
+    fn heard(&mut self, heard: &mut Heard<'_>, rules: &Self::Rules) {
+        let _ = (heard, rules);
+    }
 
     /// Forgets what it learnt.
     fn reset(&mut self);

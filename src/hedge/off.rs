@@ -146,18 +146,5 @@ impl crate::stage::Stage for Latency {
     fn rules(_: &crate::policy::Policy) {}
 
     #[inline(always)]
-    fn check(
-        &mut self,
-        _: crate::stage::Ask,
-        _: &mut crate::stage::Cx<'_>,
-        _: &mut crate::stage::Admitted,
-    ) -> Result<(), crate::stage::Refusal> {
-        Ok(())
-    }
-
-    #[inline(always)]
-    fn heard(&mut self, _: &mut crate::stage::Heard<'_>, _: &()) {}
-
-    #[inline(always)]
     fn reset(&mut self) {}
 }

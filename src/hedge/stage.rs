@@ -3,17 +3,12 @@
 
 use super::Latency;
 use crate::policy::Policy;
-use crate::stage::{Admitted, Ask, Cx, Heard, Refusal, Stage};
+use crate::stage::{Heard, Stage};
 
 impl Stage for Latency {
     type Rules = ();
 
     fn rules(_: &Policy) {}
-
-    #[inline(always)]
-    fn check(&mut self, _: Ask, _: &mut Cx<'_>, _: &mut Admitted) -> Result<(), Refusal> {
-        Ok(())
-    }
 
     #[inline(always)]
     fn heard(&mut self, heard: &mut Heard<'_>, _: &()) {

@@ -6,7 +6,7 @@
 use crate::policy::Policy;
 use crate::policy::field::Field;
 use crate::policy::reader::{Check, Object, Rows};
-use crate::stage::{Admitted, Ask, Cx, Heard, Refusal, Stage};
+use crate::stage::Stage;
 
 /// What an answer's rate-limit headers say: nothing is read without pacing.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -90,14 +90,6 @@ impl Stage for Pacer {
     type Rules = ();
 
     fn rules(_: &Policy) {}
-
-    #[inline(always)]
-    fn check(&mut self, _: Ask, _: &mut Cx<'_>, _: &mut Admitted) -> Result<(), Refusal> {
-        Ok(())
-    }
-
-    #[inline(always)]
-    fn heard(&mut self, _: &mut Heard<'_>, _: &()) {}
 
     #[inline(always)]
     fn reset(&mut self) {}

@@ -26,13 +26,13 @@ use crate::vocab::{Judgement, Transition};
 /// Declares [`OriginState`] with its stages, in admission order, and what runs them.
 macro_rules! stages {
     (
-        stages { $( $(#[doc = $d:literal])* $(#[cfg($c:meta)])? $name:ident: $ty:ty, )* }
+        stages { $( $(#[doc = $d:literal])* $name:ident: $ty:ty, )* }
         parts { $( $(#[$pm:meta])* $pv:vis $part:ident: $pty:ty, )* }
     ) => {
         /// Everything kept for one origin: its stages, then the parts no attempt asks.
         #[derive(Debug, Default)]
         pub struct OriginState {
-            $( $(#[doc = $d])* $(#[cfg($c)])? pub $name: $ty, )*
+            $( $(#[doc = $d])* pub $name: $ty, )*
             $( $(#[$pm])* $pv $part: $pty, )*
         }
 
@@ -40,13 +40,13 @@ macro_rules! stages {
         /// ([`Stage::Rules`]; [`OriginState::finish`]).
         #[derive(Clone, Debug)]
         pub struct EndRules {
-            $( $(#[cfg($c)])? $name: <$ty as Stage>::Rules, )*
+            $( $name: <$ty as Stage>::Rules, )*
         }
 
         impl EndRules {
             /// Those of `policy`.
             pub fn of(policy: &Policy) -> Self {
-                EndRules { $( $(#[cfg($c)])? $name: <$ty as Stage>::rules(policy), )* }
+                EndRules { $( $name: <$ty as Stage>::rules(policy), )* }
             }
         }
 
@@ -62,20 +62,20 @@ macro_rules! stages {
             ) -> Result<Admitted, Refusal> {
                 let cx = &mut Cx { now, policy, random, stats: &mut self.stats };
                 let mut leave = Admitted::default();
-                $( $(#[cfg($c)])? Stage::check(&mut self.$name, ask, cx, &mut leave)?; )*
-                $( $(#[cfg($c)])? Stage::take(&mut self.$name, ask, cx, &mut leave); )*
+                $( Stage::check(&mut self.$name, ask, cx, &mut leave)?; )*
+                $( Stage::take(&mut self.$name, ask, cx, &mut leave); )*
                 Ok(leave)
             }
 
             /// Every stage hears an attempt's end.
             #[inline(always)]
             fn hear_stages(&mut self, heard: &mut Heard<'_>, rules: &EndRules) {
-                $( $(#[cfg($c)])? Stage::heard(&mut self.$name, heard, &rules.$name); )*
+                $( Stage::heard(&mut self.$name, heard, &rules.$name); )*
             }
 
             /// Every stage forgets.
             fn reset_stages(&mut self) {
-                $( $(#[cfg($c)])? Stage::reset(&mut self.$name); )*
+                $( Stage::reset(&mut self.$name); )*
             }
         }
     };

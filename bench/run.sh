@@ -6,7 +6,8 @@
 # Env: BENCH_CALLS, BENCH_ROUNDS, BENCH_WARMUP (overhead.mjs), BENCH_BROWSER_CALLS,
 # BENCH_BROWSER_ROUNDS, BENCH_BROWSER_WARMUP (browser.mjs), BENCH_STARTUP_RUNS,
 # BENCH_STARTUP_BROWSER_RUNS (startup.mjs), BENCH_CLIENTS, BENCH_CALLS_PER_CLIENT (outage.mjs),
-# BENCH_HEDGE_CALLS, BENCH_HEDGE_RATE, BENCH_HEDGE_TAIL (hedge.mjs),
+# BENCH_HEDGE_CALLS, BENCH_HEDGE_RATE, BENCH_HEDGE_TAIL (hedge.mjs), BENCH_FALLBACK_OUTAGE_MS,
+# BENCH_FALLBACK_LOOPS, BENCH_FALLBACK_GAP_MS, BENCH_FALLBACK_URLS (fallback.mjs),
 # BENCH_CHROMIUM (default /usr/bin/chromium), RF_BENCH_NO_TWIGGY=1 (skip the twiggy breakdown).
 # Not part of scripts/test.sh: benchmarks are not tests.
 set -euo pipefail
@@ -143,6 +144,9 @@ node --no-warnings ratelimit.mjs | emit
 
 step "the read path's tail: hedged reads (server on 127.0.0.1)"
 node --no-warnings hedge.mjs | emit
+
+step "fallback through an outage: failover and stale answers (servers on 127.0.0.1)"
+node --no-warnings fallback.mjs | emit
 
 step "retry storm (native Rust, cargo run --release --example retry_storm)"
 (cd "$ROOT" && cargo build --release --example retry_storm --quiet)

@@ -304,3 +304,21 @@ export async function edgeLane(page) {
   const ticks = await page.locator("#edge-with line[stroke-width]").count() + await page.locator("#edge-without line[stroke-width]").count();
   assert.ok(ticks >= withCount + withoutCount, `${ticks} ticks`);
 }
+
+/**
+ * The fallback lane: with failover no error reaches the caller while the primary is down (without
+ * it some do), the backup answers meanwhile and calls come back to the primary; with stale every
+ * GET after the origin went down gets the kept answer, marked, and without it every one fails.
+ */
+export async function fallbackLane(page) {
+  await page.click("#fallback-button");
+  await page.waitForFunction(() => document.querySelector("#fallback-stale").dataset.served !== undefined, null,
+    { timeout: 30000 });
+  const f = await page.locator("#fallback-failover").evaluate((p) => ({ ...p.dataset }));
+  assert.equal(f.errors, "0", JSON.stringify(f));
+  assert.ok(Number(f.plainErrors) > 0, JSON.stringify(f));
+  assert.ok(Number(f.backup) > 0 && f.back === "true", JSON.stringify(f));
+  const s = await page.locator("#fallback-stale").evaluate((p) => ({ ...p.dataset }));
+  assert.deepEqual([s.errors, s.served, s.plainErrors], ["0", "20", "20"], JSON.stringify(s));
+  assert.ok(s.marker.length > 0, JSON.stringify(s));
+}

@@ -1,0 +1,76 @@
+// How often a call crosses between JS and the wasm (issue: "crossings per call"), counted through
+// the bindings themselves: every function the wasm imports (the glue's, called from Rust) and every
+// function it exports (called from JS) is wrapped with a counter before the package loads, and a
+// 200 GET through a stub fetch is counted, once warm. The bound is what the package does today: a
+// change that adds a crossing to the common call shows here, and the names printed say which.
+import assert from "node:assert/strict";
+import test from "node:test";
+
+// Each crossing, by direction and name, while `counting`.
+const counts = new Map();
+let counting = false;
+const count = (name) => {
+  if (counting) counts.set(name, (counts.get(name) ?? 0) + 1);
+};
+// What each minified import does, for the report: the first line of its source.
+const sources = new Map();
+const wrap = (name, f) => function (...args) {
+  count(name);
+  return f.apply(this, args);
+};
+
+// Node's glue instantiates synchronously (new WebAssembly.Instance) when the package loads.
+const RealInstance = WebAssembly.Instance;
+WebAssembly.Instance = function Instance(module, imports) {
+  const counted = {};
+  for (const [ns, fns] of Object.entries(imports)) {
+    counted[ns] = {};
+    for (const [name, f] of Object.entries(fns)) {
+      if (typeof f === "function") sources.set(`js  ${name}`, String(f).replace(/\s+/g, " ").slice(0, 110));
+      counted[ns][name] = typeof f === "function" ? wrap(`js  ${name}`, f) : f;
+    }
+  }
+  const real = new RealInstance(module, counted);
+  const exports = {};
+  for (const [name, v] of Object.entries(real.exports)) {
+    exports[name] = typeof v === "function" ? wrap(`wasm ${name}`, v) : v;
+  }
+  return { exports };
+};
+const { ResilientClient } = await import("resilient-fetch");
+WebAssembly.Instance = RealInstance;
+
+/** The crossings of `calls` GETs answered 200 at once by a stub, per call, and by name. */
+async function perCall(client, calls, read) {
+  counts.clear();
+  counting = true;
+  for (let i = 0; i < calls; i++) {
+    const response = await client.fetch("http://127.0.0.1:9/item");
+    if (read) await response.arrayBuffer();
+  }
+  counting = false;
+  const total = [...counts.values()].reduce((a, b) => a + b, 0);
+  const names = [...counts].sort((a, b) => b[1] - a[1]).map(([n, c]) => `${(c / calls).toFixed(2)} ${n}  ${sources.get(n) ?? ""}`);
+  return { total: total / calls, names };
+}
+
+// Counted at 0.6.0, the lean and the full build alike (39): the entry and the arguments read
+// back one slot at a time (readArguments, 7 array reads, 3 `undefined` tests, a number, two
+// strings, each copied into wasm memory by an export call), the hooks asked whether they are
+// functions (6), the clock (2), the controller, the send, the settlement through the task
+// queue (2 microtasks, the promise and its resolve), the status, two JsValue comparisons, and
+// the response's guard. The goal is 10; the bound keeps what is reached from slipping back.
+const BOUND = { unread: 39, read: 39 };
+
+test("a 200 GET crosses between JS and the wasm a bounded number of times", async () => {
+  const client = new ResilientClient({ fetch: async () => new Response(null, { status: 200 }) });
+  await perCall(client, 50, true); // warm: the origin's entry made, every lazy path taken once
+  const unread = await perCall(client, 100, false);
+  const read = await perCall(client, 100, true);
+  client.free();
+  console.log(`crossings per 200 GET: ${unread.total.toFixed(2)} (body unread), ${read.total.toFixed(2)} (body read)`);
+  for (const n of read.names) console.log(`  ${n}`);
+  assert.ok(unread.total > 0, "nothing was counted: the bindings were not wrapped");
+  assert.ok(unread.total <= BOUND.unread, `${unread.total} crossings per call (bound ${BOUND.unread}):\n${unread.names.join("\n")}`);
+  assert.ok(read.total <= BOUND.read, `${read.total} crossings per call with its body read (bound ${BOUND.read}):\n${read.names.join("\n")}`);
+});

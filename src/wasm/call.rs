@@ -149,7 +149,7 @@ fn prepare(
     );
     // The registry's name for the call (its breaker, budget, stats, events and errors): its
     // origin, or what `breaker.key` returns. The origin still decides where a key may go.
-    let (origin_js, origin) = match resolved.hooks.key.dyn_ref::<js_sys::Function>() {
+    let (origin_js, origin) = match &resolved.hooks.key {
         None => (origin_js, origin),
         Some(name) => named(name, &input, request.as_ref(), &method)?,
     };

@@ -12,7 +12,7 @@ use super::bindings::{fetch_to_wrap, install_fetch, make_timeout_error, uninstal
 use super::call;
 use super::codes::TimeoutKind;
 use super::events::{emit, stats_to_js};
-use super::options::{decode, policy_error};
+use super::options::{Asked, decode, policy_error};
 use super::state::ClientInner;
 use super::types::{FetchInit, FetchInput, PolicyArg};
 use crate::events::Event;
@@ -63,6 +63,7 @@ impl ClientInner {
             ClientInner {
                 id,
                 fetch: options.fetch.or(default_fetch),
+                asked: Asked::of(&options.hooks, &validated),
                 hooks: options.hooks,
                 expire,
                 registry: Owner::new(registry),
@@ -78,7 +79,7 @@ impl ClientInner {
     /// The registry's name `value` gives (breakerState, reset): with `breaker.key`, a string
     /// such a key may be (1 to 256 characters), as it is; else the origin it names.
     fn name_of(&self, value: &JsValue) -> Result<String, JsValue> {
-        if self.hooks.key.is_function()
+        if self.asked.key.is_some()
             && let Some(name) = value.as_string()
         {
             crate::policy::check_key(&crate::policy::Value::String(name.clone()))

@@ -40,6 +40,32 @@ pub struct Hooks {
     pub key: JsValue,
 }
 
+/// The caller's decisions that apply to a call: each hook given as a function, with the part of
+/// the policy it belongs to on. Decided once per client (and once per call that brings a policy),
+/// so that a call asks no JS value whether it is a function.
+#[derive(Clone, Default)]
+pub struct Asked {
+    /// `retry.shouldRetry`, with retries on.
+    pub should_retry: Option<Function>,
+    /// `breaker.isFailure`, with the breaker on.
+    pub is_failure: Option<Function>,
+    /// `breaker.key`: it names the registry entry (budget, stats), not only the breaker, so it
+    /// is kept with the breaker off too.
+    pub key: Option<Function>,
+}
+
+impl Asked {
+    /// What of `hooks` applies under `policy`.
+    pub fn of(hooks: &Hooks, policy: &crate::policy::Policy) -> Asked {
+        let function = |f: &JsValue, on: bool| f.dyn_ref::<Function>().filter(|_| on).cloned();
+        Asked {
+            should_retry: function(&hooks.should_retry, policy.retry.is_some()),
+            is_failure: function(&hooks.is_failure, policy.breaker.is_some()),
+            key: function(&hooks.key, true),
+        }
+    }
+}
+
 impl Hooks {
     /// These hooks laid over `base`'s, one by one (undefined keeps `base`'s).
     pub fn over(&self, base: &Hooks) -> Hooks {

@@ -6,7 +6,7 @@ use std::rc::Rc;
 use js_sys::Function;
 use wasm_bindgen::prelude::*;
 
-use super::options::Hooks;
+use super::options::{Asked, Hooks};
 use crate::outbox::Outbox;
 use crate::owner::Owner;
 use crate::policy::{Policy, PolicyInput};
@@ -22,8 +22,10 @@ pub struct ClientInner {
     pub id: u32,
     /// The client's `fetch` option: what it sends with (None: the platform's `fetch`).
     pub fetch: Option<Function>,
-    /// The client's `retry.shouldRetry` and `breaker.isFailure`.
+    /// The client's `retry.shouldRetry`, `breaker.isFailure` and `breaker.key`, as given.
     pub hooks: Hooks,
+    /// Which of them apply to a call that brings no policy (decided once).
+    pub asked: Asked,
     /// Counts a body cut off after its call (see [`Expire`]).
     pub expire: Expire,
     /// The client's policy as given; each call's policy is merged over it.

@@ -16,7 +16,7 @@ use super::bindings::{
 };
 use super::codes::{HookSaid, SendFlag, StatusFlag};
 use super::env::timer_ms;
-use super::options::Hooks;
+use super::options::Asked;
 use super::settle::Settled;
 use crate::engine::{
     AttemptLimit, AttemptOutcome, BreakerAnswer, Either, Ended, HookAnswer, Transport, race,
@@ -198,8 +198,8 @@ impl FetchTransport {
 /// The caller's `retry.shouldRetry` and `breaker.isFailure` (undefined when none), and
 /// what their context tells of the call.
 pub struct Asking {
-    /// The hooks.
-    pub hooks: Hooks,
+    /// The hooks that apply.
+    pub hooks: Asked,
     /// The call's method.
     pub method: String,
     /// The call's idempotency key, if any.
@@ -232,7 +232,7 @@ impl Transport for FetchTransport {
     type Output = Result<JsValue, JsValue>;
 
     fn is_failure(&self, ended: &Ended<'_>, output: &Self::Output) -> BreakerAnswer {
-        let Some(hook) = self.asking.hooks.is_failure.dyn_ref::<js_sys::Function>() else {
+        let Some(hook) = &self.asking.hooks.is_failure else {
             return BreakerAnswer::Default;
         };
         match ask_is_failure(hook, &self.hook_context(ended, output)) {
@@ -243,7 +243,7 @@ impl Transport for FetchTransport {
     }
 
     fn asks_should_retry(&self) -> bool {
-        self.asking.hooks.should_retry.is_function()
+        self.asking.hooks.should_retry.is_some()
     }
 
     fn should_retry<'t>(
@@ -251,17 +251,12 @@ impl Transport for FetchTransport {
         ended: &Ended<'_>,
         output: &Self::Output,
     ) -> impl Future<Output = HookAnswer<Self::Output>> + use<'t> {
-        let answer = self
-            .asking
-            .hooks
-            .should_retry
-            .dyn_ref::<js_sys::Function>()
-            .map(|hook| {
-                let answer = Settled::new();
-                let (slot, generation) = answer.id();
-                ask_should_retry(hook, &self.hook_context(ended, output), slot, generation);
-                answer
-            });
+        let answer = self.asking.hooks.should_retry.as_ref().map(|hook| {
+            let answer = Settled::new();
+            let (slot, generation) = answer.id();
+            ask_should_retry(hook, &self.hook_context(ended, output), slot, generation);
+            answer
+        });
         let last = &self.last;
         async move {
             match answer {

@@ -58,8 +58,11 @@ pub struct AbortState {
     /// Fired by the listener when the caller aborts.
     aborted: Latch,
     /// The controllers of the attempts in flight (several when hedged), aborted with the
-    /// caller's reason.
-    current: RefCell<Vec<AbortController>>,
+    /// caller's reason; each under the token `track` gave it, so that one is let go without
+    /// asking JS which object is which.
+    current: RefCell<Vec<(u32, AbortController)>>,
+    /// The next controller's token.
+    tokens: std::cell::Cell<u32>,
 }
 
 impl AbortState {
@@ -80,18 +83,19 @@ impl AbortState {
         self.signal.clone().unwrap_or(JsValue::UNDEFINED)
     }
 
-    /// A caller abort reaches `controller` from now on.
-    pub fn track(&self, controller: &AbortController) {
-        self.current.borrow_mut().push(controller.clone());
+    /// A caller abort reaches `controller` from now on, until [`AbortState::untrack`] is given
+    /// the token this returns.
+    pub fn track(&self, controller: &AbortController) -> u32 {
+        let token = self.tokens.get();
+        self.tokens.set(token.wrapping_add(1));
+        self.current.borrow_mut().push((token, controller.clone()));
+        token
     }
 
-    /// A caller abort no longer reaches `controller` (its attempt has ended).
-    pub fn untrack(&self, controller: &AbortController) {
-        let target: &JsValue = controller.as_ref();
-        self.current.borrow_mut().retain(|c| {
-            let c: &JsValue = c.as_ref();
-            c != target
-        });
+    /// A caller abort no longer reaches the controller `track` gave `token` (its attempt has
+    /// ended).
+    pub fn untrack(&self, token: u32) {
+        self.current.borrow_mut().retain(|(t, _)| *t != token);
     }
 
     /// Aborts the call: its waits end, and every attempt in flight is aborted (with the
@@ -100,7 +104,7 @@ impl AbortState {
     pub fn fire(&self) {
         self.aborted.fire();
         let reason = self.reason();
-        for c in self.current.take() {
+        for (_, c) in self.current.take() {
             c.abort_with_reason(&reason);
         }
     }
@@ -120,6 +124,7 @@ impl AbortGuard {
             signal,
             aborted: Latch::default(),
             current: RefCell::new(Vec::new()),
+            tokens: Default::default(),
         });
         let listener = state.signal.as_ref().map(|s| {
             let weak = Rc::downgrade(&state);

@@ -97,13 +97,15 @@ struct OnWire<'a> {
     abort: &'a AbortState,
     count: &'a std::cell::Cell<u32>,
     controller: AbortController,
+    /// What `abort.track` gave it.
+    token: u32,
     ended: bool,
 }
 
 impl Drop for OnWire<'_> {
     fn drop(&mut self) {
         self.count.set(self.count.get() - 1);
-        self.abort.untrack(&self.controller);
+        self.abort.untrack(self.token);
         if !self.ended {
             self.controller.abort();
         }
@@ -159,8 +161,14 @@ impl FetchTransport {
     /// The controller of the attempt whose response the call resolves with (in a hedged
     /// race not always the last to end); the other responses' bodies are cancelled.
     pub fn controller_of(&self, answer: &JsValue) -> Option<AbortController> {
+        let mut previous = self.previous.take();
+        // Every response the call can resolve with is one of these (send_one keeps each): one
+        // alone is the answer, with no need to ask JS whether two objects are the same.
+        if previous.len() == 1 {
+            return previous.pop().map(|(_, c)| c);
+        }
         let mut controller = None;
-        for (response, c) in self.previous.take() {
+        for (response, c) in previous {
             if response == *answer {
                 controller = Some(c);
             } else {
@@ -312,12 +320,13 @@ impl FetchTransport {
         // before its limit).
         let (deadline, limit_ms) = self.timeout_of(&limit);
         let ms = timer_ms(limit.timeout_ms);
-        self.abort.track(&controller);
+        let token = self.abort.track(&controller);
         self.on_wire.set(self.on_wire.get() + 1);
         let mut wire = OnWire {
             abort: &self.abort,
             count: &self.on_wire,
             controller: controller.clone(),
+            token,
             ended: false,
         };
         let settled = Settled::new();

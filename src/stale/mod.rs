@@ -48,11 +48,11 @@ pub(crate) use section::{initial, read};
 #[cfg(all(feature = "stale", target_arch = "wasm32"))]
 mod shell;
 #[cfg(all(feature = "stale", target_arch = "wasm32"))]
-pub use shell::{Held, Lookup, Stale};
-#[cfg(target_arch = "wasm32")]
-mod types;
+pub use shell::{Held, Lookup, Store, serves};
 #[cfg(not(feature = "stale"))]
 mod off;
+#[cfg(target_arch = "wasm32")]
+mod types;
 #[cfg(not(feature = "stale"))]
 pub use off::*;
 #[cfg(feature = "stale")]

@@ -57,14 +57,19 @@ mod shell {
     use wasm_bindgen::JsValue;
 
     use super::StalePolicy;
+    use crate::engine::CallResult;
+    use crate::policy::Policy;
+    use crate::wasm::ended::Reply;
+    use crate::wasm::transport::FetchTransport;
 
-    /// A client's store of kept answers: none in this build.
-    pub enum Stale {}
+    /// A client's store of kept answers: nothing in this build.
+    pub struct Store;
 
-    impl Stale {
-        /// Never opened: there are no settings to open it with.
-        pub fn open(policy: &StalePolicy, _: Held) -> Stale {
-            match *policy {}
+    impl Store {
+        /// No store: nothing is ever kept.
+        #[inline(always)]
+        pub fn new(_: Option<&StalePolicy>, _: Held) -> Store {
+            Store
         }
     }
 
@@ -78,8 +83,54 @@ mod shell {
         pub fn new(_read: impl FnOnce() -> JsValue) -> Held {
             Held
         }
+
+        /// Never given (the policy reader refuses `stale` first).
+        #[inline(always)]
+        pub fn given(&self) -> bool {
+            false
+        }
     }
+
+    /// Whether a call may be served a kept answer: never in this build.
+    #[inline(always)]
+    pub fn serves(_: &Policy, _: &str) -> bool {
+        false
+    }
+
+    /// A failure a kept answer stands in for: none in this build.
+    #[derive(Clone, Copy)]
+    pub enum Failure {}
 
     /// A call that may be served a kept answer: none in this build.
     pub enum Lookup {}
+
+    impl Lookup {
+        /// None: no policy has `stale`.
+        #[inline(always)]
+        pub fn of(_: &Policy, _: &str, _: (&JsValue, &JsValue, bool)) -> Option<Lookup> {
+            None
+        }
+
+        /// Never called: there is no lookup.
+        pub fn after(
+            &self,
+            _: &Store,
+            _: &Policy,
+            _: &CallResult<Result<JsValue, JsValue>>,
+            _: &FetchTransport,
+        ) -> Option<Failure> {
+            match *self {}
+        }
+
+        /// Never called: there is no lookup.
+        pub async fn serve(
+            self,
+            _: &Store,
+            failure: Failure,
+            _: &Reply<'_>,
+            _: Result<JsValue, JsValue>,
+        ) -> Result<JsValue, JsValue> {
+            match failure {}
+        }
+    }
 }

@@ -135,7 +135,10 @@ pub fn to_js(origin: &str, key: Option<&str>, event: &Event) -> JsValue {
         }
         Event::Stale(told) => {
             let (age_ms, reason) = told.parts();
-            ("ageMs reason", [Some(N(age_ms)), Some(T(reason)), None, None])
+            (
+                "ageMs reason",
+                [Some(N(age_ms)), Some(T(reason)), None, None],
+            )
         }
         Event::Success { attempts } => ("attempts", [n(attempts), None, None, None]),
         Event::Offline { attempt } => ("attempt", [n(attempt), None, None, None]),

@@ -96,5 +96,8 @@ fn the_store_s_fields_are_client_only() {
         assert_eq!(e.kind, PolicyErrorKind::Type);
         assert!(e.message.contains("ResilientClient"), "{}", e.message);
     }
-    assert_eq!(input(json!({"stale": {"maxEntries": 1}})).check_scope(false), Ok(()));
+    assert_eq!(
+        input(json!({"stale": {"maxEntries": 1}})).check_scope(false),
+        Ok(())
+    );
 }

@@ -730,9 +730,9 @@ function copyObject(object, path, depth, ancestors, functions) {
       }
       functions[at] = value;
     } else if (HELD.includes(at)) {
-      const [methods, what] = at === "outbox.store" ? [["put", "delete", "list"], "an object with put, delete and list methods"]
-        : at === "stale.store" ? [["get", "put", "delete"], "an object with get, put and delete methods"]
-        : [["idFromName", "get"], "a Durable Object namespace (OriginHealth's binding)"];
+      const methods = at === "outbox.store" ? ["put", "delete", "list"] : at === "stale.store" ? ["get", "put", "delete"] : ["idFromName", "get"];
+      const what = at === "share.durableObject" ? "a Durable Object namespace (OriginHealth's binding)"
+        : `an object with ${methods.slice(0, 2).join(", ")} and ${methods[2]} methods`;
       if (value !== undefined && value !== null && !methods.every((m) => typeof value?.[m] === "function")) {
         throw new TypeError(`policy.${at} must be ${what}`);
       }

@@ -665,6 +665,9 @@ async function outboxRetry(box, id) {
 const KEPT = "resilient-fetch-kept";
 // The header a served answer carries: why it was served ("timeout", "breakerOpen", ...).
 const MARKER = "resilient-fetch-stale";
+// The bytes of a copy staleKeep made, for the memory store to keep as they are (at once: the
+// answer is kept as soon as its copy is read).
+const BYTES = Symbol("bytes");
 // The Cache API keys its entries by request: a key is the query of a URL of no server.
 const KEY_URL = "https://resilient-fetch.invalid/stale?key=";
 
@@ -676,7 +679,7 @@ function flat(headers) {
 }
 
 /** `work` (a promise), or undefined once `ms` pass first; never rejects. */
-function bounded(work, ms) {
+function settled(work, ms) {
   let timer;
   const late = new Promise((resolve) => {
     timer = setTimeout(resolve, Math.max(0, ms));
@@ -686,7 +689,7 @@ function bounded(work, ms) {
 }
 
 /** `store[method](key, value)` as a promise (a store may be synchronous, or throw). */
-function ask(store, method, key, value) {
+function storeCall(store, method, key, value) {
   return new Promise((resolve) => resolve(store[method](key, value)));
 }
 
@@ -737,7 +740,7 @@ function memoryStore(maxEntries, maxBytes) {
       return new Response(body, { status: e.status, statusText: e.statusText, headers: e.headers });
     },
     async put(key, response) {
-      const body = await response.arrayBuffer();
+      const body = response[BYTES] ?? (await response.arrayBuffer());
       drop(key);
       if (body.byteLength > maxBytes) return;
       const { status, statusText } = response;
@@ -813,10 +816,17 @@ function staleKeep(store, response, key, base, vary, sent, shared, limit, maxAge
       [KEPT]: JSON.stringify([sent, received, shared, vary, status, statusText, ...own]),
     });
     const own = flat(copy.headers);
-    const body = size === 0 ? null : new Blob(chunks);
+    const bytes = new Uint8Array(size);
+    let at = 0;
+    for (const chunk of chunks) {
+      bytes.set(chunk, at);
+      at += chunk.byteLength;
+    }
     const { status, statusText } = copy;
-    await bounded(ask(store, "put", key, new Response(body, { headers: kept(status, statusText, own) })), ms);
-    if (base !== key) await bounded(ask(store, "put", base, new Response(null, { headers: kept(0, "", []) })), ms);
+    const stored = new Response(size === 0 ? null : bytes, { headers: kept(status, statusText, own) });
+    stored[BYTES] = bytes.buffer;
+    await settled(storeCall(store, "put", key, stored), ms);
+    if (base !== key) await settled(storeCall(store, "put", base, new Response(null, { headers: kept(0, "", []) })), ms);
   })().catch(() => {});
 }
 
@@ -826,7 +836,7 @@ function staleKeep(store, response, key, base, vary, sent, shared, limit, maxAge
  * failed or did not answer, or not one of ours).
  */
 async function staleGet(store, key, ms) {
-  const found = await bounded(ask(store, "get", key), ms);
+  const found = await settled(storeCall(store, "get", key), ms);
   try {
     const meta = JSON.parse(found.headers.get(KEPT));
     return Array.isArray(meta) && meta.length >= 6 ? [found, ...meta] : undefined;
@@ -852,7 +862,7 @@ function staleServe(entry, age, reason, replaced) {
 
 /** Deletes what is kept under `keys` (a write made it out of date), each within `ms`; never awaited. */
 function staleDelete(store, keys, ms) {
-  for (const key of keys) bounded(ask(store, "delete", key), ms);
+  for (const key of keys) settled(storeCall(store, "delete", key), ms);
 }
 
 

@@ -123,12 +123,13 @@ mod shell {
         }
 
         /// Never called: there is no lookup.
-        pub async fn serve(
+        pub fn serve(
             self,
             _: &Store,
             failure: Failure,
             _: &Reply<'_>,
             _: Result<JsValue, JsValue>,
+            _: impl FnOnce() + 'static,
         ) -> Result<JsValue, JsValue> {
             match failure {}
         }

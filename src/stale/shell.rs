@@ -256,7 +256,10 @@ impl Lookup {
         let body_bytes = if self.method == "HEAD" {
             Some(0)
         } else {
-            keep::field(&res_headers, "content-length").and_then(|n| n.trim().parse().ok())
+            // Digits, saturating at 2^31: past any limit alike.
+            keep::field(&res_headers, "content-length")
+                .and_then(|n| super::cache_control::delta_seconds(&n))
+                .map(u64::from)
         };
         let res = Response {
             status,
@@ -290,37 +293,68 @@ impl Lookup {
         );
     }
 
-    /// The call's result for `failure`: a kept answer within its window, with its `Age`, a
-    /// `stale` event and the origin's `stale` counter; else `mapped`, as without `stale`. Every
-    /// store call is bounded by what the deadline leaves (at most [`STORE_MS`]).
-    pub async fn serve(
+    /// The call's result for `failure`: the promise of a kept answer within its window, with
+    /// its `Age`, a `stale` event and `count()` (the origin's `stale` counter); else of
+    /// `mapped`, as without `stale`. Every store call is bounded by what the deadline leaves
+    /// (at most [`STORE_MS`]). A task of its own, not a part of the call's future: the call's
+    /// future stays as it is for every call.
+    pub fn serve(
         self,
         store: &Store,
         failure: Failure,
         reply: &Reply<'_>,
         mapped: Result<JsValue, JsValue>,
+        count: impl FnOnce() + 'static,
     ) -> Result<JsValue, JsValue> {
         let policy = &reply.resolved.policy;
-        let Some(stale) = policy.stale.as_ref() else {
+        let Some(stale) = policy.stale.clone() else {
             return mapped;
         };
         let deadline = reply.started + f64::from(policy.total_timeout_ms);
-        let ms = || (deadline - performance_now()).clamp(STORE_MIN_MS, STORE_MS);
-        let store = &store.get().store;
-        let base = keep::base_key(&self.method, &self.url);
-        let Some(mut entry) = found(store, &base, ms()).await else {
-            return mapped;
+        let store = store.get().store.clone();
+        let listener = reply.resolved.on_event.clone();
+        let origin = reply.origin.to_owned();
+        let task = async move {
+            let served = self.find(&store, failure, &stale, deadline).await;
+            let Some((entry, age_s, age_ms)) = served else {
+                return mapped;
+            };
+            let replaced = match &mapped {
+                Ok(response) => response.clone(),
+                Err(_) => JsValue::UNDEFINED,
+            };
+            let response = stale_serve(&entry, age_s, failure.as_str(), &replaced);
+            count();
+            if let Some(listener) = &listener {
+                let told = Told {
+                    age_ms,
+                    reason: failure,
+                };
+                emit(listener, &origin, None, &Event::Stale(told));
+            }
+            Ok(response)
         };
+        Ok(wasm_bindgen_futures::future_to_promise(task).into())
+    }
+
+    /// The kept answer that may stand in for `failure` now, with its `Age` (s) and age (ms).
+    async fn find(
+        &self,
+        store: &JsValue,
+        failure: Failure,
+        stale: &StalePolicy,
+        deadline: f64,
+    ) -> Option<(Array, u32, f64)> {
+        let ms = || (deadline - performance_now()).clamp(STORE_MIN_MS, STORE_MS);
+        let base = keep::base_key(&self.method, &self.url);
+        let mut entry = found(store, &base, ms()).await?;
         // [copy, sent, received, shared, vary, status, statusText, ...headers]
         let vary = entry.get(4).as_string().unwrap_or_default();
         if !vary.is_empty() {
             let names: Vec<String> = vary.split(", ").map(str::to_owned).collect();
             let headers = borrowed(&self.headers);
             let key = keep::key(&self.method, &self.url, &names, &headers);
-            match found(store, &key, ms()).await {
-                Some(answer) => entry = answer,
-                None => return mapped,
-            }
+            entry = found(store, &key, ms()).await?;
         }
         let number = |i| entry.get(i).as_f64().unwrap_or(f64::NAN);
         let own = pairs(&entry, 7);
@@ -331,24 +365,9 @@ impl Lookup {
             entry.get(3).as_bool().unwrap_or(true),
         );
         let asked = CacheControl::parse(keep::lines(&borrowed(&self.headers), "cache-control"));
-        let Ok(served) = servable(&kept, Date::now(), failure, stale, &asked) else {
-            return mapped;
-        };
-        let replaced = match &mapped {
-            Ok(response) => response.clone(),
-            Err(_) => JsValue::UNDEFINED,
-        };
-        let response = stale_serve(&entry, served.age_s, failure.as_str(), &replaced);
-        let told = Told {
-            age_ms: kept.age_ms(Date::now()),
-            reason: failure,
-        };
-        let back = crate::owner::Returned::ServedStale;
-        reply.client.registry.update(reply.origin, None, back);
-        if let Some(listener) = &reply.resolved.on_event {
-            emit(listener, reply.origin, None, &Event::Stale(told));
-        }
-        Ok(response)
+        let now = Date::now();
+        let served = servable(&kept, now, failure, stale, &asked).ok()?;
+        Some((entry, served.age_s, kept.age_ms(now)))
     }
 }
 

@@ -334,7 +334,12 @@ impl Ready {
         drop(guard);
         let mapped = match (lookup, failure) {
             (Some(lookup), Some(failure)) => {
-                lookup.serve(&client.stale, failure, &ended, mapped).await
+                let (counted, origin) = (client.clone(), origin.clone());
+                let count = move || {
+                    let back = crate::owner::Returned::ServedStale;
+                    counted.registry.update(&origin, None, back);
+                };
+                lookup.serve(&client.stale, failure, &ended, mapped, count)
             }
             _ => mapped,
         };

@@ -23,12 +23,15 @@ function flat(headers) {
   return out;
 }
 
-/** `work` (a promise), or undefined once `ms` pass first; never rejects. */
-function settled(work, ms) {
+/**
+ * `work` (a promise), or undefined once `ms` pass first; never rejects. The timer of a lookup
+ * (`awaited`: a call waits for it) keeps Node alive, a put's or a delete's does not.
+ */
+function settled(work, ms, awaited = false) {
   let timer;
   const late = new Promise((resolve) => {
     timer = setTimeout(resolve, Math.max(0, ms));
-    if (typeof timer === "object") timer.unref?.();
+    if (!awaited && typeof timer === "object") timer.unref?.();
   });
   return Promise.race([work, late]).catch(() => undefined).finally(() => clearTimeout(timer));
 }
@@ -181,7 +184,7 @@ function staleKeep(store, response, key, base, vary, sent, shared, limit, maxAge
  * failed or did not answer, or not one of ours).
  */
 async function staleGet(store, key, ms) {
-  const found = await settled(storeCall(store, "get", key), ms);
+  const found = await settled(storeCall(store, "get", key), ms, true);
   try {
     const meta = JSON.parse(found.headers.get(KEPT));
     return Array.isArray(meta) && meta.length >= 6 ? [found, ...meta] : undefined;

@@ -151,13 +151,16 @@ pub enum Event<'a> {
         /// The probability of refusal it was drawn against.
         probability: Probability,
     },
+    /// A kept answer is served instead of the call's failure ([`crate::stale::Told`]; none
+    /// without `stale`).
+    Stale(crate::stale::Told),
 }
 
 impl Event<'_> {
     /// The event's JS name: `attemptStart`, `attemptEnd`, `retry`, `giveUp`,
     /// `breakerTransition`, `shortCircuit`, `bulkheadRejected`, `rateLimitWait`,
     /// `rateLimitRejected`, `throttled`, `bodyTimeout`, `hedge`, `success`, `queued`,
-    /// `replayed`, `delivered` or `deadLettered`.
+    /// `replayed`, `delivered`, `deadLettered` or `stale`.
     pub fn kind(&self) -> &'static str {
         match self {
             Event::AttemptStart { .. } => "attemptStart",
@@ -178,6 +181,7 @@ impl Event<'_> {
             Event::Delivered { .. } => "delivered",
             Event::DeadLettered { .. } => "deadLettered",
             Event::Throttled { .. } => "throttled",
+            Event::Stale(_) => "stale",
         }
     }
 }

@@ -45,6 +45,8 @@ pub enum Returned {
     },
     /// A response body cut off after its call resolved: a timeout.
     BodyTimedOut,
+    /// A call was served a kept answer instead of its failure (`stale`).
+    ServedStale,
     /// A peer's note ([`Registry::hear`]; none without `share`, whose note cannot be made).
     Heard {
         /// The note.
@@ -272,6 +274,7 @@ fn apply(registry: &mut Registry, origin: &str, id: Option<EntryId>, what: Retur
         Returned::Unbook(ticket) => entry(registry, origin, id)?.unbook(ticket),
         Returned::WaitEnds => entry(registry, origin, id)?.wait_ends(),
         Returned::BodyTimedOut => entry(registry, origin, id)?.body_timed_out(),
+        Returned::ServedStale => entry(registry, origin, id)?.served_stale(),
         Returned::Ended {
             permit,
             ended,

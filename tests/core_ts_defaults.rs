@@ -18,6 +18,7 @@ const DECLARATIONS: &str = concat!(
     include_str!("../src/outbox/types.rs"),
     include_str!("../src/coalesce/shell.rs"),
     include_str!("../src/share/shell.rs"),
+    include_str!("../src/stale/types.rs"),
 );
 
 /// "Interface.field" -> the text after `@default`, up to a parenthesis or the comment's end.
@@ -195,6 +196,19 @@ fn typescript_defaults_match_the_core() {
             d::OUTBOX_MAX_BODY_BYTES.to_string(),
         ),
         (
+            "Policy.stale",
+            if d::STALE_ENABLED { "{}" } else { "false" }.into(),
+        ),
+        ("StalePolicy.maxStaleMs", d::STALE_MAX_STALE_MS.to_string()),
+        ("StalePolicy.capMs", d::STALE_CAP_MS.to_string()),
+        (
+            "StalePolicy.maxBodyBytes",
+            d::STALE_MAX_BODY_BYTES.to_string(),
+        ),
+        ("StalePolicy.maxEntries", d::STALE_MAX_ENTRIES.to_string()),
+        ("StalePolicy.maxBytes", d::STALE_MAX_BYTES.to_string()),
+        ("StalePolicy.private", d::STALE_PRIVATE.to_string()),
+        (
             "Policy.share",
             match Policy::default().share {
                 None => "false".into(),
@@ -248,6 +262,7 @@ fn the_readme_table_shows_every_declared_default() {
             "ThrottlePolicy" => format!("throttle.{field}"),
             "HedgePolicy" => format!("hedge.{field}"),
             "OutboxPolicy" => format!("outbox.{field}"),
+            "StalePolicy" => format!("stale.{field}"),
             other => panic!("unknown interface {other}"),
         };
         let shown = rows
@@ -285,6 +300,7 @@ fn declared_docs() -> BTreeMap<String, String> {
                 "HedgePolicy" => Some("hedge."),
                 "OutboxPolicy" => Some("outbox."),
                 "SharePolicy" => Some("share."),
+                "StalePolicy" => Some("stale."),
                 _ => None,
             };
             doc.clear();

@@ -35,6 +35,7 @@ pub mod defaults {
     pub use crate::policy::sections::idempotency::defaults::*;
     pub use crate::policy::sections::retry::defaults::*;
     pub use crate::policy::sections::retry_budget::defaults::*;
+    pub use crate::stale::defaults::*;
     pub use crate::throttle::defaults::*;
 }
 
@@ -77,6 +78,9 @@ pub struct Policy {
     pub hedge: Option<HedgePolicy>,
     /// The outbox; `None` (the default) keeps nothing (always, in a build without `outbox`).
     pub outbox: Option<OutboxPolicy>,
+    /// Stale answers served when the origin fails; `None` (the default) keeps nothing
+    /// (always, in a build without `stale`).
+    pub stale: Option<crate::stale::StalePolicy>,
 }
 
 impl Policy {
@@ -125,6 +129,7 @@ impl Default for Policy {
             coalesce: crate::coalesce::DEFAULT,
             hedge: crate::hedge::initial(),
             outbox: OutboxPolicy::by_default(),
+            stale: crate::stale::initial(),
         }
     }
 }

@@ -13,8 +13,13 @@
 //! | a kept answer's age and window; whether it may be served for a failure | `serve.rs` |
 //! | the in-memory store: bounded LRU by entries and bytes | `lru.rs` |
 //! | the policy section `stale`: types, defaults, rows, check | `section.rs` |
+//! | the shell's part (wasm32): the store, keeping an answer, serving one | `shell.rs` |
+//! | the JS (joined into `js/joined/site.js`): stores, the tee, the served response | `stale.js` |
+//! | the TypeScript declarations of the option (wasm32) | `types.rs` |
+//! | the lean build's stand-ins: the same names, uninhabited or off | `off.rs` |
 //!
-//! Everything here is of the `stale` feature: the lean build compiles none of it.
+//! The shared code (the policy, the call) names the items below in both builds; without the
+//! feature they are [`off`]'s, and the optimizer removes what would handle them.
 
 #[cfg(feature = "stale")]
 mod cache_control;
@@ -37,9 +42,21 @@ pub use keep::{
 #[cfg(feature = "stale")]
 pub use lru::{Lru, Put};
 #[cfg(feature = "stale")]
-pub use section::StalePolicy;
+pub use section::{CAPABILITY, CLIENT_ONLY, FIELDS, StalePolicy, defaults};
 #[cfg(feature = "stale")]
-pub use serve::{Failure, Kept, Refused, Served, servable, window_ms};
+pub(crate) use section::{initial, read};
+#[cfg(all(feature = "stale", target_arch = "wasm32"))]
+mod shell;
+#[cfg(all(feature = "stale", target_arch = "wasm32"))]
+pub use shell::{Held, Lookup, Store, serves};
+#[cfg(not(feature = "stale"))]
+mod off;
+#[cfg(target_arch = "wasm32")]
+mod types;
+#[cfg(not(feature = "stale"))]
+pub use off::*;
+#[cfg(feature = "stale")]
+pub use serve::{Failure, Kept, Refused, Served, Told, servable, window_ms};
 
 #[cfg(all(test, feature = "stale"))]
 mod tests;

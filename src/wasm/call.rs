@@ -24,6 +24,7 @@ use crate::coalesce::shell::{self as coalesce, Joinable};
 use crate::engine::{self, Call};
 use crate::outbox::{Keepable, Outbox};
 use crate::policy::{Value, check_key};
+use crate::stale::{self, Lookup};
 
 /// A call ready to run: everything read from the caller's arguments at once,
 /// as `fetch` reads them before it returns.
@@ -47,6 +48,8 @@ pub struct Ready {
     /// When the client's outbox may keep it (it has one, and this is not a replay of a kept
     /// call): what keeping it needs from its start. None without `outbox`.
     keepable: Option<Keepable>,
+    /// With `stale` on: what keeping its answer, or serving a kept one, needs from its start.
+    lookup: Option<Lookup>,
 }
 
 /// Starts one call: reads the arguments, resolves the policy and attaches the key now
@@ -159,9 +162,10 @@ fn prepare(
         .filter(|_| keep)
         .map(Outbox::may_keep);
     // A read that may join a flight on its way is not refused here; a write the outbox may
-    // keep goes through the loop.
+    // keep goes through the loop, and a read a kept answer may stand in for.
     if flight.is_none()
         && !(keepable.is_some() && key.is_some())
+        && !stale::serves(&resolved.policy, &method)
         && let Some(refused) =
             refused_at_once(&client, &resolved, &origin, &origin_js, key.as_deref())
     {
@@ -185,7 +189,9 @@ fn prepare(
             key: key.clone(),
         },
     );
+    let lookup = Lookup::of(&resolved.policy, &method, transport.request());
     Ok(Prepared::Run(Ready {
+        lookup,
         guard,
         client,
         resolved,
@@ -277,6 +283,7 @@ impl Ready {
             flight: _,
             coalesced,
             keepable,
+            lookup,
         } = self;
         let env = JsEnv {
             abort: guard.state().clone(),
@@ -320,8 +327,22 @@ impl Ready {
             },
         };
         let keeping = keepable.map(|k| (k, end_of(&result, &transport)));
+        let failure = lookup
+            .as_ref()
+            .and_then(|l| l.after(&client.stale, &resolved.policy, &result, &transport));
         let mapped = ended.map(result, &transport, guard.state());
         drop(guard);
+        let mapped = match (lookup, failure) {
+            (Some(lookup), Some(failure)) => {
+                let (counted, origin) = (client.clone(), origin.clone());
+                let count = move || {
+                    let back = crate::owner::Returned::ServedStale;
+                    counted.registry.update(&origin, None, back);
+                };
+                lookup.serve(&client.stale, failure, &ended, mapped, count)
+            }
+            _ => mapped,
+        };
         match (keeping, key.as_deref()) {
             (Some((keepable, end)), Some(key)) => {
                 keepable.keep(end, &ended, transport.request(), key, mapped)

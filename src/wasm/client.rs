@@ -44,6 +44,7 @@ impl ClientInner {
             let sharing = share::open(&validated, options.share_object, weak, &mut registry);
             let outbox = (validated.outbox.clone())
                 .map(|policy| Outbox::open(policy, options.outbox, weak.clone()));
+            let stale = crate::stale::Store::new(validated.stale.as_ref(), options.stale);
             let weak = weak.clone();
             let expire = Closure::new(
                 move |deadline: bool, ms: f64, origin: String, on_event: JsValue| {
@@ -69,6 +70,7 @@ impl ClientInner {
                 registry: Owner::new(registry),
                 sharing,
                 outbox,
+                stale,
                 validated: Rc::new(validated),
                 policy: options.input,
                 on_event: options.on_event,

@@ -43,7 +43,7 @@ mod options;
 mod resolve;
 mod settle;
 mod state;
-mod transport;
+pub(crate) mod transport;
 mod types;
 
 pub use client::{ResilientClient, memory_bytes, resilient_fetch};

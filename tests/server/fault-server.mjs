@@ -47,6 +47,12 @@
 //   /tail?id=X&slow=N&ms=M               the first N requests of X answer 200 "tail" after M ms, the rest at once
 //   /plan?id=X&answers=200@300,404@0     the n-th request of X answers the n-th STATUS@MS of the list (that
 //                                        status, body "STATUS n", after MS ms), the rest as the last one
+//   /kept?id=X&good=N&then=C&cc=CC&vary=V&bytes=B&chunked=1&private=1
+//                                        stale answers: the first N requests of X (1 by default) answer 200
+//                                        with Cache-Control CC and Vary V (each if given), ETag "n", body
+//                                        "kept n V:value" (the request's value of the varied header; or B bytes
+//                                        of "k", sent in two writes without Content-Length when chunked=1);
+//                                        the later ones fail with C (a status, drop or hang; 503 by default)
 //   /outage?id=X&from=T&ms=D             503 while the wall clock is in [T, T + D) (epoch ms), else 200 "ok"
 //   /log?id=X                            JSON: every request of X {method, key, t, closedEarly, status,
 //                                        headers (the names the client sent), referer, traceparent,
@@ -229,6 +235,22 @@ function createOrigin(name) {
         const answers = (q.get("answers") || "200@0").split(",");
         const [code, ms] = answers[Math.min(n, answers.length - 1)].split("@").map(Number);
         setTimeout(() => { if (res.destroyed) return; entry.status = code; send(res, code, `${code} ${n + 1}`); }, ms || 0);
+        return;
+      }
+      case "/kept": {
+        const n = seen(id); record(id, entry);
+        if (n >= Number(q.get("good") || 1)) return fail(req, res, q.get("then") || "503", entry);
+        const vary = q.get("vary");
+        const headers = { etag: `"${n + 1}"`, "access-control-expose-headers": "age, resilient-fetch-stale, etag" };
+        if (q.has("cc")) headers["cache-control"] = q.get("cc");
+        if (vary) headers.vary = vary;
+        const body = q.has("bytes") ? "k".repeat(Number(q.get("bytes")))
+          : `kept ${n + 1}${vary ? ` ${vary}:${req.headers[vary.toLowerCase()] ?? ""}` : ""}`;
+        entry.status = 200;
+        if (q.get("chunked") !== "1") { send(res, 200, body, headers); return; }
+        res.writeHead(200, { "content-type": "text/plain", ...headers });
+        res.write(body.slice(0, body.length >> 1));
+        res.end(body.slice(body.length >> 1));
         return;
       }
       case "/outage": {

@@ -2,7 +2,7 @@
 //! section and the store.
 
 use super::*;
-use crate::policy::{PolicyErrorKind, Value};
+use crate::policy::PolicyErrorKind;
 use proptest::prelude::*;
 
 mod lru;

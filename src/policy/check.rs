@@ -72,6 +72,7 @@ impl Policy {
             coalesce: coalesce(&mut c, &o),
             hedge: crate::hedge::read(&mut c, &o),
             outbox: crate::outbox::check(&mut c, &o),
+            failover: crate::failover::read(&mut c, &o),
         };
         match c.error {
             Some(error) => Err(error),
@@ -165,6 +166,7 @@ mod tests {
                 max_age_ms: 1000,
                 max_body_bytes: 0,
             }),
+            failover: None,
         };
         assert_eq!(p, expected);
     }

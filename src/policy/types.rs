@@ -2,6 +2,7 @@
 //! default gathered in [`defaults`] (each section's written once, in its own file).
 
 use crate::coalesce::Coalesce;
+use crate::failover::FailoverPolicy;
 use crate::hedge::HedgePolicy;
 use crate::outbox::OutboxPolicy;
 use crate::pacing::RateLimitPolicy;
@@ -77,6 +78,10 @@ pub struct Policy {
     pub hedge: Option<HedgePolicy>,
     /// The outbox; `None` (the default) keeps nothing (always, in a build without `outbox`).
     pub outbox: Option<OutboxPolicy>,
+    /// Each origin's alternates, tried when its breaker is open or an attempt to it fails;
+    /// `None` (the default) sends every attempt to the call's own origin (always, in a build
+    /// without `failover`).
+    pub failover: Option<FailoverPolicy>,
 }
 
 impl Policy {
@@ -125,6 +130,7 @@ impl Default for Policy {
             coalesce: crate::coalesce::DEFAULT,
             hedge: crate::hedge::initial(),
             outbox: OutboxPolicy::by_default(),
+            failover: crate::failover::initial(),
         }
     }
 }

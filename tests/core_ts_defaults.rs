@@ -18,6 +18,7 @@ const DECLARATIONS: &str = concat!(
     include_str!("../src/outbox/types.rs"),
     include_str!("../src/coalesce/shell.rs"),
     include_str!("../src/share/shell.rs"),
+    include_str!("../src/failover/shell.rs"),
 );
 
 /// "Interface.field" -> the text after `@default`, up to a parenthesis or the comment's end.
@@ -193,6 +194,13 @@ fn typescript_defaults_match_the_core() {
         (
             "OutboxPolicy.maxBodyBytes",
             d::OUTBOX_MAX_BODY_BYTES.to_string(),
+        ),
+        (
+            "Policy.failover",
+            match Policy::default().failover {
+                None => "false".into(),
+                Some(_) => "an object".into(),
+            },
         ),
         (
             "Policy.share",

@@ -42,6 +42,10 @@ pub(crate) use section::{initial, read};
 #[cfg(feature = "failover")]
 pub use url::{NotOrigin, origin, origin_of, with_origin};
 
+/// Whether this build has failover: without it no attempt goes to another origin, and the
+/// shell's code for one is left out.
+pub const BUILT: bool = cfg!(feature = "failover");
+
 /// The alternates `policy` lists for a call to `origin` (the URL's origin, as the platform
 /// serialises it): none when it lists none, or has no `failover`.
 pub fn alternates_of<'a>(policy: &'a crate::policy::Policy, origin: &str) -> AlternateOrigins<'a> {

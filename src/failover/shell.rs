@@ -8,24 +8,35 @@ use wasm_bindgen::prelude::*;
 #[cfg(feature = "failover")]
 #[wasm_bindgen(module = "/js/joined/site.js")]
 unsafe extern "C" {
-    /// `input` (an absolute URL string, or a `Request`) sent to `origin` instead: a URL string
-    /// for a string, else a `Request` or a promise of one (its body read first when `replay`).
+    /// Reports to the settler under (`slot`, `generation`) what an attempt to `origin` sends
+    /// instead of `input` (an absolute URL string, or a `Request`; its body read first when
+    /// `replay`).
     #[wasm_bindgen(js_name = failoverTo)]
-    fn failover_to(input: &JsValue, origin: &str, replay: bool) -> JsValue;
+    fn failover_to(input: &JsValue, origin: &str, replay: bool, slot: u32, generation: u32);
 }
 
 /// What an attempt to the alternate `origin` sends instead of `input`: a URL string for the
-/// fast path's string, a `Request` (or a promise of one) for a request; what it throws (a
-/// URL the platform will not parse) is the attempt's local error.
-#[cfg(feature = "failover")]
-pub(crate) fn to_alternate(input: &JsValue, origin: &str, replay: bool) -> JsValue {
-    failover_to(input, origin, replay)
-}
-
-/// Without `failover` no attempt goes to another origin: never called.
-#[cfg(not(feature = "failover"))]
-pub(crate) fn to_alternate(input: &JsValue, _origin: &str, _replay: bool) -> JsValue {
-    input.clone()
+/// fast path's string, a `Request` for a request (its body read first when `replay`, so that
+/// it can be cloned per attempt); an error (a URL that does not parse, a body that cannot be
+/// read) is the attempt's own, not the origin's.
+pub(crate) async fn to_alternate(
+    input: &JsValue,
+    origin: &str,
+    replay: bool,
+) -> Result<JsValue, JsValue> {
+    #[cfg(feature = "failover")]
+    {
+        let made = crate::wasm::settle::Settled::new();
+        let (slot, generation) = made.id();
+        failover_to(input, origin, replay, slot, generation);
+        made.await
+    }
+    // Without `failover` no attempt goes to another origin: never called.
+    #[cfg(not(feature = "failover"))]
+    {
+        let _ = (origin, replay);
+        Ok(input.clone())
+    }
 }
 
 /// The `failover` option (feature `failover`): merged into `Policy` in the builds that have it.

@@ -132,7 +132,7 @@ pub async fn run<T: Transport, E: Env>(
     // call) stands in between: one clock read fewer per call.
     let start = policy.bulkhead.is_none().then_some(called_at);
     // The first attempt goes to the first origin whose breaker is not open (with failover).
-    ctx.route_first(start.unwrap_or_else(|| env.now_ms()));
+    ctx.route_first(|| start.unwrap_or_else(|| env.now_ms()));
     let mut phase = Phase::Begin { start };
     loop {
         phase = match phase {

@@ -330,11 +330,13 @@ impl<'a> Ctx<'a> {
         self.owner.lend().breaker_state(origin, now) == crate::vocab::BreakerState::Open
     }
 
-    /// Sends the first attempt to the first origin of the route whose breaker is not open at
-    /// `now` (the call's own unless it is; its own when all are).
+    /// Sends the first attempt to the first origin of the route whose breaker is not open
+    /// `now()` (the call's own unless it is; its own when all are). Without alternates the
+    /// clock is not read.
     #[inline(always)]
-    fn route_first(&self, now: f64) {
+    fn route_first(&self, now: impl FnOnce() -> f64) {
         if !self.route.is_empty() {
+            let now = now();
             self.at.set(self.route.first(|o| self.is_open(o, now)));
         }
     }

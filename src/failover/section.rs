@@ -12,7 +12,7 @@
 use super::route::Route;
 use super::url::{NotOrigin, origin};
 use crate::policy::field::{Field, Kind, field, find};
-use crate::policy::messages::push_quoted;
+use crate::policy::messages::{push_quoted, push_u64};
 use crate::policy::reader::{Check, Object, Rows};
 use crate::policy::value::Value;
 
@@ -91,7 +91,7 @@ pub(crate) fn read<R: Rows>(c: &mut Check<R>, o: &Object) -> Option<FailoverPoli
     };
     if map.len() > keys {
         let mut expected = "an object of at most ".to_owned();
-        expected.push_str(&keys.to_string());
+        push_u64(&mut expected, keys as u64);
         expected.push_str(" origins");
         c.fail("failover".to_owned(), &expected, &count(map.len()), true);
         return None;
@@ -109,7 +109,7 @@ pub(crate) fn read<R: Rows>(c: &mut Check<R>, o: &Object) -> Option<FailoverPoli
             return None;
         }
         let mut expected = "a list of 1 to ".to_owned();
-        expected.push_str(&items.to_string());
+        push_u64(&mut expected, items as u64);
         expected.push_str(" origins");
         let list = match list {
             Value::List(list) if (1..=items).contains(&list.len()) => list,
@@ -185,7 +185,7 @@ fn key_path(key: &str) -> String {
 fn index_path(path: &str, i: usize) -> String {
     let mut p = path.to_owned();
     p.push('[');
-    p.push_str(&i.to_string());
+    push_u64(&mut p, i as u64);
     p.push(']');
     p
 }

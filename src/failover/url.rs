@@ -112,7 +112,7 @@ fn normal(scheme: &str, authority: &str) -> Result<String, NotOrigin> {
         let default = if scheme == "https" { 443 } else { 80 };
         if n != default {
             out.push(':');
-            out.push_str(&n.to_string());
+            crate::policy::messages::push_u64(&mut out, n.into());
         }
     }
     Ok(out)

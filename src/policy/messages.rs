@@ -50,7 +50,7 @@ pub(super) fn push_digits(out: &mut String, mut n: u64, width: usize) {
     }
 }
 
-pub(super) fn push_u64(out: &mut String, n: u64) {
+pub(crate) fn push_u64(out: &mut String, n: u64) {
     push_digits(out, n, 1);
 }
 

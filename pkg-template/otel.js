@@ -215,7 +215,8 @@ class Call {
     const span = this.span;
     switch (e.type) {
       case "attemptStart": {
-        const attributes = { ...this.target.attributes };
+        // An attempt to an alternate origin (failover) names that origin.
+        const attributes = e.origin === this.target.origin ? { ...this.target.attributes } : atOrigin(this.target, e.origin);
         if (e.attempt > 1) attributes[RESEND] = e.attempt - 1;
         const attempt = this.t.tracer.startSpan(this.target.spanMethod, { kind: SpanKind.CLIENT, attributes }, this.ctx);
         const started = { span: attempt, ctx: trace.setSpan(this.ctx, attempt) };
@@ -615,7 +616,7 @@ function targetOf(input, init, keepQuery) {
   // fetch sends the normalized methods upper-cased, any other as given.
   if (method === "_OTHER") attributes[METHOD_ORIGINAL] = given;
   return {
-    origin: url.origin, href: url.href, sent, attributes, spanMethod: method === "_OTHER" ? "HTTP" : method,
+    origin: url.origin, href: url.href, path: url.pathname + query, sent, attributes, spanMethod: method === "_OTHER" ? "HTTP" : method,
     secrets: secretsOf(url, input, init, isRequest),
   };
 }
@@ -667,6 +668,21 @@ function safely(f) {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * The attributes of an attempt sent to `origin`, an alternate origin (`failover`): the call's, with
+ * url.full, server.address and server.port naming that origin (the same path and query).
+ */
+function atOrigin(target, origin) {
+  const url = safely(() => new URL(origin));
+  if (url === undefined) return { ...target.attributes };
+  return {
+    ...target.attributes,
+    [URL_FULL]: `${url.protocol}//${url.host}${target.path}`,
+    [ADDRESS]: url.hostname.replace(/^\[(.*)\]$/, "$1"),
+    [PORT]: url.port !== "" ? Number(url.port) : url.protocol === "https:" ? 443 : 80,
+  };
 }
 
 

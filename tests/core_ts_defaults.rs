@@ -19,6 +19,7 @@ const DECLARATIONS: &str = concat!(
     include_str!("../src/coalesce/shell.rs"),
     include_str!("../src/share/shell.rs"),
     include_str!("../src/stale/types.rs"),
+    include_str!("../src/failover/shell.rs"),
 );
 
 /// "Interface.field" -> the text after `@default`, up to a parenthesis or the comment's end.
@@ -208,6 +209,13 @@ fn typescript_defaults_match_the_core() {
         ("StalePolicy.maxEntries", d::STALE_MAX_ENTRIES.to_string()),
         ("StalePolicy.maxBytes", d::STALE_MAX_BYTES.to_string()),
         ("StalePolicy.private", d::STALE_PRIVATE.to_string()),
+        (
+            "Policy.failover",
+            match Policy::default().failover {
+                None => "false".into(),
+                Some(_) => "an object".into(),
+            },
+        ),
         (
             "Policy.share",
             match Policy::default().share {

@@ -2,7 +2,7 @@
 // attempt is sent with, in its span's context.
 // Keep the single `export { ... }` line last (scripts/join-js.mjs joins js/otel/ into pkg-template/otel.js).
 import { context, propagation, trace, SpanKind, SpanStatusCode } from "@opentelemetry/api";
-import { redact, errorType, safely } from "./target.js";
+import { atOrigin, redact, errorType, safely } from "./target.js";
 import { P, METHOD, ORIGIN, REASON, STATE, PREVIOUS, STATUS, ERROR_TYPE, RESEND, ATTEMPTS, HEDGE, KEY, GIVE_UP } from "./names.js";
 
 /** One call: its span, its attempts' spans, and the onEvent and fetch its call policy carries. */
@@ -48,7 +48,8 @@ class Call {
     const span = this.span;
     switch (e.type) {
       case "attemptStart": {
-        const attributes = { ...this.target.attributes };
+        // An attempt to an alternate origin (failover) names that origin.
+        const attributes = e.origin === this.target.origin ? { ...this.target.attributes } : atOrigin(this.target, e.origin);
         if (e.attempt > 1) attributes[RESEND] = e.attempt - 1;
         const attempt = this.t.tracer.startSpan(this.target.spanMethod, { kind: SpanKind.CLIENT, attributes }, this.ctx);
         const started = { span: attempt, ctx: trace.setSpan(this.ctx, attempt) };

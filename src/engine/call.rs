@@ -13,10 +13,12 @@ use super::{
 };
 use crate::classify::{AttemptOutcome, Verdict};
 use crate::events::{Event, GiveUpReason};
+use crate::failover::Route;
 use crate::origin::{Ask, Refusal};
 use crate::owner::Owner;
 use crate::policy::Policy;
 use crate::vocab::Method;
+use std::cell::Cell;
 
 /// Where a call stands.
 enum Phase<'a> {
@@ -95,7 +97,8 @@ pub async fn run<T: Transport, E: Env>(
     let ctx = Ctx {
         owner,
         policy,
-        origin: call.origin,
+        route: Route::new(call.origin, call.alternates),
+        at: Cell::new(0),
         safe: call.replayable && (call.has_key || Method(call.method).is_idempotent()),
         called_at,
         deadline: called_at + f64::from(policy.total_timeout_ms),
@@ -127,9 +130,10 @@ pub async fn run<T: Transport, E: Env>(
     };
     // The first attempt starts when the call is made, unless a bulkhead (which may queue the
     // call) stands in between: one clock read fewer per call.
-    let mut phase = Phase::Begin {
-        start: policy.bulkhead.is_none().then_some(called_at),
-    };
+    let start = policy.bulkhead.is_none().then_some(called_at);
+    // The first attempt goes to the first origin whose breaker is not open (with failover).
+    ctx.route_first(|| start.unwrap_or_else(|| env.now_ms()));
+    let mut phase = Phase::Begin { start };
     loop {
         phase = match phase {
             Phase::Wait(ms) => {
@@ -163,8 +167,8 @@ pub async fn run<T: Transport, E: Env>(
                 // was asked.
                 let answered = match hedge {
                     None => {
-                        let (attempt, limit) = (first.attempt, first.limit);
-                        let sent = transport.send(attempt, limit).await;
+                        let (attempt, limit, to) = (first.attempt, first.limit, first.to);
+                        let sent = transport.send(attempt, limit, to).await;
                         let answered = settle(&ctx, &*transport, env, first, sent, false, on_event);
                         if answered.asks {
                             let answer = ask(&ctx, &*transport, env, &answered).await;
@@ -251,7 +255,7 @@ impl<'a, O> Hold<'a, O> {
             }
             if told {
                 on_event(&Event::RateLimitWait {
-                    origin: ctx.origin,
+                    origin: ctx.origin(),
                     wait_ms,
                     reason: why,
                 });
@@ -278,6 +282,7 @@ impl<'a, O> Hold<'a, O> {
                 progress.spent = self.reserved.take().map(Reservation::commit);
                 return Began::Go(Flight {
                     attempt,
+                    to: ctx.to(),
                     guard,
                     start,
                     limit: AttemptLimit::at(policy, remaining),
@@ -354,17 +359,32 @@ impl<'a, O> Hold<'a, O> {
         } else {
             (end, retry_after_ms)
         };
+        // Where a retry would go (with failover, the next origin whose breaker is not open):
+        // the decision reads that origin's breaker and budget.
+        let next_at = ctx.route_after(now);
         // A call an outbox keeps is not held for the network: the outbox sends it then.
         let facts = Facts {
             offline,
             kept: ctx.kept,
-            ..facts(ctx, verdict, &outcome, retry_after_ms, progress, now)
+            ..facts(
+                ctx,
+                next_at,
+                verdict,
+                &outcome,
+                retry_after_ms,
+                progress,
+                now,
+            )
         };
         let next = decide(policy, &facts, &|| env.random());
+        if let Next::Retry { .. } = next {
+            // The retry goes there: that origin's budget pays for it, and it is asked next.
+            ctx.at.set(next_at);
+        }
         let budget = policy.retry_budget.as_ref();
         let next = match (next, budget) {
             (Next::Success { refund: Some(n) }, Some(b)) => {
-                ctx.owner.with(ctx.origin, |_, s| s.refund(n, b.capacity));
+                ctx.owner.with(ctx.origin(), |_, s| s.refund(n, b.capacity));
                 Applied::Success
             }
             (Next::Success { .. }, _) => Applied::Success,
@@ -404,6 +424,7 @@ impl<'a, O> Hold<'a, O> {
             Applied::Retry(delay_ms, reason, retry_after, tokens) => {
                 on_event(&Event::Retry {
                     attempt: attempts + 1,
+                    origin: ctx.origin(),
                     delay_ms,
                     reason,
                     retry_after,
@@ -418,9 +439,12 @@ impl<'a, O> Hold<'a, O> {
     }
 }
 
-/// The facts a decision needs, read from the origin's entry (not marked used).
+/// The facts a decision needs, read from the entry of the origin at `at` in the route, where a
+/// retry would go (not marked used).
+#[allow(clippy::too_many_arguments)]
 fn facts<'o>(
     ctx: &Ctx<'_>,
+    at: usize,
     verdict: Verdict,
     outcome: &'o AttemptOutcome,
     retry_after_ms: Option<f64>,
@@ -428,7 +452,7 @@ fn facts<'o>(
     now: f64,
 ) -> Facts<'o> {
     let registry = ctx.owner.lend();
-    let state = registry.peek(ctx.origin);
+    let state = registry.peek(ctx.route.origin(at));
     let capacity = ctx.policy.retry_budget.as_ref().map_or(0, |b| b.capacity);
     Facts {
         verdict,

@@ -8,6 +8,9 @@
 //! origins are all open goes to the primary, which refuses it as it does without failover:
 //! failover never makes a call fail differently.
 
+/// The alternates of a call's origin, in the order they are tried (none: no failover).
+pub type AlternateOrigins<'a> = &'a [String];
+
 /// A call's origins: index 0 the primary, `i` the alternate `i - 1`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Route<'a> {
@@ -40,6 +43,13 @@ impl<'a> Route<'a> {
             Some(alternate) => alternate,
             None => self.primary,
         }
+    }
+
+    /// The alternate at `i` (`None` for the primary, and for an index past the end): where
+    /// an attempt that does not go to the call's own URL goes.
+    pub fn alternate(&self, i: usize) -> Option<&'a str> {
+        let alternate = self.alternates.get(i.checked_sub(1)?)?;
+        Some(alternate)
     }
 
     /// Where the first attempt goes, given `is_open(origin)`: whether that origin's breaker

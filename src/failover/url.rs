@@ -22,19 +22,6 @@ pub enum NotOrigin {
     Port,
 }
 
-impl NotOrigin {
-    /// What was found, for an error's "(got …)".
-    pub fn found(self) -> &'static str {
-        match self {
-            NotOrigin::Scheme => "a scheme other than http or https",
-            NotOrigin::UserInfo => "a user name or password",
-            NotOrigin::Path => "a path, query or fragment",
-            NotOrigin::Host => "a bad host: ASCII letters, digits, '-', '.' and '_', or [IPv6]",
-            NotOrigin::Port => "a bad port: 1 to 65535",
-        }
-    }
-}
-
 /// The origin `s` names, normalised as the platform serialises origins: scheme and host in
 /// lower case, the scheme's default port (80, 443) left out, no trailing `/`.
 pub fn origin(s: &str) -> Result<String, NotOrigin> {
@@ -125,7 +112,7 @@ fn normal(scheme: &str, authority: &str) -> Result<String, NotOrigin> {
         let default = if scheme == "https" { 443 } else { 80 };
         if n != default {
             out.push(':');
-            out.push_str(&n.to_string());
+            crate::policy::messages::push_u64(&mut out, n.into());
         }
     }
     Ok(out)

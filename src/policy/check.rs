@@ -73,6 +73,7 @@ impl Policy {
             hedge: crate::hedge::read(&mut c, &o),
             outbox: crate::outbox::check(&mut c, &o),
             stale: crate::stale::read(&mut c, &o),
+            failover: crate::failover::read(&mut c, &o),
         };
         match c.error {
             Some(error) => Err(error),
@@ -167,6 +168,7 @@ mod tests {
                 max_body_bytes: 0,
             }),
             stale: None,
+            failover: None,
         };
         assert_eq!(p, expected);
     }

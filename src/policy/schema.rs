@@ -19,6 +19,7 @@ const SECTIONS: &[&[Field]] = &[
     crate::pacing::FIELDS,
     crate::throttle::FIELDS,
     crate::hedge::FIELDS,
+    crate::failover::FIELDS,
     TAIL,
     crate::coalesce::FIELDS,
     CLIENT,

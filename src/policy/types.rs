@@ -2,6 +2,7 @@
 //! default gathered in [`defaults`] (each section's written once, in its own file).
 
 use crate::coalesce::Coalesce;
+use crate::failover::FailoverPolicy;
 use crate::hedge::HedgePolicy;
 use crate::outbox::OutboxPolicy;
 use crate::pacing::RateLimitPolicy;
@@ -81,6 +82,10 @@ pub struct Policy {
     /// Stale answers served when the origin fails; `None` (the default) keeps nothing
     /// (always, in a build without `stale`).
     pub stale: Option<crate::stale::StalePolicy>,
+    /// Each origin's alternates, tried when its breaker is open or an attempt to it fails;
+    /// `None` (the default) sends every attempt to the call's own origin (always, in a build
+    /// without `failover`).
+    pub failover: Option<FailoverPolicy>,
 }
 
 impl Policy {
@@ -130,6 +135,7 @@ impl Default for Policy {
             hedge: crate::hedge::initial(),
             outbox: OutboxPolicy::by_default(),
             stale: crate::stale::initial(),
+            failover: crate::failover::initial(),
         }
     }
 }

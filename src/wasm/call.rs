@@ -50,6 +50,9 @@ pub struct Ready {
     keepable: Option<Keepable>,
     /// With `stale` on: what keeping its answer, or serving a kept one, needs from its start.
     lookup: Option<Lookup>,
+    /// Its URL's origin when the policy lists alternates for it (`failover`): where its
+    /// attempts may go is looked up there. None without failover.
+    failover: Option<String>,
 }
 
 /// Starts one call: reads the arguments, resolves the policy and attaches the key now
@@ -150,8 +153,12 @@ fn prepare(
         request.as_ref(),
         signal.as_ref(),
     );
+    // Alternate origins are listed by the URL's origin (`failover`), whatever names the call.
+    let failover = (!crate::failover::alternates_of(&resolved.policy, &origin).is_empty())
+        .then(|| origin.clone());
     // The registry's name for the call (its breaker, budget, stats, events and errors): its
     // origin, or what `breaker.key` returns. The origin still decides where a key may go.
+    // An attempt to an alternate is named by the alternate's origin.
     let (origin_js, origin) = match &resolved.hooks.key {
         None => (origin_js, origin),
         Some(name) => named(name, &input, request.as_ref(), &method)?,
@@ -166,6 +173,7 @@ fn prepare(
     if flight.is_none()
         && !(keepable.is_some() && key.is_some())
         && !stale::serves(&resolved.policy, &method)
+        && failover.is_none()
         && let Some(refused) =
             refused_at_once(&client, &resolved, &origin, &origin_js, key.as_deref())
     {
@@ -205,6 +213,7 @@ fn prepare(
         coalesced: flight.is_some(),
         flight,
         keepable,
+        failover,
     }))
 }
 
@@ -256,6 +265,7 @@ fn refused_at_once(
         &client.registry,
         &resolved.policy,
         origin,
+        Default::default(),
         &performance_now,
         &mut |event| {
             if let Some(f) = &resolved.on_event {
@@ -284,13 +294,19 @@ impl Ready {
             coalesced,
             keepable,
             lookup,
+            failover,
         } = self;
         let env = JsEnv {
             abort: guard.state().clone(),
             started: Default::default(),
         };
+        let alternates = match &failover {
+            Some(url_origin) => crate::failover::alternates_of(&resolved.policy, url_origin),
+            None => Default::default(),
+        };
         let call = Call {
             origin: &origin,
+            alternates,
             method: &method,
             has_key: key.is_some(),
             replayable,

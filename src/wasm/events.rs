@@ -56,6 +56,7 @@ pub fn to_js(origin: &str, key: Option<&str>, event: &Event) -> JsValue {
             outcome,
             status: s,
             duration_ms,
+            ..
         } => (
             "attempt outcome status durationMs",
             [
@@ -70,6 +71,7 @@ pub fn to_js(origin: &str, key: Option<&str>, event: &Event) -> JsValue {
             delay_ms,
             reason,
             retry_after,
+            ..
         } => (
             "attempt delayMs reason retryAfter",
             [
@@ -162,6 +164,8 @@ pub fn to_js(origin: &str, key: Option<&str>, event: &Event) -> JsValue {
         ),
     };
     let [a, b, c, d] = values.map(|v| v.map_or(JsValue::UNDEFINED, JsValue::from));
+    // An attempt's event names the origin it went to (with failover, maybe an alternate).
+    let origin = event.origin().unwrap_or(origin);
     make_event(event.kind(), origin, names, &a, &b, &c, &d)
 }
 

@@ -41,7 +41,7 @@ pub(crate) mod events;
 mod key;
 mod options;
 mod resolve;
-mod settle;
+pub(crate) mod settle;
 mod state;
 pub(crate) mod transport;
 mod types;

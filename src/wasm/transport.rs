@@ -89,6 +89,9 @@ pub struct FetchTransport {
     on_wire: std::cell::Cell<u32>,
     /// How the last attempt to end ended (a `shouldRetry` that threw: the caller's doing).
     last: std::cell::Cell<Option<OutcomeKind>>,
+    /// What the attempts sent to each alternate origin send (`failover`): its URL or request,
+    /// made when the first attempt goes there.
+    alternates: RefCell<Vec<(String, JsValue)>>,
 }
 
 /// An attempt on the wire: aborted if dropped before it ends (a hedge that lost, a call
@@ -136,6 +139,7 @@ impl FetchTransport {
             previous: RefCell::new(Vec::new()),
             on_wire: std::cell::Cell::new(0),
             last: std::cell::Cell::new(None),
+            alternates: RefCell::new(Vec::new()),
         }
     }
 
@@ -284,18 +288,44 @@ impl Transport for FetchTransport {
         }
     }
 
-    async fn send(&self, attempt: u32, limit: AttemptLimit) -> (AttemptOutcome, Self::Output) {
-        let sent = self.send_one(attempt, limit).await;
+    async fn send(
+        &self,
+        attempt: u32,
+        limit: AttemptLimit,
+        to: Option<&str>,
+    ) -> (AttemptOutcome, Self::Output) {
+        let sent = self.send_one(attempt, limit, to).await;
         self.last.set(Some(sent.0.kind()));
         sent
     }
 }
 
 impl FetchTransport {
+    /// What an attempt to the alternate `origin` sends in place of the call's `input`: made
+    /// once per origin (a request's body read once), then reused as the call's own is.
+    async fn at_alternate(&self, input: &JsValue, origin: &str) -> Result<JsValue, JsValue> {
+        let made = self
+            .alternates
+            .borrow()
+            .iter()
+            .find(|(o, _)| o == origin)
+            .map(|(_, v)| v.clone());
+        if let Some(made) = made {
+            return Ok(made);
+        }
+        let made = crate::failover::shell::to_alternate(input, origin, self.replayable).await?;
+        let mut alternates = self.alternates.borrow_mut();
+        if !alternates.iter().any(|(o, _)| o == origin) {
+            alternates.push((origin.to_owned(), made.clone()));
+        }
+        Ok(made)
+    }
+
     async fn send_one(
         &self,
         _attempt: u32,
         limit: AttemptLimit,
+        to: Option<&str>,
     ) -> (AttemptOutcome, Result<JsValue, JsValue>) {
         // Another attempt of the call still on the wire: this one is a hedge.
         let hedge = self.on_wire.get() > 0;
@@ -305,6 +335,26 @@ impl FetchTransport {
         if !hedge {
             self.discard_previous();
         }
+        // The fast path sends its URL and init; a request of its own goes with no init (and
+        // is cloned per attempt when it has a body to send again; a stream body is sent
+        // once, as is: the core does not retry a call that is not replayable).
+        let (input, init) = match &self.source {
+            Source::Direct { input, init } => (input, init.as_ref()),
+            Source::Template(request) => (request, &JsValue::UNDEFINED),
+        };
+        // An attempt to an alternate origin sends the same to that origin (`failover`).
+        let alternate;
+        let input = match to.filter(|_| crate::failover::BUILT) {
+            None => input,
+            Some(origin) => match self.at_alternate(input, origin).await {
+                Ok(made) => {
+                    alternate = made;
+                    &alternate
+                }
+                // The caller's request, not the origin, is at fault.
+                Err(e) => return (AttemptOutcome::InvalidRequest, Err(e)),
+            },
+        };
         if self.abort.aborted() {
             return (AttemptOutcome::Aborted, Err(self.abort.reason()));
         }
@@ -331,13 +381,6 @@ impl FetchTransport {
         };
         let settled = Settled::new();
         let (slot, generation) = settled.id();
-        // The fast path sends its URL and init; a request of its own goes with no init (and
-        // is cloned per attempt when it has a body to send again; a stream body is sent
-        // once, as is: the core does not retry a call that is not replayable).
-        let (input, init) = match &self.source {
-            Source::Direct { input, init } => (input, init.as_ref()),
-            Source::Template(request) => (request, &JsValue::UNDEFINED),
-        };
         let sent = send(
             &self.fetch,
             input,

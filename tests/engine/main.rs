@@ -21,6 +21,8 @@ mod support;
 mod breaker;
 mod bulkhead;
 mod deadlines;
+#[cfg(feature = "failover")]
+mod failover;
 #[cfg(feature = "hedge")]
 mod hedging;
 mod hooks;

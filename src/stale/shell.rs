@@ -294,7 +294,7 @@ impl Lookup {
     }
 
     /// The call's result for `failure`: the promise of a kept answer within its window, with
-    /// its `Age`, a `stale` event and `count()` (the origin's `stale` counter); else of
+    /// its `Age`, a `stale` event and `count` (the origin's `stale` counter); else of
     /// `mapped`, as without `stale`. Every store call is bounded by what the deadline leaves
     /// (at most [`STORE_MS`]). A task of its own, not a part of the call's future: the call's
     /// future stays as it is for every call.
@@ -304,7 +304,7 @@ impl Lookup {
         failure: Failure,
         reply: &Reply<'_>,
         mapped: Result<JsValue, JsValue>,
-        count: impl FnOnce() + 'static,
+        count: impl FnOnce(Told) + 'static,
     ) -> Result<JsValue, JsValue> {
         let policy = &reply.resolved.policy;
         let Some(stale) = policy.stale.clone() else {
@@ -324,12 +324,12 @@ impl Lookup {
                 Err(_) => JsValue::UNDEFINED,
             };
             let response = stale_serve(&entry, age_s, failure.as_str(), &replaced);
-            count();
+            let told = Told {
+                age_ms,
+                reason: failure,
+            };
+            count(told);
             if let Some(listener) = &listener {
-                let told = Told {
-                    age_ms,
-                    reason: failure,
-                };
                 emit(listener, &origin, None, &Event::Stale(told));
             }
             Ok(response)

@@ -12,6 +12,7 @@ import { outboxDown, outboxUp, renderOutbox } from "./lanes/outbox.js";
 import { storm } from "./lanes/storm.js";
 import { edgeRun, edgeSetup } from "./lanes/edge.js";
 import { breakerRules } from "./lanes/breaker.js";
+import { staleRun } from "./lanes/stale.js";
 
 await Promise.all([...document.querySelectorAll(".origin")].map(buildOriginControls));
 $("#policy-form").addEventListener("input", showPolicy);
@@ -27,6 +28,7 @@ $("#jitter-button").addEventListener("click", compareJitter);
 $("#throttle-button").addEventListener("click", compareThrottle);
 $("#hedge-button").addEventListener("click", compareHedge);
 $("#breaker-button").addEventListener("click", breakerRules);
+$("#stale-button").addEventListener("click", staleRun);
 $("#share-break").addEventListener("click", shareBreak);
 $("#outbox-down").addEventListener("click", outboxDown);
 $("#outbox-up").addEventListener("click", outboxUp);

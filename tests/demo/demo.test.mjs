@@ -6,7 +6,7 @@ import { spawn } from "node:child_process";
 import net from "node:net";
 import path from "node:path";
 import readline from "node:readline";
-import { OUT, edgeLane, openDemo, outageLane, pacedBurstLane, hedgeLane, breakerLane, layoutLane, outboxLane, postEffectsLane, root,
+import { OUT, edgeLane, openDemo, outageLane, pacedBurstLane, hedgeLane, breakerLane, staleLane, layoutLane, outboxLane, postEffectsLane, root,
   shareLane, shootLane, stormLane } from "./lanes.mjs";
 
 let server, urls, browser, page;
@@ -91,6 +91,11 @@ test("hedged reads: the slow tail cut for a few extra requests", async () => {
 test("breaker rules: slow answers open the breaker, failed probes grow its cooldown", async () => {
   await breakerLane(page);
   await shot(12);
+});
+
+test("stale answers: the last good answer served for each failure, nothing sent while open", async () => {
+  await staleLane(page);
+  await shot(13);
 });
 
 test("the outbox: 5 POSTs kept while origin B is down, each applied once when it is back", async () => {

@@ -216,6 +216,20 @@ export async function hedgeLane(page) {
 }
 
 /**
+ * Lane 13: the origin down after one good answer; the kept answer is served for each failure, and
+ * without sending once the breaker is open.
+ */
+export async function staleLane(page) {
+  await page.click("#stale-button");
+  await page.waitForFunction(() => document.querySelector("#stale-summary").dataset.served !== undefined, null,
+    { timeout: 15000 });
+  const d = await page.locator("#stale-summary").evaluate((p) => ({ ...p.dataset }));
+  assert.equal(d.served, "5", JSON.stringify(d));
+  assert.equal(d.whileOpen, "0", JSON.stringify(d));
+  assert.equal(d.reasons, ",status,breakerOpen,breakerOpen,breakerOpen,breakerOpen", JSON.stringify(d));
+}
+
+/**
  * Lane 12: slow answers open a breaker with slowCallMs ("slowCallRate"; calls after it fail fast),
  * and each failed probe doubles the cooldown up to maxCooldownMs (each opening's cooldown as the
  * lane read it, from a call refused right then), so the dead origin gets far fewer probes.

@@ -10,7 +10,7 @@ import http from "node:http";
 import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
-import { OUT, openDemo, outageLane, pacedBurstLane, hedgeLane, breakerLane, layoutLane, outboxLane, postEffectsLane, root,
+import { OUT, openDemo, outageLane, pacedBurstLane, hedgeLane, breakerLane, staleLane, layoutLane, outboxLane, postEffectsLane, root,
   settled, shareLane, shootLane, stormLane } from "./lanes.mjs";
 
 const BASE = "/resilient-fetch/"; // the site's path on its host, as a GitHub Pages project site's
@@ -107,6 +107,10 @@ test("hedged reads: the slow tail cut for a few extra requests", async () => {
 
 test("breaker rules: slow answers open the breaker, failed probes grow its cooldown", async () => {
   await breakerLane(page);
+});
+
+test("stale answers: the last good answer served for each failure, nothing sent while open", async () => {
+  await staleLane(page);
 });
 
 test("the outbox: 5 POSTs kept while origin B is down, each applied once when it is back", async () => {

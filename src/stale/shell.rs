@@ -279,12 +279,20 @@ impl Lookup {
         let max_age_s = ((kept.lifetime_ms() + window) / 1000.0).ceil() + 1.0;
         let base = keep::base_key(&self.method, &self.url);
         let key = keep::key(&self.method, &self.url, &vary, &req_headers);
+        // The names, comma-separated (no `join`, no string pattern: each is kilobytes of wasm).
+        let mut names = String::new();
+        for name in &vary {
+            if !names.is_empty() {
+                names.push(',');
+            }
+            names.push_str(name);
+        }
         stale_keep(
             &stale.store,
             response,
             &key,
             &base,
-            &vary.join(", "),
+            &names,
             self.sent_ms,
             shared,
             policy.max_body_bytes,
@@ -351,7 +359,7 @@ impl Lookup {
         // [copy, sent, received, shared, vary, status, statusText, ...headers]
         let vary = entry.get(4).as_string().unwrap_or_default();
         if !vary.is_empty() {
-            let names: Vec<String> = vary.split(", ").map(str::to_owned).collect();
+            let names: Vec<String> = vary.split(',').map(str::to_owned).collect();
             let headers = borrowed(&self.headers);
             let key = keep::key(&self.method, &self.url, &names, &headers);
             entry = found(store, &key, ms()).await?;

@@ -9,7 +9,7 @@
 import test from "node:test";
 import assert from "node:assert/strict";
 import { ORIGIN_A, errorOf, serverLog, sleep, uid } from "./helpers.mjs";
-import { ResilientClient } from "resilient-fetch";
+import { ResilientClient, resilientFetch } from "resilient-fetch";
 
 /** A client whose events are kept; retries at once, no breaker unless asked. */
 function recorded(policy) {
@@ -194,6 +194,21 @@ test("a given store is used as it is: its put gets a Response, its get serves it
   assert.equal(kept.size, 1, "one answer put");
   assert.ok([...kept.values()][0] instanceof Response);
   assert.deepEqual(await answer(client.fetch(url)), [200, "kept 1", "0-1", "status"]);
+  client.free();
+});
+
+test("a HEAD's headers are kept and served for its failure; a call turns stale on where its client did not (the client's store, opened then)", async () => {
+  const { client } = recorded({});
+  const url = `${ORIGIN_A}/kept?id=${uid("stale")}`;
+  const head = (c) => answer(c.fetch(url, { method: "HEAD" }, { stale: true }));
+  assert.deepEqual(await head(client), [200, "", null, null]);
+  assert.deepEqual(await head(client), [200, "", "0-1", "status"]);
+  // The module's own client, through resilientFetch with the policy of one call.
+  const other = `${ORIGIN_A}/kept?id=${uid("stale")}`;
+  const policy = { stale: true, retry: false, breaker: false };
+  assert.deepEqual(await answer(resilientFetch(other, {}, policy)), [200, "kept 1", null, null]);
+  assert.deepEqual(await answer(resilientFetch(other, {}, policy)), [200, "kept 1", "0-1", "status"]);
+  assert.deepEqual(await answer(resilientFetch(other, {}, { ...policy, stale: false })), [503, "fault 503", null, null], "off for this call");
   client.free();
 });
 

@@ -11,7 +11,7 @@
 //! | `Cache-Control` directives, request and response | `cache_control.rs` |
 //! | which answers are kept, which writes make them out of date; the key (method, URL, `Vary`) | `keep.rs` |
 //! | a kept answer's age and window; whether it may be served for a failure | `serve.rs` |
-//! | the in-memory store: bounded LRU by entries and bytes | `lru.rs` |
+//! | an in-memory store's rules: bounded LRU by entries and bytes (the shell's memory store is `stale.js`'s, a JS `Map` in the same order, holding the bytes where they are) | `lru.rs` |
 //! | the policy section `stale`: types, defaults, rows, check | `section.rs` |
 //! | the shell's part (wasm32): the store, keeping an answer, serving one | `shell.rs` |
 //! | the JS (joined into `js/joined/site.js`): stores, the tee, the served response | `stale.js` |

@@ -3,8 +3,8 @@
 //! A GET's (or HEAD's) answer that a store may keep is kept under its key; when a later call
 //! for the same key fails (a network error, a timeout, the breaker open, throttled,
 //! rate-limited, the budget spent, the deadline, or a retryable status after its retries), a
-//! kept answer within its window is served instead, with an `Age`. This folder is the pure
-//! part: the rules, time as a parameter; the store and the serving are the shell's.
+//! kept answer within its window is served instead, with an `Age`. The rules are plain Rust,
+//! time a parameter; the shell's part (wasm32) keeps and serves by them, its JS does the I/O.
 //!
 //! | concern | file |
 //! | --- | --- |

@@ -212,6 +212,18 @@ test("a HEAD's headers are kept and served for its failure; a call turns stale o
   client.free();
 });
 
+test("identical reads coalesced into one flight are each served the kept answer", async () => {
+  const id = uid("stale");
+  const { client, events } = recorded({ stale: true, coalesce: true });
+  const url = `${ORIGIN_A}/kept?id=${id}`;
+  await (await client.fetch(url)).text();
+  const both = await Promise.all([answer(client.fetch(url)), answer(client.fetch(url))]);
+  assert.deepEqual(both, [[200, "kept 1", "0-1", "status"], [200, "kept 1", "0-1", "status"]]);
+  assert.equal((await serverLog(ORIGIN_A, id)).length, 3, "one flight: its two attempts");
+  assert.equal(events.filter((e) => e.type === "stale").length, 1, "one call served");
+  client.free();
+});
+
 test("bad input names the field and its range; the store's fields are a client's", async () => {
   assert.throws(() => new ResilientClient({ stale: { maxStaleMs: -1 } }),
     (e) => e instanceof RangeError && /^stale\.maxStaleMs must be an integer from 0 to /.test(e.message));

@@ -140,6 +140,8 @@ const ATTEMPTS = P + "attempts";
 const HEDGE = P + "hedge";
 const KEY = P + "idempotency_key";
 const GIVE_UP = P + "give_up.reason";
+// The failure a kept answer stood in for (policy stale): one of the `stale` event's reasons.
+const STALE = P + "stale.reason";
 const OUTBOX_NAME = P + "outbox.name";
 const OUTBOX_STATE = P + "outbox.state";
 
@@ -253,6 +255,10 @@ class Call {
       case "giveUp":
         span.setAttribute(GIVE_UP, e.reason);
         span.addEvent(P + "give_up", { [REASON]: e.reason, [ATTEMPTS]: e.attempts });
+        break;
+      case "stale":
+        span.setAttribute(STALE, e.reason);
+        span.addEvent(P + "stale", { [REASON]: e.reason, [P + "age_ms"]: e.ageMs });
         break;
       case "shortCircuit": span.addEvent(P + "short_circuit", { [P + "retry_after_ms"]: e.delayMs }); break;
       case "bulkheadRejected": span.addEvent(P + "bulkhead_rejected"); break;

@@ -129,7 +129,7 @@ mod shell {
             failure: Failure,
             _: &Reply<'_>,
             _: Result<JsValue, JsValue>,
-            _: impl FnOnce() + 'static,
+            _: impl FnOnce(super::Told) + 'static,
         ) -> Result<JsValue, JsValue> {
             match failure {}
         }

@@ -279,12 +279,20 @@ impl Lookup {
         let max_age_s = ((kept.lifetime_ms() + window) / 1000.0).ceil() + 1.0;
         let base = keep::base_key(&self.method, &self.url);
         let key = keep::key(&self.method, &self.url, &vary, &req_headers);
+        // The names, comma-separated (no `join`, no string pattern: each is kilobytes of wasm).
+        let mut names = String::new();
+        for name in &vary {
+            if !names.is_empty() {
+                names.push(',');
+            }
+            names.push_str(name);
+        }
         stale_keep(
             &stale.store,
             response,
             &key,
             &base,
-            &vary.join(", "),
+            &names,
             self.sent_ms,
             shared,
             policy.max_body_bytes,
@@ -294,7 +302,7 @@ impl Lookup {
     }
 
     /// The call's result for `failure`: the promise of a kept answer within its window, with
-    /// its `Age`, a `stale` event and `count()` (the origin's `stale` counter); else of
+    /// its `Age`, a `stale` event and `count` (the origin's `stale` counter); else of
     /// `mapped`, as without `stale`. Every store call is bounded by what the deadline leaves
     /// (at most [`STORE_MS`]). A task of its own, not a part of the call's future: the call's
     /// future stays as it is for every call.
@@ -304,7 +312,7 @@ impl Lookup {
         failure: Failure,
         reply: &Reply<'_>,
         mapped: Result<JsValue, JsValue>,
-        count: impl FnOnce() + 'static,
+        count: impl FnOnce(Told) + 'static,
     ) -> Result<JsValue, JsValue> {
         let policy = &reply.resolved.policy;
         let Some(stale) = policy.stale.clone() else {
@@ -324,12 +332,12 @@ impl Lookup {
                 Err(_) => JsValue::UNDEFINED,
             };
             let response = stale_serve(&entry, age_s, failure.as_str(), &replaced);
-            count();
+            let told = Told {
+                age_ms,
+                reason: failure,
+            };
+            count(told);
             if let Some(listener) = &listener {
-                let told = Told {
-                    age_ms,
-                    reason: failure,
-                };
                 emit(listener, &origin, None, &Event::Stale(told));
             }
             Ok(response)
@@ -351,7 +359,7 @@ impl Lookup {
         // [copy, sent, received, shared, vary, status, statusText, ...headers]
         let vary = entry.get(4).as_string().unwrap_or_default();
         if !vary.is_empty() {
-            let names: Vec<String> = vary.split(", ").map(str::to_owned).collect();
+            let names: Vec<String> = vary.split(',').map(str::to_owned).collect();
             let headers = borrowed(&self.headers);
             let key = keep::key(&self.method, &self.url, &names, &headers);
             entry = found(store, &key, ms()).await?;

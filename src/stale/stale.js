@@ -52,14 +52,24 @@ function privateRuntime() {
     typeof g.SharedWorkerGlobalScope === "function" || typeof g.ServiceWorkerGlobalScope === "function";
 }
 
-/** The Cache API's `resilient-fetch` cache as a store; `memory` when it cannot be opened. */
+/**
+ * The Cache API's `resilient-fetch` cache as a store; `memory` from the first time it cannot be
+ * opened or used (workerd run locally without a cache service throws "No Cache was configured").
+ */
 function cacheStore(memory) {
   let opened;
   const cache = () => (opened ??= caches.open("resilient-fetch").catch(() => null));
   const request = (key) => new Request(KEY_URL + encodeURIComponent(key));
   const use = (method, work) => async (key, value) => {
     const c = await cache();
-    return c === null ? memory[method](key, value) : work(c, request(key), value);
+    if (c !== null) {
+      try {
+        return await work(c, request(key), value);
+      } catch {
+        opened = Promise.resolve(null);
+      }
+    }
+    return memory[method](key, value);
   };
   return {
     get: use("get", async (c, r) => (await c.match(r)) ?? undefined),

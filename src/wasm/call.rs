@@ -351,8 +351,8 @@ impl Ready {
         let mapped = match (lookup, failure) {
             (Some(lookup), Some(failure)) => {
                 let (counted, origin) = (client.clone(), origin.clone());
-                let count = move || {
-                    let back = crate::owner::Returned::ServedStale;
+                let count = move |told| {
+                    let back = crate::owner::Returned::ServedStale(told);
                     counted.registry.update(&origin, None, back);
                 };
                 lookup.serve(&client.stale, failure, &ended, mapped, count)

@@ -251,6 +251,21 @@ test("a hedged read: the hedge is a span event and an attribute of its attempt, 
   await t.shutdown();
 });
 
+test("a stale answer: the call span says which failure it stood in for (an attribute of a bounded set and a span event), and ends as its answer", fullOnly(), async () => {
+  const t = telemetry();
+  const client = instrument(ResilientClient, { stale: true, retry: false, breaker: false }, t.options);
+  const url = `${ORIGIN_A}/kept?id=${uid("otel-stale")}`;
+  await (await client.fetch(url)).text();
+  const served = await client.fetch(url);
+  assert.equal(await served.text(), "kept 1");
+  const calls = callSpans(t.spans()).sort(byStart);
+  assert.equal(calls[0].attributes[M + "stale.reason"], undefined);
+  assert.equal(calls[1].attributes[M + "stale.reason"], "status");
+  assert.equal(calls[1].attributes["http.response.status_code"], 200);
+  assert.deepEqual(eventsOf(calls[1], "stale").map((e) => e.attributes[M + "reason"]), ["status"]);
+  await t.shutdown();
+});
+
 test("rate limits: a call that waits for its origin's quota has the wait as a span event and in the wait histogram", fullOnly(), async () => {
   const t = telemetry();
   const client = instrument(ResilientClient, { breaker: false }, t.options);

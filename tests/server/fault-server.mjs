@@ -241,7 +241,7 @@ function createOrigin(name) {
         const n = seen(id); record(id, entry);
         if (n >= Number(q.get("good") || 1)) return fail(req, res, q.get("then") || "503", entry);
         const vary = q.get("vary");
-        const headers = { etag: `"${n + 1}"`, "access-control-expose-headers": "age, resilient-fetch-stale, etag" };
+        const headers = { etag: `"${n + 1}"`, "access-control-expose-headers": "age, etag, vary" };
         if (q.has("cc")) headers["cache-control"] = q.get("cc");
         if (vary) headers.vary = vary;
         const body = q.has("bytes") ? "k".repeat(Number(q.get("bytes")))

@@ -218,7 +218,7 @@ export type StaleEvent = EventOf<{
 
 /** The failure a kept answer stands in for (policy stale). */
 export type StaleReason =
-  | "networkError" | "timeout" | "breakerOpen" | "throttled" | "rateLimit" | "budget" | "deadline" | "status";
+  | "networkError" | "timeout" | "breakerOpen" | "throttled" | "rateLimit" | "deadline" | "status";
 
 /** Counters and state of one origin. */
 export interface OriginStats {

@@ -13,12 +13,11 @@ use super::{
 };
 use crate::classify::{AttemptOutcome, Verdict};
 use crate::events::{Event, GiveUpReason};
-use crate::failover::Route;
+use crate::failover::{At, Route};
 use crate::origin::{Ask, Refusal};
 use crate::owner::Owner;
 use crate::policy::Policy;
 use crate::vocab::Method;
-use std::cell::Cell;
 
 /// Where a call stands.
 enum Phase<'a> {
@@ -98,7 +97,7 @@ pub async fn run<T: Transport, E: Env>(
         owner,
         policy,
         route: Route::new(call.origin, call.alternates),
-        at: Cell::new(0),
+        at: At::default(),
         safe: call.replayable && (call.has_key || Method(call.method).is_idempotent()),
         called_at,
         deadline: called_at + f64::from(policy.total_timeout_ms),

@@ -39,12 +39,11 @@ pub use decide::{Facts, Next, decide};
 use crate::breaker::Transition;
 use crate::bulkhead::{Admission, BulkheadPermit};
 use crate::events::{Event, GiveUpReason};
-use crate::failover::Route;
+use crate::failover::{Alternate, Route};
 use crate::origin::{Ask, Refusal};
 use crate::owner::Owner;
 use crate::policy::Policy;
 use crate::retry_after;
-use std::cell::Cell;
 use std::future::{Future, poll_fn};
 use std::pin::pin;
 use std::task::Poll;
@@ -124,7 +123,7 @@ pub trait Transport {
         &self,
         attempt: u32,
         limit: AttemptLimit,
-        to: Option<&str>,
+        to: Option<Alternate<'_>>,
     ) -> impl Future<Output = (AttemptOutcome, Self::Output)>;
 
     /// The caller's answer to "does this outcome count against the breaker?" (by default the
@@ -293,7 +292,7 @@ pub(crate) struct Ctx<'a> {
     /// The call's origins: its own, then its alternates ([`crate::failover`]).
     route: Route<'a>,
     /// Where in the route the current attempt goes (or the next, once a retry is decided).
-    at: Cell<usize>,
+    at: crate::failover::At,
     /// Whether repeating the request is safe.
     pub(crate) safe: bool,
     /// When the call started (monotonic ms).
@@ -320,7 +319,7 @@ impl<'a> Ctx<'a> {
 
     /// The alternate origin the current attempt goes to; `None`: the call's own URL.
     #[inline(always)]
-    pub(crate) fn to(&self) -> Option<&'a str> {
+    pub(crate) fn to(&self) -> Option<Alternate<'a>> {
         self.route.alternate(self.at.get())
     }
 

@@ -34,7 +34,7 @@ mod url;
 #[cfg(not(feature = "failover"))]
 pub use off::*;
 #[cfg(feature = "failover")]
-pub use route::{AlternateOrigins, Route};
+pub use route::{Alternate, AlternateOrigins, At, Route};
 #[cfg(feature = "failover")]
 pub use section::{Alternates, CAPABILITY, FIELDS, FailoverPolicy, MAX_ALTERNATES, MAX_PRIMARIES};
 #[cfg(feature = "failover")]

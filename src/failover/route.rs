@@ -11,6 +11,35 @@
 /// The alternates of a call's origin, in the order they are tried (none: no failover).
 pub type AlternateOrigins<'a> = &'a [String];
 
+/// Where in its route a call's current attempt goes (index 0: its own origin).
+#[derive(Debug, Default)]
+pub struct At(std::cell::Cell<usize>);
+
+impl At {
+    /// The index.
+    #[inline(always)]
+    pub fn get(&self) -> usize {
+        self.0.get()
+    }
+
+    /// Moves to `i`.
+    #[inline(always)]
+    pub fn set(&self, i: usize) {
+        self.0.set(i);
+    }
+}
+
+/// An alternate origin an attempt goes to instead of the call's own URL's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Alternate<'a>(&'a str);
+
+impl<'a> Alternate<'a> {
+    /// The origin, normalised.
+    pub fn origin(self) -> &'a str {
+        self.0
+    }
+}
+
 /// A call's origins: index 0 the primary, `i` the alternate `i - 1`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Route<'a> {
@@ -47,9 +76,9 @@ impl<'a> Route<'a> {
 
     /// The alternate at `i` (`None` for the primary, and for an index past the end): where
     /// an attempt that does not go to the call's own URL goes.
-    pub fn alternate(&self, i: usize) -> Option<&'a str> {
+    pub fn alternate(&self, i: usize) -> Option<Alternate<'a>> {
         let alternate = self.alternates.get(i.checked_sub(1)?)?;
-        Some(alternate)
+        Some(Alternate(alternate))
     }
 
     /// Where the first attempt goes, given `is_open(origin)`: whether that origin's breaker

@@ -3,6 +3,10 @@
 //! among the headers), and the TypeScript declarations of the `failover` option, merged into
 //! `Policy` (the full build's, or the lean build's `false` only).
 
+use super::AlternateOrigins;
+use crate::policy::Policy;
+#[cfg(feature = "failover")]
+use std::cell::RefCell;
 use wasm_bindgen::prelude::*;
 
 #[cfg(feature = "failover")]
@@ -15,27 +19,99 @@ unsafe extern "C" {
     fn failover_to(input: &JsValue, origin: &str, replay: bool, slot: u32, generation: u32);
 }
 
-/// What an attempt to the alternate `origin` sends instead of `input`: a URL string for the
-/// fast path's string, a `Request` for a request (its body read first when `replay`, so that
-/// it can be cloned per attempt); an error (a URL that does not parse, a body that cannot be
-/// read) is the attempt's own, not the origin's.
-pub(crate) async fn to_alternate(
-    input: &JsValue,
-    origin: &str,
-    replay: bool,
-) -> Result<JsValue, JsValue> {
-    #[cfg(feature = "failover")]
-    {
-        let made = crate::wasm::settle::Settled::new();
-        let (slot, generation) = made.id();
-        failover_to(input, origin, replay, slot, generation);
-        made.await
+/// The URL origin of a call whose policy lists alternates for it (`failover`): where its
+/// attempts may go is looked up there, whatever names the call (`breaker.key`). Of no size,
+/// and never listed, without failover.
+#[derive(Debug, Default)]
+pub(crate) struct Listed(#[cfg(feature = "failover")] Option<String>);
+
+impl Listed {
+    /// `origin` (a call's URL's) if `policy` lists alternates for it.
+    #[inline(always)]
+    pub(crate) fn of(policy: &Policy, origin: &str) -> Self {
+        #[cfg(feature = "failover")]
+        {
+            let listed = !super::alternates_of(policy, origin).is_empty();
+            Listed(listed.then(|| origin.to_owned()))
+        }
+        #[cfg(not(feature = "failover"))]
+        {
+            let _ = (policy, origin);
+            Listed()
+        }
     }
-    // Without `failover` no attempt goes to another origin: never called.
+
+    /// Whether the call has alternates.
+    #[inline(always)]
+    pub(crate) fn is_listed(&self) -> bool {
+        #[cfg(feature = "failover")]
+        return self.0.is_some();
+        #[cfg(not(feature = "failover"))]
+        false
+    }
+
+    /// The call's alternates in `policy` (none unless listed).
+    #[inline(always)]
+    pub(crate) fn alternates<'a>(&self, policy: &'a Policy) -> AlternateOrigins<'a> {
+        #[cfg(feature = "failover")]
+        if let Some(origin) = &self.0 {
+            return super::alternates_of(policy, origin);
+        }
+        let _ = policy;
+        AlternateOrigins::default()
+    }
+}
+
+/// What a call's attempts to each alternate origin send (`failover`): the call's URL or
+/// request at that origin, made when the first attempt goes there. Of no size without failover.
+#[derive(Default)]
+pub(crate) struct Made(#[cfg(feature = "failover")] RefCell<Vec<(String, JsValue)>>);
+
+impl Made {
+    /// What an attempt to the alternate `origin` sends instead of `input`: a URL string for the
+    /// fast path's string, a `Request` for a request (its body read first when `replay`, so
+    /// that it can be cloned per attempt); an error (a URL that does not parse, a body that
+    /// cannot be read) is the attempt's own, not the origin's.
+    #[cfg(feature = "failover")]
+    pub(crate) async fn at(
+        &self,
+        input: &JsValue,
+        to: super::Alternate<'_>,
+        replay: bool,
+    ) -> Result<JsValue, JsValue> {
+        let origin = to.origin();
+        {
+            let known = self
+                .0
+                .borrow()
+                .iter()
+                .find(|(o, _)| o == origin)
+                .map(|(_, v)| v.clone());
+            if let Some(made) = known {
+                return Ok(made);
+            }
+            let settled = crate::wasm::settle::Settled::new();
+            let (slot, generation) = settled.id();
+            failover_to(input, origin, replay, slot, generation);
+            let made = settled.await?;
+            let mut all = self.0.borrow_mut();
+            if !all.iter().any(|(o, _)| o == origin) {
+                all.push((origin.to_owned(), made.clone()));
+            }
+            Ok(made)
+        }
+    }
+
+    /// Without `failover` no attempt goes to another origin: no [`super::Alternate`] exists,
+    /// so this is never called, and the shell's code around it is left out.
     #[cfg(not(feature = "failover"))]
-    {
-        let _ = (origin, replay);
-        Ok(input.clone())
+    pub(crate) fn at(
+        &self,
+        _input: &JsValue,
+        to: super::Alternate<'_>,
+        _replay: bool,
+    ) -> std::future::Ready<Result<JsValue, JsValue>> {
+        to.absurd()
     }
 }
 

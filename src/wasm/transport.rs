@@ -89,9 +89,8 @@ pub struct FetchTransport {
     on_wire: std::cell::Cell<u32>,
     /// How the last attempt to end ended (a `shouldRetry` that threw: the caller's doing).
     last: std::cell::Cell<Option<OutcomeKind>>,
-    /// What the attempts sent to each alternate origin send (`failover`): its URL or request,
-    /// made when the first attempt goes there.
-    alternates: RefCell<Vec<(String, JsValue)>>,
+    /// What the attempts sent to each alternate origin send (`failover`).
+    alternates: crate::failover::shell::Made,
 }
 
 /// An attempt on the wire: aborted if dropped before it ends (a hedge that lost, a call
@@ -137,7 +136,7 @@ impl FetchTransport {
             previous: RefCell::new(Vec::new()),
             on_wire: std::cell::Cell::new(0),
             last: std::cell::Cell::new(None),
-            alternates: RefCell::new(Vec::new()),
+            alternates: Default::default(),
         }
     }
 
@@ -289,7 +288,7 @@ impl Transport for FetchTransport {
         &self,
         attempt: u32,
         limit: AttemptLimit,
-        to: Option<&str>,
+        to: Option<crate::failover::Alternate<'_>>,
     ) -> (AttemptOutcome, Self::Output) {
         let sent = self.send_one(attempt, limit, to).await;
         self.last.set(Some(sent.0.kind()));
@@ -298,31 +297,11 @@ impl Transport for FetchTransport {
 }
 
 impl FetchTransport {
-    /// What an attempt to the alternate `origin` sends in place of the call's `input`: made
-    /// once per origin (a request's body read once), then reused as the call's own is.
-    async fn at_alternate(&self, input: &JsValue, origin: &str) -> Result<JsValue, JsValue> {
-        let made = self
-            .alternates
-            .borrow()
-            .iter()
-            .find(|(o, _)| o == origin)
-            .map(|(_, v)| v.clone());
-        if let Some(made) = made {
-            return Ok(made);
-        }
-        let made = crate::failover::shell::to_alternate(input, origin, self.replayable).await?;
-        let mut alternates = self.alternates.borrow_mut();
-        if !alternates.iter().any(|(o, _)| o == origin) {
-            alternates.push((origin.to_owned(), made.clone()));
-        }
-        Ok(made)
-    }
-
     async fn send_one(
         &self,
         _attempt: u32,
         limit: AttemptLimit,
-        to: Option<&str>,
+        to: Option<crate::failover::Alternate<'_>>,
     ) -> (AttemptOutcome, Result<JsValue, JsValue>) {
         // Another attempt of the call still on the wire: this one is a hedge.
         let hedge = self.on_wire.get() > 0;
@@ -332,25 +311,17 @@ impl FetchTransport {
         if !hedge {
             self.discard_previous();
         }
-        // The fast path sends its URL and init; a request of its own goes with no init (and
-        // is cloned per attempt when it has a body to send again; a stream body is sent
-        // once, as is: the core does not retry a call that is not replayable).
-        let (input, init) = match &self.source {
-            Source::Direct { input, init } => (input, init.as_ref()),
-            Source::Template(request) => (request, &JsValue::UNDEFINED),
-        };
         // An attempt to an alternate origin sends the same to that origin (`failover`).
-        let alternate;
-        let input = match to.filter(|_| crate::failover::BUILT) {
-            None => input,
-            Some(origin) => match self.at_alternate(input, origin).await {
-                Ok(made) => {
-                    alternate = made;
-                    &alternate
+        let alternate = match to {
+            None => None,
+            Some(to) => {
+                let (Source::Direct { input, .. } | Source::Template(input)) = &self.source;
+                match self.alternates.at(input, to, self.replayable).await {
+                    Ok(made) => Some(made),
+                    // The caller's request, not the origin, is at fault.
+                    Err(e) => return (AttemptOutcome::InvalidRequest, Err(e)),
                 }
-                // The caller's request, not the origin, is at fault.
-                Err(e) => return (AttemptOutcome::InvalidRequest, Err(e)),
-            },
+            }
         };
         if self.abort.aborted() {
             return (AttemptOutcome::Aborted, Err(self.abort.reason()));
@@ -377,6 +348,14 @@ impl FetchTransport {
         };
         let settled = Settled::new();
         let (slot, generation) = settled.id();
+        // The fast path sends its URL and init; a request of its own goes with no init (and
+        // is cloned per attempt when it has a body to send again; a stream body is sent
+        // once, as is: the core does not retry a call that is not replayable).
+        let (input, init) = match &self.source {
+            Source::Direct { input, init } => (input, init.as_ref()),
+            Source::Template(request) => (request, &JsValue::UNDEFINED),
+        };
+        let input = alternate.as_ref().unwrap_or(input);
         let sent = send(
             &self.fetch,
             input,
@@ -390,6 +369,7 @@ impl FetchTransport {
             slot,
             generation,
         );
+        drop(alternate);
         // The attempt ends when fetch settles, or when its limit runs out or the caller
         // aborts, whichever comes first: a fetch that ignores its signal (a mock, a
         // polyfill) cannot hold the call past its limit.

@@ -292,7 +292,7 @@ pub(crate) struct Ctx<'a> {
     /// The call's origins: its own, then its alternates ([`crate::failover`]).
     route: Route<'a>,
     /// Where in the route the current attempt goes (or the next, once a retry is decided).
-    at: crate::failover::At,
+    at: crate::failover::At<'a>,
     /// Whether repeating the request is safe.
     pub(crate) safe: bool,
     /// When the call started (monotonic ms).
@@ -308,7 +308,7 @@ impl<'a> Ctx<'a> {
     /// registry entry is asked, charged and told.
     #[inline(always)]
     pub(crate) fn origin(&self) -> &'a str {
-        self.route.origin(self.at.get())
+        self.at.origin(&self.route)
     }
 
     /// The call's own origin (or its `breaker.key` name): its bulkhead is the call's.
@@ -336,7 +336,8 @@ impl<'a> Ctx<'a> {
     fn route_first(&self, now: impl FnOnce() -> f64) {
         if !self.route.is_empty() {
             let now = now();
-            self.at.set(self.route.first(|o| self.is_open(o, now)));
+            let first = self.route.first(|o| self.is_open(o, now));
+            self.at.set(&self.route, first);
         }
     }
 

@@ -49,10 +49,16 @@ impl<'a> Alternate<'a> {
 }
 
 /// Where in its route a call's attempt goes: always its own origin, of no size.
-#[derive(Debug, Default)]
-pub struct At(());
+#[derive(Debug)]
+pub struct At<'a>(PhantomData<&'a str>);
 
-impl At {
+impl<'a> At<'a> {
+    /// At the call's own origin.
+    #[inline(always)]
+    pub fn new(_route: &Route<'a>) -> Self {
+        At(PhantomData)
+    }
+
     /// The index: 0, the call's own origin.
     #[inline(always)]
     pub fn get(&self) -> usize {
@@ -61,7 +67,13 @@ impl At {
 
     /// Stays at the call's own origin.
     #[inline(always)]
-    pub fn set(&self, _i: usize) {}
+    pub fn set(&self, _route: &Route<'a>, _i: usize) {}
+
+    /// The call's own origin.
+    #[inline(always)]
+    pub fn origin(&self, route: &Route<'a>) -> &'a str {
+        route.primary
+    }
 }
 
 /// The origins of a call: its own only.

@@ -8,24 +8,46 @@
 //! origins are all open goes to the primary, which refuses it as it does without failover:
 //! failover never makes a call fail differently.
 
+use std::cell::Cell;
+
 /// The alternates of a call's origin, in the order they are tried (none: no failover).
 pub type AlternateOrigins<'a> = &'a [String];
 
-/// Where in its route a call's current attempt goes (index 0: its own origin).
-#[derive(Debug, Default)]
-pub struct At(std::cell::Cell<usize>);
+/// Where in its route a call's current attempt goes (index 0: its own origin), and that
+/// origin (asked for at every step of an attempt: kept, not looked up).
+#[derive(Debug)]
+pub struct At<'a> {
+    i: Cell<usize>,
+    origin: Cell<&'a str>,
+}
 
-impl At {
+impl<'a> At<'a> {
+    /// At the start of `route`: its primary.
+    #[inline(always)]
+    pub fn new(route: &Route<'a>) -> Self {
+        At {
+            i: Cell::new(0),
+            origin: Cell::new(route.primary),
+        }
+    }
+
     /// The index.
     #[inline(always)]
     pub fn get(&self) -> usize {
-        self.0.get()
+        self.i.get()
     }
 
-    /// Moves to `i`.
+    /// Moves to the origin at `i` of `route`.
     #[inline(always)]
-    pub fn set(&self, i: usize) {
-        self.0.set(i);
+    pub fn set(&self, route: &Route<'a>, i: usize) {
+        self.i.set(i);
+        self.origin.set(route.origin(i));
+    }
+
+    /// The origin it is at (of the `route` it was made for).
+    #[inline(always)]
+    pub fn origin(&self, _route: &Route<'a>) -> &'a str {
+        self.origin.get()
     }
 }
 

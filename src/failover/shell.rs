@@ -5,8 +5,6 @@
 
 use super::AlternateOrigins;
 use crate::policy::Policy;
-#[cfg(feature = "failover")]
-use std::cell::RefCell;
 use wasm_bindgen::prelude::*;
 
 #[cfg(feature = "failover")]
@@ -62,57 +60,32 @@ impl Listed {
     }
 }
 
-/// What a call's attempts to each alternate origin send (`failover`): the call's URL or
-/// request at that origin, made when the first attempt goes there. Of no size without failover.
-#[derive(Default)]
-pub(crate) struct Made(#[cfg(feature = "failover")] RefCell<Vec<(String, JsValue)>>);
+/// What an attempt to the alternate `to` sends instead of `input`: a URL string for the fast
+/// path's string, a `Request` for a request (its body read first when `replay`, so that the
+/// template it was cloned from stays whole); an error (a URL that does not parse, a body that
+/// cannot be read) is the attempt's own, not the origin's. Made afresh for each such attempt:
+/// it is the rare path, and what it makes is sent once.
+#[cfg(feature = "failover")]
+pub(crate) async fn at(
+    input: &JsValue,
+    to: super::Alternate<'_>,
+    replay: bool,
+) -> Result<JsValue, JsValue> {
+    let settled = crate::wasm::settle::Settled::new();
+    let (slot, generation) = settled.id();
+    failover_to(input, to.origin(), replay, slot, generation);
+    settled.await
+}
 
-impl Made {
-    /// What an attempt to the alternate `origin` sends instead of `input`: a URL string for the
-    /// fast path's string, a `Request` for a request (its body read first when `replay`, so
-    /// that it can be cloned per attempt); an error (a URL that does not parse, a body that
-    /// cannot be read) is the attempt's own, not the origin's.
-    #[cfg(feature = "failover")]
-    pub(crate) async fn at(
-        &self,
-        input: &JsValue,
-        to: super::Alternate<'_>,
-        replay: bool,
-    ) -> Result<JsValue, JsValue> {
-        let origin = to.origin();
-        {
-            let known = self
-                .0
-                .borrow()
-                .iter()
-                .find(|(o, _)| o == origin)
-                .map(|(_, v)| v.clone());
-            if let Some(made) = known {
-                return Ok(made);
-            }
-            let settled = crate::wasm::settle::Settled::new();
-            let (slot, generation) = settled.id();
-            failover_to(input, origin, replay, slot, generation);
-            let made = settled.await?;
-            let mut all = self.0.borrow_mut();
-            if !all.iter().any(|(o, _)| o == origin) {
-                all.push((origin.to_owned(), made.clone()));
-            }
-            Ok(made)
-        }
-    }
-
-    /// Without `failover` no attempt goes to another origin: no [`super::Alternate`] exists,
-    /// so this is never called, and the shell's code around it is left out.
-    #[cfg(not(feature = "failover"))]
-    pub(crate) fn at(
-        &self,
-        _input: &JsValue,
-        to: super::Alternate<'_>,
-        _replay: bool,
-    ) -> std::future::Ready<Result<JsValue, JsValue>> {
-        to.absurd()
-    }
+/// Without `failover` no attempt goes to another origin: no [`super::Alternate`] exists, so
+/// this is never called, and the shell's code around it is left out.
+#[cfg(not(feature = "failover"))]
+pub(crate) fn at(
+    _input: &JsValue,
+    to: super::Alternate<'_>,
+    _replay: bool,
+) -> std::future::Ready<Result<JsValue, JsValue>> {
+    to.absurd()
 }
 
 /// The `failover` option (feature `failover`): merged into `Policy` in the builds that have it.

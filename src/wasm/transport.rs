@@ -89,8 +89,6 @@ pub struct FetchTransport {
     on_wire: std::cell::Cell<u32>,
     /// How the last attempt to end ended (a `shouldRetry` that threw: the caller's doing).
     last: std::cell::Cell<Option<OutcomeKind>>,
-    /// What the attempts sent to each alternate origin send (`failover`).
-    alternates: crate::failover::shell::Made,
 }
 
 /// An attempt on the wire: aborted if dropped before it ends (a hedge that lost, a call
@@ -136,7 +134,6 @@ impl FetchTransport {
             previous: RefCell::new(Vec::new()),
             on_wire: std::cell::Cell::new(0),
             last: std::cell::Cell::new(None),
-            alternates: Default::default(),
         }
     }
 
@@ -316,7 +313,7 @@ impl FetchTransport {
             None => None,
             Some(to) => {
                 let (Source::Direct { input, .. } | Source::Template(input)) = &self.source;
-                match self.alternates.at(input, to, self.replayable).await {
+                match crate::failover::shell::at(input, to, self.replayable).await {
                     Ok(made) => Some(made),
                     // The caller's request, not the origin, is at fault.
                     Err(e) => return (AttemptOutcome::InvalidRequest, Err(e)),

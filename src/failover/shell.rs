@@ -10,11 +10,18 @@ use wasm_bindgen::prelude::*;
 #[cfg(feature = "failover")]
 #[wasm_bindgen(module = "/js/joined/site.js")]
 unsafe extern "C" {
-    /// Reports to the settler under (`slot`, `generation`) what an attempt to `origin` sends
+    /// Reports to `settler` under (`slot`, `generation`) what an attempt to `origin` sends
     /// instead of `input` (an absolute URL string, or a `Request`; its body read first when
     /// `replay`).
     #[wasm_bindgen(js_name = failoverTo)]
-    fn failover_to(input: &JsValue, origin: &str, replay: bool, slot: u32, generation: u32);
+    fn failover_to(
+        input: &JsValue,
+        origin: &str,
+        replay: bool,
+        settler: &JsValue,
+        slot: u32,
+        generation: u32,
+    );
 }
 
 /// The URL origin of a call whose policy lists alternates for it (`failover`): where its
@@ -73,7 +80,8 @@ pub(crate) async fn at(
 ) -> Result<JsValue, JsValue> {
     let settled = crate::wasm::settle::Settled::new();
     let (slot, generation) = settled.id();
-    failover_to(input, to.origin(), replay, slot, generation);
+    let settler = crate::wasm::settle::settler();
+    failover_to(input, to.origin(), replay, &settler, slot, generation);
     settled.await
 }
 

@@ -77,23 +77,55 @@ pub(crate) async fn at(
     input: &JsValue,
     to: super::Alternate<'_>,
     replay: bool,
-) -> Result<JsValue, JsValue> {
+) -> Result<Made, JsValue> {
     let settled = crate::wasm::settle::Settled::new();
     let (slot, generation) = settled.id();
     let settler = crate::wasm::settle::settler();
     failover_to(input, to.origin(), replay, &settler, slot, generation);
-    settled.await
+    settled.await.map(Made)
+}
+
+/// What an attempt to an alternate origin sends (see [`at`]); none can be made without
+/// failover, so the shell's code that sends one is left out.
+#[cfg(feature = "failover")]
+pub(crate) struct Made(JsValue);
+
+/// What an attempt to an alternate origin sends: none can be made in this build.
+#[cfg(not(feature = "failover"))]
+pub(crate) struct Made(std::convert::Infallible);
+
+impl Made {
+    /// The URL string or `Request` to send.
+    pub(crate) fn value(&self) -> &JsValue {
+        #[cfg(feature = "failover")]
+        return &self.0;
+        #[cfg(not(feature = "failover"))]
+        match self.0 {}
+    }
 }
 
 /// Without `failover` no attempt goes to another origin: no [`super::Alternate`] exists, so
-/// this is never called, and the shell's code around it is left out.
+/// this is never called. Not an `async fn`: its future is uninhabited too, so the attempt's own
+/// future keeps no room, and the shell no code, for it.
 #[cfg(not(feature = "failover"))]
-pub(crate) fn at(
-    _input: &JsValue,
-    to: super::Alternate<'_>,
-    _replay: bool,
-) -> std::future::Ready<Result<JsValue, JsValue>> {
+pub(crate) fn at(_input: &JsValue, to: super::Alternate<'_>, _replay: bool) -> NoAlternate {
     to.absurd()
+}
+
+/// The request of an attempt to an alternate origin, never made in this build (no value).
+#[cfg(not(feature = "failover"))]
+pub(crate) struct NoAlternate(std::convert::Infallible);
+
+#[cfg(not(feature = "failover"))]
+impl std::future::Future for NoAlternate {
+    type Output = Result<Made, JsValue>;
+
+    fn poll(
+        self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Self::Output> {
+        match self.0 {}
+    }
 }
 
 /// The `failover` option (feature `failover`): merged into `Policy` in the builds that have it.

@@ -287,18 +287,39 @@ impl Transport for FetchTransport {
         limit: AttemptLimit,
         to: Option<crate::failover::Alternate<'_>>,
     ) -> (AttemptOutcome, Self::Output) {
-        let sent = self.send_one(attempt, limit, to).await;
+        let _ = attempt;
+        let sent = match to {
+            None => self.send_one(limit, None).await,
+            Some(to) => self.send_alternate(limit, to).await,
+        };
         self.last.set(Some(sent.0.kind()));
         sent
     }
 }
 
 impl FetchTransport {
+    /// An attempt to an alternate origin (`failover`): the call's request (or URL) made for that
+    /// origin, then sent as the call's own would be. Never in a build without failover (no
+    /// [`crate::failover::Alternate`] exists there).
+    async fn send_alternate(
+        &self,
+        limit: AttemptLimit,
+        to: crate::failover::Alternate<'_>,
+    ) -> (AttemptOutcome, Result<JsValue, JsValue>) {
+        let (Source::Direct { input, .. } | Source::Template(input)) = &self.source;
+        match crate::failover::shell::at(input, to, self.replayable).await {
+            Ok(made) => self.send_one(limit, Some(made)).await,
+            // The caller's request, not the origin, is at fault.
+            Err(e) => (AttemptOutcome::InvalidRequest, Err(e)),
+        }
+    }
+
+    /// One attempt, of the call's request or, `instead`, of what was made for an alternate
+    /// origin.
     async fn send_one(
         &self,
-        _attempt: u32,
         limit: AttemptLimit,
-        to: Option<crate::failover::Alternate<'_>>,
+        instead: Option<crate::failover::shell::Made>,
     ) -> (AttemptOutcome, Result<JsValue, JsValue>) {
         // Another attempt of the call still on the wire: this one is a hedge.
         let hedge = self.on_wire.get() > 0;
@@ -308,18 +329,6 @@ impl FetchTransport {
         if !hedge {
             self.discard_previous();
         }
-        // An attempt to an alternate origin sends the same to that origin (`failover`).
-        let alternate = match to {
-            None => None,
-            Some(to) => {
-                let (Source::Direct { input, .. } | Source::Template(input)) = &self.source;
-                match crate::failover::shell::at(input, to, self.replayable).await {
-                    Ok(made) => Some(made),
-                    // The caller's request, not the origin, is at fault.
-                    Err(e) => return (AttemptOutcome::InvalidRequest, Err(e)),
-                }
-            }
-        };
         if self.abort.aborted() {
             return (AttemptOutcome::Aborted, Err(self.abort.reason()));
         }
@@ -352,7 +361,10 @@ impl FetchTransport {
             Source::Direct { input, init } => (input, init.as_ref()),
             Source::Template(request) => (request, &JsValue::UNDEFINED),
         };
-        let input = alternate.as_ref().unwrap_or(input);
+        // An attempt to an alternate origin sends what was made for it.
+        let input = instead
+            .as_ref()
+            .map_or(input, crate::failover::shell::Made::value);
         let sent = send(
             &self.fetch,
             input,
@@ -366,7 +378,6 @@ impl FetchTransport {
             slot,
             generation,
         );
-        drop(alternate);
         // The attempt ends when fetch settles, or when its limit runs out or the caller
         // aborts, whichever comes first: a fetch that ignores its signal (a mock, a
         // polyfill) cannot hold the call past its limit.

@@ -9,6 +9,11 @@
 //! an [`Env`]; requests go out through a [`Transport`]. Both are the shell's in production
 //! and fakes in tests.
 //!
+//! Each attempt has its own origin: the call's, or with failover ([`crate::failover`]) the first
+//! of its route whose breaker is not open for the first attempt, the next one for a retry. The
+//! holds, the admission, the record of its end, the decision's facts and the retry's tokens are
+//! that origin's registry entry's; the bulkhead is the call's own origin's.
+//!
 //! Order of a call: bulkhead (may queue), then per attempt: the origin's admission (pacing,
 //! throttle, breaker), send (limited by the
 //! per-attempt timeout and what is left of the total deadline), record, decide; a retry

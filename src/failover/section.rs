@@ -6,8 +6,8 @@
 //! (`scheme://host[:port]`, http or https, nothing after but one `/`); kept normalised, as the
 //! platform serialises origins, so that they compare with the origin a call is keyed by. Its
 //! keys are the caller's, so no schema row lists fields under it: its one row
-//! ([`Kind::Origins`]) says how many of each it takes, and the check reads those bounds there
-//! and words its errors as every field's ([`Check::fail`]).
+//! ([`Kind::Origins`]) says how many of each it takes (the constants below, which the check
+//! applies), and the check words its errors as every field's (`Check::fail`).
 
 use super::route::Route;
 use super::url::{NotOrigin, origin};

@@ -157,3 +157,17 @@ test("bad failover input is a clear error naming the field", async () => {
   assert.equal((await client.fetch(`${ORIGIN_A}/ok`)).status, 200);
   client.free();
 });
+
+test("with breaker.key, attempts to the call's own origin keep its name; an attempt to an alternate is named by the alternate's origin", async () => {
+  const route = (url) => new URL(url).origin + "/" + new URL(url).pathname.split("/")[1];
+  const { client, events } = recorded({ breaker: { mode: "consecutive", failureThreshold: 1, cooldownMs: 60_000, key: route } });
+  const id = uid("failover-key");
+  assert.equal(await (await client.fetch(`${ORIGIN_A}/down?id=${id}&on=a`)).text(), "ok b");
+  assert.deepEqual(attempts(events).filter(([type]) => type === "attemptStart").map(([, o]) => o), [`${ORIGIN_A}/down`, ORIGIN_B]);
+  assert.equal(client.breakerState(`${ORIGIN_A}/down`), "open");
+  assert.deepEqual(Object.keys(client.stats()).sort(), [`${ORIGIN_A}/down`, ORIGIN_B].sort());
+  // The named entry is open: the next call goes to B at once.
+  assert.equal(await (await client.fetch(`${ORIGIN_A}/down?id=${id}&on=a`)).text(), "ok b");
+  assert.equal((await serverLog(ORIGIN_A, id)).length, 1);
+  client.free();
+});

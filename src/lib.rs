@@ -30,8 +30,8 @@
 //! | the outbox (`outbox`): which calls are kept, what a replay's answer does, order and timing; its policy, events, shell part and JS (a folder) | [`outbox`] |
 //! | CSPRNG bytes drawn in batches | [`entropy`] |
 //! | events for `onEvent` | [`events`] |
+//! | failover origins (`failover`): where each attempt goes, the policy section, an attempt's request made for another origin (its shell part and JS); the lean build's stand-ins (a folder) | [`failover`] |
 //! | not yet wired into the call (features in Cargo.toml's `next`, not in `full`): stale-if-error's rules | [`stale`] |
-//! | backup origins' rules | [`failover`] |
 //! | resumed bodies' rules (ranges, validators) | [`resume`] |
 //! | server-sent events: the parser and the reconnect rules | [`sse`] |
 //! | the shared words: outcomes, verdicts, reasons, breaker states, method rules (a leaf) | [`vocab`] |

@@ -1,6 +1,6 @@
 // Joined by scripts/join-js.mjs from src/share/share.js, src/outbox/outbox.js, src/outbox/outbox-store.js, src/outbox/outbox-replay.js, src/stale/stale.js, src/failover/failover.js: edit those, then run it.
 import { SHARE_VERSION, NOTE_KIND_HELLO, NOTE_KIND_HOLD, makeQueuedError, JUDGED_EXPIRED, REPLAY_STATUS_UNSENT, TOLD_NEXT_REPLAY, JUDGED_DELIVERED, JUDGED_WAIT, JUDGED_REFUSED, JUDGED_SEND, JUDGED_UNSENDABLE, REPLAY_STATUS_NO_ANSWER, REPLAY_STATUS_UNSENDABLE, TOLD_REPLAYED, TOLD_DELIVERED, TOLD_DEAD_LETTERED, TOLD_ROUND_ENDED, DEAD_N_EXPIRED, DEAD_N_INVALID } from "../errors.js";
-import { callListener, discardBody, SETTLER } from "./arguments.js";
+import { callListener, discardBody } from "./arguments.js";
 
 // Shared origin health (policy `share`; the rules are in src/share/rules.rs, the protocol in
 // src/share/note.rs; the shell's part in src/share/shell.rs).
@@ -882,19 +882,17 @@ function staleDelete(store, keys, ms) {
 // Failover (policy `failover`): an attempt's request sent to an alternate origin instead of the
 // call's own, with the same path, query, method, headers (the idempotency key among them) and body.
 // Keep the single `export { ... }` line last (scripts/join-js.mjs joins the concern files).
-
 // What a Request is built with beside its URL, method, headers and body: copied when set.
 const KEPT = ["mode", "credentials", "cache", "redirect", "referrer", "referrerPolicy", "integrity"];
 
 /**
- * Reports to the settler under (slot, generation) what an attempt to `origin` sends instead of
+ * Reports to `settler` (the wasm's, src/wasm/settle.rs) under (slot, generation) what an attempt to `origin` sends instead of
  * `input`: for an absolute URL string, that URL at `origin`; for a Request, a Request of that URL
  * with the same method, headers, options and body (read from a clone when `replay`, so that the
  * Request can be cloned for each attempt; else its one stream, passed on). A failure (a body that
  * cannot be read) is reported as a rejection: the attempt's own error, not the origin's.
  */
-function failoverTo(input, origin, replay, slot, generation) {
-  const settler = SETTLER;
+function failoverTo(input, origin, replay, settler, slot, generation) {
   const at = (url) => {
     const u = new URL(url);
     return origin + u.pathname + u.search + u.hash;

@@ -23,7 +23,7 @@ use crate::policy::Policy;
 pub(crate) struct Flight<'a> {
     pub(crate) attempt: u32,
     /// The alternate origin it goes to (`None`: the call's own URL).
-    pub(crate) to: Option<&'a str>,
+    pub(crate) to: Option<crate::failover::Alternate<'a>>,
     pub(super) guard: AttemptGuard<'a>,
     pub(crate) start: f64,
     pub(crate) limit: AttemptLimit,

@@ -13,12 +13,11 @@ use super::{
 };
 use crate::classify::{AttemptOutcome, Verdict};
 use crate::events::{Event, GiveUpReason};
-use crate::failover::Route;
+use crate::failover::{At, Route};
 use crate::origin::{Ask, Refusal};
 use crate::owner::Owner;
 use crate::policy::Policy;
 use crate::vocab::Method;
-use std::cell::Cell;
 
 /// Where a call stands.
 enum Phase<'a> {
@@ -94,11 +93,12 @@ pub async fn run<T: Transport, E: Env>(
     on_event: &mut dyn FnMut(&Event<'_>),
 ) -> CallResult<T::Output> {
     let called_at = env.now_ms();
+    let route = Route::new(call.origin, call.alternates);
     let ctx = Ctx {
         owner,
         policy,
-        route: Route::new(call.origin, call.alternates),
-        at: Cell::new(0),
+        at: At::new(&route),
+        route,
         safe: call.replayable && (call.has_key || Method(call.method).is_idempotent()),
         called_at,
         deadline: called_at + f64::from(policy.total_timeout_ms),
@@ -379,7 +379,7 @@ impl<'a, O> Hold<'a, O> {
         let next = decide(policy, &facts, &|| env.random());
         if let Next::Retry { .. } = next {
             // The retry goes there: that origin's budget pays for it, and it is asked next.
-            ctx.at.set(next_at);
+            ctx.at.set(&ctx.route, next_at);
         }
         let budget = policy.retry_budget.as_ref();
         let next = match (next, budget) {

@@ -9,6 +9,11 @@
 //! an [`Env`]; requests go out through a [`Transport`]. Both are the shell's in production
 //! and fakes in tests.
 //!
+//! Each attempt has its own origin: the call's, or with failover ([`crate::failover`]) the first
+//! of its route whose breaker is not open for the first attempt, the next one for a retry. The
+//! holds, the admission, the record of its end, the decision's facts and the retry's tokens are
+//! that origin's registry entry's; the bulkhead is the call's own origin's.
+//!
 //! Order of a call: bulkhead (may queue), then per attempt: the origin's admission (pacing,
 //! throttle, breaker), send (limited by the
 //! per-attempt timeout and what is left of the total deadline), record, decide; a retry
@@ -39,12 +44,11 @@ pub use decide::{Facts, Next, decide};
 use crate::breaker::Transition;
 use crate::bulkhead::{Admission, BulkheadPermit};
 use crate::events::{Event, GiveUpReason};
-use crate::failover::Route;
+use crate::failover::{Alternate, Route};
 use crate::origin::{Ask, Refusal};
 use crate::owner::Owner;
 use crate::policy::Policy;
 use crate::retry_after;
-use std::cell::Cell;
 use std::future::{Future, poll_fn};
 use std::pin::pin;
 use std::task::Poll;
@@ -124,7 +128,7 @@ pub trait Transport {
         &self,
         attempt: u32,
         limit: AttemptLimit,
-        to: Option<&str>,
+        to: Option<Alternate<'_>>,
     ) -> impl Future<Output = (AttemptOutcome, Self::Output)>;
 
     /// The caller's answer to "does this outcome count against the breaker?" (by default the
@@ -293,7 +297,7 @@ pub(crate) struct Ctx<'a> {
     /// The call's origins: its own, then its alternates ([`crate::failover`]).
     route: Route<'a>,
     /// Where in the route the current attempt goes (or the next, once a retry is decided).
-    at: Cell<usize>,
+    at: crate::failover::At<'a>,
     /// Whether repeating the request is safe.
     pub(crate) safe: bool,
     /// When the call started (monotonic ms).
@@ -309,7 +313,7 @@ impl<'a> Ctx<'a> {
     /// registry entry is asked, charged and told.
     #[inline(always)]
     pub(crate) fn origin(&self) -> &'a str {
-        self.route.origin(self.at.get())
+        self.at.origin(&self.route)
     }
 
     /// The call's own origin (or its `breaker.key` name): its bulkhead is the call's.
@@ -320,14 +324,25 @@ impl<'a> Ctx<'a> {
 
     /// The alternate origin the current attempt goes to; `None`: the call's own URL.
     #[inline(always)]
-    pub(crate) fn to(&self) -> Option<&'a str> {
+    pub(crate) fn to(&self) -> Option<Alternate<'a>> {
         self.route.alternate(self.at.get())
     }
 
-    /// Whether `origin`'s breaker is open at `now` (would refuse an attempt; a half-open one
-    /// may let a probe through).
+    /// Whether `origin`'s breaker would refuse an attempt at `now`: open, or half-open with
+    /// every probe it lets through already out.
     fn is_open(&self, origin: &str, now: f64) -> bool {
-        self.owner.lend().breaker_state(origin, now) == crate::vocab::BreakerState::Open
+        use crate::vocab::BreakerState;
+        let Some(rules) = &self.policy.breaker else {
+            return false;
+        };
+        let registry = self.owner.lend();
+        registry
+            .peek(origin)
+            .is_some_and(|s| match s.breaker.state(now) {
+                BreakerState::Open => true,
+                BreakerState::HalfOpen => s.breaker.probes_in_flight() >= rules.half_open_max_calls,
+                BreakerState::Closed => false,
+            })
     }
 
     /// Sends the first attempt to the first origin of the route whose breaker is not open
@@ -337,7 +352,8 @@ impl<'a> Ctx<'a> {
     fn route_first(&self, now: impl FnOnce() -> f64) {
         if !self.route.is_empty() {
             let now = now();
-            self.at.set(self.route.first(|o| self.is_open(o, now)));
+            let first = self.route.first(|o| self.is_open(o, now));
+            self.at.set(&self.route, first);
         }
     }
 

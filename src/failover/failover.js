@@ -1,20 +1,17 @@
 // Failover (policy `failover`): an attempt's request sent to an alternate origin instead of the
 // call's own, with the same path, query, method, headers (the idempotency key among them) and body.
 // Keep the single `export { ... }` line last (scripts/join-js.mjs joins the concern files).
-import { SETTLER } from "../../js/send.js";
-
 // What a Request is built with beside its URL, method, headers and body: copied when set.
 const KEPT = ["mode", "credentials", "cache", "redirect", "referrer", "referrerPolicy", "integrity"];
 
 /**
- * Reports to the settler under (slot, generation) what an attempt to `origin` sends instead of
+ * Reports to `settler` (the wasm's, src/wasm/settle.rs) under (slot, generation) what an attempt to `origin` sends instead of
  * `input`: for an absolute URL string, that URL at `origin`; for a Request, a Request of that URL
  * with the same method, headers, options and body (read from a clone when `replay`, so that the
  * Request can be cloned for each attempt; else its one stream, passed on). A failure (a body that
  * cannot be read) is reported as a rejection: the attempt's own error, not the origin's.
  */
-function failoverTo(input, origin, replay, slot, generation) {
-  const settler = SETTLER;
+function failoverTo(input, origin, replay, settler, slot, generation) {
   const at = (url) => {
     const u = new URL(url);
     return origin + u.pathname + u.search + u.hash;

@@ -18,7 +18,7 @@
 //! | the lean build's stand-ins: a route of one origin, a policy that cannot be made | `off.rs` |
 //!
 //! The engine and the shell are written once against the names below; without the feature
-//! they are [`off`]'s, and a call's route is its one origin.
+//! they are `off.rs`'s, and a call's route is its one origin.
 
 #[cfg(not(feature = "failover"))]
 mod off;
@@ -34,7 +34,7 @@ mod url;
 #[cfg(not(feature = "failover"))]
 pub use off::*;
 #[cfg(feature = "failover")]
-pub use route::{AlternateOrigins, Route};
+pub use route::{Alternate, AlternateOrigins, At, Route};
 #[cfg(feature = "failover")]
 pub use section::{Alternates, CAPABILITY, FIELDS, FailoverPolicy, MAX_ALTERNATES, MAX_PRIMARIES};
 #[cfg(feature = "failover")]

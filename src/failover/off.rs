@@ -5,6 +5,7 @@
 
 use crate::policy::reader::{Check, Object, Rows};
 use crate::policy::schema::Field;
+use std::convert::Infallible;
 use std::marker::PhantomData;
 
 /// Failover settings: none in this build.
@@ -30,6 +31,51 @@ impl AlternateOrigins<'_> {
     }
 }
 
+/// An alternate origin an attempt goes to: none can exist in this build, so the shell's code
+/// for one is left out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Alternate<'a>(Infallible, PhantomData<&'a str>);
+
+impl<'a> Alternate<'a> {
+    /// The origin (none exists).
+    pub fn origin(self) -> &'a str {
+        match self.0 {}
+    }
+
+    /// Anything: no alternate exists, so code given one is never reached.
+    pub fn absurd<T>(self) -> T {
+        match self.0 {}
+    }
+}
+
+/// Where in its route a call's attempt goes: always its own origin, of no size.
+#[derive(Debug)]
+pub struct At<'a>(PhantomData<&'a str>);
+
+impl<'a> At<'a> {
+    /// At the call's own origin.
+    #[inline(always)]
+    pub fn new(_route: &Route<'a>) -> Self {
+        At(PhantomData)
+    }
+
+    /// The index: 0, the call's own origin.
+    #[inline(always)]
+    pub fn get(&self) -> usize {
+        0
+    }
+
+    /// Stays at the call's own origin.
+    #[inline(always)]
+    pub fn set(&self, _route: &Route<'a>, _i: usize) {}
+
+    /// The call's own origin.
+    #[inline(always)]
+    pub fn origin(&self, route: &Route<'a>) -> &'a str {
+        route.primary
+    }
+}
+
 /// The origins of a call: its own only.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Route<'a> {
@@ -51,7 +97,7 @@ impl<'a> Route<'a> {
 
     /// The alternate at `i` (none: every attempt goes to the call's own URL).
     #[inline(always)]
-    pub fn alternate(&self, _i: usize) -> Option<&'a str> {
+    pub fn alternate(&self, _i: usize) -> Option<Alternate<'a>> {
         None
     }
 

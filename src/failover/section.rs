@@ -6,12 +6,12 @@
 //! (`scheme://host[:port]`, http or https, nothing after but one `/`); kept normalised, as the
 //! platform serialises origins, so that they compare with the origin a call is keyed by. Its
 //! keys are the caller's, so no schema row lists fields under it: its one row
-//! ([`Kind::Origins`]) says how many of each it takes, and the check reads those bounds there
-//! and words its errors as every field's ([`Check::fail`]).
+//! ([`Kind::Origins`]) says how many of each it takes (the constants below, which the check
+//! applies), and the check words its errors as every field's (`Check::fail`).
 
 use super::route::Route;
 use super::url::{NotOrigin, origin};
-use crate::policy::field::{Field, Kind, field, find};
+use crate::policy::field::{Field, Kind, field};
 use crate::policy::messages::{push_quoted, push_u64};
 use crate::policy::reader::{Check, Object, Rows};
 use crate::policy::value::Value;
@@ -75,11 +75,6 @@ pub(crate) fn initial() -> Option<FailoverPolicy> {
 /// The policy's `failover` from its fields `o`: `None` when absent, `false` or `{}`. An error
 /// names the first bad key or alternate (`failover["https://a.test"][1]`) and what it must be.
 pub(crate) fn read<R: Rows>(c: &mut Check<R>, o: &Object) -> Option<FailoverPolicy> {
-    let (keys, items) = match find(R::FIELDS, "failover").map(|f| f.kind) {
-        Some(Kind::Origins { keys, items }) => (keys as usize, items as usize),
-        // The row is this file's (tested).
-        _ => (MAX_PRIMARIES, MAX_ALTERNATES),
-    };
     let map = match o.get("failover")? {
         Value::Bool(false) => return None,
         Value::Map(map) => map,
@@ -89,36 +84,31 @@ pub(crate) fn read<R: Rows>(c: &mut Check<R>, o: &Object) -> Option<FailoverPoli
             return None;
         }
     };
-    if map.len() > keys {
-        let mut expected = "an object of at most ".to_owned();
-        push_u64(&mut expected, keys as u64);
-        expected.push_str(" origins");
-        c.fail("failover".to_owned(), &expected, &count(map.len()), true);
+    // The bounds of the schema's row (`FIELDS`).
+    if map.len() > MAX_PRIMARIES {
+        let expected = "an object of at most 64 origins";
+        c.fail("failover".to_owned(), expected, &count(map.len()), true);
         return None;
     }
     let mut policy = FailoverPolicy::default();
-    for (i, (key, list)) in map.iter().enumerate() {
+    for (key, list) in map.iter() {
         let path = key_path(key);
         let primary = checked(c, &path, key)?;
-        if let Some((before, _)) = map[..i]
-            .iter()
-            .find(|(k, _)| origin(k).as_deref() == Ok(primary.as_str()))
-        {
-            let expected = other_than(&key_path(before));
+        // Keys before it are in `policy.origins`, in order.
+        if let Some(i) = policy.origins.iter().position(|a| a.primary == primary) {
+            let expected = other_than(&key_path(&map[i].0));
             c.fail(path, &expected, &Value::String(key.clone()), true);
             return None;
         }
-        let mut expected = "a list of 1 to ".to_owned();
-        push_u64(&mut expected, items as u64);
-        expected.push_str(" origins");
+        let expected = "a list of 1 to 8 origins";
         let list = match list {
-            Value::List(list) if (1..=items).contains(&list.len()) => list,
+            Value::List(list) if (1..=MAX_ALTERNATES).contains(&list.len()) => list,
             Value::List(list) => {
-                c.fail(path, &expected, &count(list.len()), true);
+                c.fail(path, expected, &count(list.len()), true);
                 return None;
             }
             other => {
-                c.fail(path, &expected, other, false);
+                c.fail(path, expected, other, false);
                 return None;
             }
         };

@@ -3,39 +3,128 @@
 //! among the headers), and the TypeScript declarations of the `failover` option, merged into
 //! `Policy` (the full build's, or the lean build's `false` only).
 
+use super::AlternateOrigins;
+use crate::policy::Policy;
 use wasm_bindgen::prelude::*;
 
 #[cfg(feature = "failover")]
 #[wasm_bindgen(module = "/js/joined/site.js")]
 unsafe extern "C" {
-    /// Reports to the settler under (`slot`, `generation`) what an attempt to `origin` sends
+    /// Reports to `settler` under (`slot`, `generation`) what an attempt to `origin` sends
     /// instead of `input` (an absolute URL string, or a `Request`; its body read first when
     /// `replay`).
     #[wasm_bindgen(js_name = failoverTo)]
-    fn failover_to(input: &JsValue, origin: &str, replay: bool, slot: u32, generation: u32);
+    fn failover_to(
+        input: &JsValue,
+        origin: &str,
+        replay: bool,
+        settler: &JsValue,
+        slot: u32,
+        generation: u32,
+    );
 }
 
-/// What an attempt to the alternate `origin` sends instead of `input`: a URL string for the
-/// fast path's string, a `Request` for a request (its body read first when `replay`, so that
-/// it can be cloned per attempt); an error (a URL that does not parse, a body that cannot be
-/// read) is the attempt's own, not the origin's.
-pub(crate) async fn to_alternate(
-    input: &JsValue,
-    origin: &str,
-    replay: bool,
-) -> Result<JsValue, JsValue> {
-    #[cfg(feature = "failover")]
-    {
-        let made = crate::wasm::settle::Settled::new();
-        let (slot, generation) = made.id();
-        failover_to(input, origin, replay, slot, generation);
-        made.await
+/// The URL origin of a call whose policy lists alternates for it (`failover`): where its
+/// attempts may go is looked up there, whatever names the call (`breaker.key`). Of no size,
+/// and never listed, without failover.
+#[derive(Debug, Default)]
+pub(crate) struct Listed(#[cfg(feature = "failover")] Option<String>);
+
+impl Listed {
+    /// `origin` (a call's URL's) if `policy` lists alternates for it.
+    #[inline(always)]
+    pub(crate) fn of(policy: &Policy, origin: &str) -> Self {
+        #[cfg(feature = "failover")]
+        {
+            let listed = !super::alternates_of(policy, origin).is_empty();
+            Listed(listed.then(|| origin.to_owned()))
+        }
+        #[cfg(not(feature = "failover"))]
+        {
+            let _ = (policy, origin);
+            Listed()
+        }
     }
-    // Without `failover` no attempt goes to another origin: never called.
-    #[cfg(not(feature = "failover"))]
-    {
-        let _ = (origin, replay);
-        Ok(input.clone())
+
+    /// Whether the call has alternates.
+    #[inline(always)]
+    pub(crate) fn is_listed(&self) -> bool {
+        #[cfg(feature = "failover")]
+        return self.0.is_some();
+        #[cfg(not(feature = "failover"))]
+        false
+    }
+
+    /// The call's alternates in `policy` (none unless listed).
+    #[inline(always)]
+    pub(crate) fn alternates<'a>(&self, policy: &'a Policy) -> AlternateOrigins<'a> {
+        #[cfg(feature = "failover")]
+        if let Some(origin) = &self.0 {
+            return super::alternates_of(policy, origin);
+        }
+        let _ = policy;
+        AlternateOrigins::default()
+    }
+}
+
+/// What an attempt to the alternate `to` sends instead of `input`: a URL string for the fast
+/// path's string, a `Request` for a request (its body read first when `replay`, so that the
+/// template it was cloned from stays whole); an error (a URL that does not parse, a body that
+/// cannot be read) is the attempt's own, not the origin's. Made afresh for each such attempt:
+/// it is the rare path, and what it makes is sent once.
+#[cfg(feature = "failover")]
+pub(crate) async fn at(
+    input: &JsValue,
+    to: super::Alternate<'_>,
+    replay: bool,
+) -> Result<Made, JsValue> {
+    let settled = crate::wasm::settle::Settled::new();
+    let (slot, generation) = settled.id();
+    let settler = crate::wasm::settle::settler();
+    failover_to(input, to.origin(), replay, &settler, slot, generation);
+    settled.await.map(Made)
+}
+
+/// What an attempt to an alternate origin sends (see [`at`]); none can be made without
+/// failover, so the shell's code that sends one is left out.
+#[cfg(feature = "failover")]
+pub(crate) struct Made(JsValue);
+
+/// What an attempt to an alternate origin sends: none can be made in this build.
+#[cfg(not(feature = "failover"))]
+pub(crate) struct Made(std::convert::Infallible);
+
+impl Made {
+    /// The URL string or `Request` to send.
+    pub(crate) fn value(&self) -> &JsValue {
+        #[cfg(feature = "failover")]
+        return &self.0;
+        #[cfg(not(feature = "failover"))]
+        match self.0 {}
+    }
+}
+
+/// Without `failover` no attempt goes to another origin: no [`super::Alternate`] exists, so
+/// this is never called. Not an `async fn`: its future is uninhabited too, so the attempt's own
+/// future keeps no room, and the shell no code, for it.
+#[cfg(not(feature = "failover"))]
+pub(crate) fn at(_input: &JsValue, to: super::Alternate<'_>, _replay: bool) -> NoAlternate {
+    to.absurd()
+}
+
+/// The request of an attempt to an alternate origin, never made in this build (no value).
+#[cfg(not(feature = "failover"))]
+pub(crate) struct NoAlternate(std::convert::Infallible);
+
+#[cfg(not(feature = "failover"))]
+impl std::future::Future for NoAlternate {
+    type Output = Result<Made, JsValue>;
+
+    fn poll(
+        self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Self::Output> {
+        match self.0 {}
     }
 }
 

@@ -50,9 +50,8 @@ pub struct Ready {
     keepable: Option<Keepable>,
     /// With `stale` on: what keeping its answer, or serving a kept one, needs from its start.
     lookup: Option<Lookup>,
-    /// Its URL's origin when the policy lists alternates for it (`failover`): where its
-    /// attempts may go is looked up there. None without failover.
-    failover: Option<String>,
+    /// Its URL's origin when the policy lists alternates for it (`failover`).
+    failover: crate::failover::shell::Listed,
 }
 
 /// Starts one call: reads the arguments, resolves the policy and attaches the key now
@@ -154,8 +153,7 @@ fn prepare(
         signal.as_ref(),
     );
     // Alternate origins are listed by the URL's origin (`failover`), whatever names the call.
-    let failover = (!crate::failover::alternates_of(&resolved.policy, &origin).is_empty())
-        .then(|| origin.clone());
+    let failover = crate::failover::shell::Listed::of(&resolved.policy, &origin);
     // The registry's name for the call (its breaker, budget, stats, events and errors): its
     // origin, or what `breaker.key` returns. The origin still decides where a key may go.
     // An attempt to an alternate is named by the alternate's origin.
@@ -173,7 +171,7 @@ fn prepare(
     if flight.is_none()
         && !(keepable.is_some() && key.is_some())
         && !stale::serves(&resolved.policy, &method)
-        && failover.is_none()
+        && !failover.is_listed()
         && let Some(refused) =
             refused_at_once(&client, &resolved, &origin, &origin_js, key.as_deref())
     {
@@ -300,10 +298,7 @@ impl Ready {
             abort: guard.state().clone(),
             started: Default::default(),
         };
-        let alternates = match &failover {
-            Some(url_origin) => crate::failover::alternates_of(&resolved.policy, url_origin),
-            None => Default::default(),
-        };
+        let alternates = failover.alternates(&resolved.policy);
         let call = Call {
             origin: &origin,
             alternates,

@@ -164,8 +164,12 @@ pub fn to_js(origin: &str, key: Option<&str>, event: &Event) -> JsValue {
         ),
     };
     let [a, b, c, d] = values.map(|v| v.map_or(JsValue::UNDEFINED, JsValue::from));
-    // An attempt's event names the origin it went to (with failover, maybe an alternate).
-    let origin = event.origin().unwrap_or(origin);
+    // An attempt's event names the origin it went to (with failover, maybe an alternate;
+    // without it, always the call's).
+    let origin = match event.origin() {
+        Some(own) if crate::failover::BUILT => own,
+        _ => origin,
+    };
     make_event(event.kind(), origin, names, &a, &b, &c, &d)
 }
 

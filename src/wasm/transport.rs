@@ -89,9 +89,6 @@ pub struct FetchTransport {
     on_wire: std::cell::Cell<u32>,
     /// How the last attempt to end ended (a `shouldRetry` that threw: the caller's doing).
     last: std::cell::Cell<Option<OutcomeKind>>,
-    /// What the attempts sent to each alternate origin send (`failover`): its URL or request,
-    /// made when the first attempt goes there.
-    alternates: RefCell<Vec<(String, JsValue)>>,
 }
 
 /// An attempt on the wire: aborted if dropped before it ends (a hedge that lost, a call
@@ -139,7 +136,6 @@ impl FetchTransport {
             previous: RefCell::new(Vec::new()),
             on_wire: std::cell::Cell::new(0),
             last: std::cell::Cell::new(None),
-            alternates: RefCell::new(Vec::new()),
         }
     }
 
@@ -292,40 +288,41 @@ impl Transport for FetchTransport {
         &self,
         attempt: u32,
         limit: AttemptLimit,
-        to: Option<&str>,
+        to: Option<crate::failover::Alternate<'_>>,
     ) -> (AttemptOutcome, Self::Output) {
-        let sent = self.send_one(attempt, limit, to).await;
+        let _ = attempt;
+        let sent = match to {
+            None => self.send_one(limit, None).await,
+            Some(to) => self.send_alternate(limit, to).await,
+        };
         self.last.set(Some(sent.0.kind()));
         sent
     }
 }
 
 impl FetchTransport {
-    /// What an attempt to the alternate `origin` sends in place of the call's `input`: made
-    /// once per origin (a request's body read once), then reused as the call's own is.
-    async fn at_alternate(&self, input: &JsValue, origin: &str) -> Result<JsValue, JsValue> {
-        let made = self
-            .alternates
-            .borrow()
-            .iter()
-            .find(|(o, _)| o == origin)
-            .map(|(_, v)| v.clone());
-        if let Some(made) = made {
-            return Ok(made);
+    /// An attempt to an alternate origin (`failover`): the call's request (or URL) made for that
+    /// origin, then sent as the call's own would be. Never in a build without failover (no
+    /// [`crate::failover::Alternate`] exists there).
+    async fn send_alternate(
+        &self,
+        limit: AttemptLimit,
+        to: crate::failover::Alternate<'_>,
+    ) -> (AttemptOutcome, Result<JsValue, JsValue>) {
+        let (Source::Direct { input, .. } | Source::Template(input)) = &self.source;
+        match crate::failover::shell::at(input, to, self.replayable).await {
+            Ok(made) => self.send_one(limit, Some(made)).await,
+            // The caller's request, not the origin, is at fault.
+            Err(e) => (AttemptOutcome::InvalidRequest, Err(e)),
         }
-        let made = crate::failover::shell::to_alternate(input, origin, self.replayable).await?;
-        let mut alternates = self.alternates.borrow_mut();
-        if !alternates.iter().any(|(o, _)| o == origin) {
-            alternates.push((origin.to_owned(), made.clone()));
-        }
-        Ok(made)
     }
 
+    /// One attempt, of the call's request or, `instead`, of what was made for an alternate
+    /// origin.
     async fn send_one(
         &self,
-        _attempt: u32,
         limit: AttemptLimit,
-        to: Option<&str>,
+        instead: Option<crate::failover::shell::Made>,
     ) -> (AttemptOutcome, Result<JsValue, JsValue>) {
         // Another attempt of the call still on the wire: this one is a hedge.
         let hedge = self.on_wire.get() > 0;
@@ -335,26 +332,6 @@ impl FetchTransport {
         if !hedge {
             self.discard_previous();
         }
-        // The fast path sends its URL and init; a request of its own goes with no init (and
-        // is cloned per attempt when it has a body to send again; a stream body is sent
-        // once, as is: the core does not retry a call that is not replayable).
-        let (input, init) = match &self.source {
-            Source::Direct { input, init } => (input, init.as_ref()),
-            Source::Template(request) => (request, &JsValue::UNDEFINED),
-        };
-        // An attempt to an alternate origin sends the same to that origin (`failover`).
-        let alternate;
-        let input = match to.filter(|_| crate::failover::BUILT) {
-            None => input,
-            Some(origin) => match self.at_alternate(input, origin).await {
-                Ok(made) => {
-                    alternate = made;
-                    &alternate
-                }
-                // The caller's request, not the origin, is at fault.
-                Err(e) => return (AttemptOutcome::InvalidRequest, Err(e)),
-            },
-        };
         if self.abort.aborted() {
             return (AttemptOutcome::Aborted, Err(self.abort.reason()));
         }
@@ -381,6 +358,17 @@ impl FetchTransport {
         };
         let settled = Settled::new();
         let (slot, generation) = settled.id();
+        // The fast path sends its URL and init; a request of its own goes with no init (and
+        // is cloned per attempt when it has a body to send again; a stream body is sent
+        // once, as is: the core does not retry a call that is not replayable).
+        let (input, init) = match &self.source {
+            Source::Direct { input, init } => (input, init.as_ref()),
+            Source::Template(request) => (request, &JsValue::UNDEFINED),
+        };
+        // An attempt to an alternate origin sends what was made for it.
+        let input = instead
+            .as_ref()
+            .map_or(input, crate::failover::shell::Made::value);
         let sent = send(
             &self.fetch,
             input,

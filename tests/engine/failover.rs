@@ -278,3 +278,26 @@ fn a_call_without_alternates_goes_where_it_went() {
     assert_eq!(*script.sent_to.borrow(), [None, None]);
     assert!(origins(&events).iter().all(|(_, o)| *o == A));
 }
+
+#[test]
+fn a_half_open_origin_whose_probes_are_all_out_is_passed_over() {
+    let (reg, clock) = (registry(), Clock::auto());
+    let p = tripping(serde_json::json!(false));
+    open(&reg, &p, &clock, A);
+    clock.advance(5000.0);
+    // Another call's probe is out (halfOpenMaxCalls 1): A would refuse this call.
+    let rules = p.breaker.clone().expect("a breaker");
+    let probe = reg.with(A, |_, s| {
+        s.breaker.try_acquire(clock.now_ms(), &rules, &|| 0.5)
+    });
+    assert!(probe.is_ok(), "the probe goes");
+    let alt = alternates();
+    let mut script = Script::new(&clock, &[Step::Status(200)]);
+    let (result, events) = run(&reg, &p, to_a(get(A), &alt), &mut script);
+    assert_eq!(result, done(1, 1));
+    assert_eq!(*script.sent_to.borrow(), [Some(B.to_owned())]);
+    assert!(
+        !events.iter().any(|(k, _)| k == "shortCircuit"),
+        "{events:?}"
+    );
+}

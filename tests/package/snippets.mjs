@@ -56,7 +56,7 @@ export function runtimeOf(block) {
 
 // The hosts the pages use, and the fault server's endpoint for each path they name (a path
 // not listed fails the test: a new snippet says here what it reaches).
-const HOSTS = { "api.example.com": "A", "origin.example.com": "A", "api.github.com": "B" };
+const HOSTS = { "api.example.com": "A", "origin.example.com": "A", "api.github.com": "B", "api-eu.example.com": "B" };
 const PATHS = {
   "": "",
   "/orders": "/api?id=orders",

@@ -54,6 +54,10 @@
 //                                        of "k", sent in two writes without Content-Length when chunked=1);
 //                                        the later ones fail with C (a status, drop or hang; 503 by default)
 //   /outage?id=X&from=T&ms=D             503 while the wall clock is in [T, T + D) (epoch ms), else 200 "ok"
+//   /down?id=X&on=a&fail=N&code=503      failover's: on the origins named in `on` (comma-separated: a, b)
+//                                        the first N requests of X (all of them without fail) fail with code
+//                                        (or drop, hang); on the others, and after them, 200 "ok NAME"; the
+//                                        log entry keeps the request's body (`body`, as text)
 //   /log?id=X                            JSON: every request of X {method, key, t, closedEarly, status,
 //                                        headers (the names the client sent), referer, traceparent,
 //                                        answered (when its answer began, status and headers;
@@ -335,6 +339,18 @@ function createOrigin(name) {
           ledger.applied.get(entry.key).answers++;
           entry.status = 201; json(res, 201, { key: entry.key, body });
         }, ledger.down ? 0 : ledger.delayMs || 0));
+        return;
+      }
+      case "/down": { // failover's: an outage of the named origins only (header comment)
+        const n = seen(id); record(id, entry);
+        const down = (q.get("on") || "a").split(",").includes(name) && (!q.has("fail") || n < Number(q.get("fail")));
+        const chunks = [];
+        req.on("data", (c) => chunks.push(c));
+        req.on("end", () => {
+          entry.body = Buffer.concat(chunks).toString();
+          if (down) return fail(req, res, q.get("code") || "503", entry);
+          entry.status = 200; send(res, 200, "ok " + name);
+        });
         return;
       }
       case "/log": json(res, 200, logs.get(id) || []); return;

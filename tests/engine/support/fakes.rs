@@ -223,10 +223,11 @@ impl<'e> Transport for Script<'e> {
         &self,
         attempt: u32,
         limit: AttemptLimit,
-        to: Option<&str>,
+        to: Option<resilient_fetch::failover::Alternate<'_>>,
     ) -> impl Future<Output = (AttemptOutcome, u32)> {
         self.limits.borrow_mut().push(limit);
-        self.sent_to.borrow_mut().push(to.map(str::to_owned));
+        let to = to.map(|alternate| alternate.origin().to_owned());
+        self.sent_to.borrow_mut().push(to);
         let step = self
             .steps
             .borrow_mut()

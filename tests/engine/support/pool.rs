@@ -95,7 +95,7 @@ impl Transport for Hand<'_> {
         &self,
         attempt: u32,
         _: AttemptLimit,
-        _: Option<&str>,
+        _: Option<resilient_fetch::failover::Alternate<'_>>,
     ) -> impl Future<Output = (AttemptOutcome, u32)> {
         self.board.sent.borrow_mut().push(self.name);
         let (board, name) = (self.board, self.name);

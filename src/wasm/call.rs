@@ -167,11 +167,13 @@ fn prepare(
         .filter(|_| keep)
         .map(Outbox::may_keep);
     // A read that may join a flight on its way is not refused here; a write the outbox may
-    // keep goes through the loop, and a read a kept answer may stand in for.
-    if flight.is_none()
-        && !(keepable.is_some() && key.is_some())
-        && !stale::serves(&resolved.policy, &method)
-        && !failover.is_listed()
+    // keep goes through the loop, and so do a read a kept answer may stand in for and a call
+    // with alternates to go to.
+    let through_loop = flight.is_some()
+        || (keepable.is_some() && key.is_some())
+        || stale::serves(&resolved.policy, &method)
+        || failover.is_listed();
+    if !through_loop
         && let Some(refused) =
             refused_at_once(&client, &resolved, &origin, &origin_js, key.as_deref())
     {

@@ -28,10 +28,15 @@ const JOINED = path.join(JS, "joined");
 const joinedOf = new Map();
 for (const [joined, parts] of Object.entries(MODULES)) for (const part of parts) joinedOf.set(path.join(JS, part), joined);
 
+// A name declared at the top of a concern file (`const X`, `let X`, `function X`, `class X`):
+// joined, two files' names share one scope.
+const DECLARED = /^(?:const|let|var|async function\*?|function\*?|class) ([A-Za-z_$][\w$]*)/;
+
 function join(joined, parts) {
   const imports = new Map(); // the path the joined module imports from -> names
   const exports = [];
   const bodies = [];
+  const declared = new Map(); // a top-level name -> the concern file that declares it
   for (const part of parts) {
     const file = path.join(JS, part);
     const name = path.relative(ROOT, file);
@@ -44,6 +49,12 @@ function join(joined, parts) {
       const m = line.match(IMPORT);
       if (!m) {
         if (/^(import|export) /.test(line)) throw new Error(`${name}: an import or export the join cannot read: ${line}`);
+        const top = line.match(DECLARED)?.[1];
+        if (top !== undefined) {
+          const before = declared.get(top);
+          if (before !== undefined) throw new Error(`${name} and ${before} both declare ${top}, and ${joined} joins them into one scope: rename one`);
+          declared.set(top, name);
+        }
         body.push(line);
         continue;
       }

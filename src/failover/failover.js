@@ -2,7 +2,7 @@
 // call's own, with the same path, query, method, headers (the idempotency key among them) and body.
 // Keep the single `export { ... }` line last (scripts/join-js.mjs joins the concern files).
 // What a Request is built with beside its URL, method, headers and body: copied when set.
-const KEPT = ["mode", "credentials", "cache", "redirect", "referrer", "referrerPolicy", "integrity"];
+const REQUEST_OPTIONS = ["mode", "credentials", "cache", "redirect", "referrer", "referrerPolicy", "integrity"];
 
 /**
  * Reports to `settler` (the wasm's, src/wasm/settle.rs) under (slot, generation) what an attempt to `origin` sends instead of
@@ -19,7 +19,7 @@ function failoverTo(input, origin, replay, settler, slot, generation) {
   try {
     if (typeof input === "string") return settler(slot, generation, true, at(input));
     const init = { method: input.method, headers: input.headers };
-    for (const name of KEPT) {
+    for (const name of REQUEST_OPTIONS) {
       const value = input[name];
       if (value !== undefined && value !== "" && value !== "navigate") init[name] = value;
     }

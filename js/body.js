@@ -149,9 +149,23 @@ class Shared {
 // used, its own failure, the read waiting for data (its reject) and how to stop its branch.
 // Copies read independently: one copy's timeout or caller's abort ends that copy alone, and
 // the attempt is aborted (its connection released) once no other copy's body is still open.
+// `got`: the bytes of the body handed to the caller (a resumed body asks for the rest).
 function copyGuard(shared, response) {
-  return { shared, response, wrapped: null, used: false, failed: undefined, ended: false, reject: null, stop: null, signal: undefined };
+  return { shared, response, wrapped: null, used: false, failed: undefined, ended: false, reject: null, stop: null, signal: undefined, got: 0 };
 }
+
+/**
+ * Makes a broken read of `response`'s body go on (policy resume, src/resume/resume.js):
+ * `next(guard, error, gap)` resolves with the reader of the rest (null: nothing is left) or
+ * rejects with why not; `gap`: no chunk came for bodyTimeoutMs.
+ */
+function onBreak(response, next) {
+  const guard = response?.[GUARD];
+  if (guard !== undefined) guard.shared.resume = next;
+}
+
+/** Whether a broken read of this copy may go on: a resumable body, one copy, still open. */
+const goesOn = (guard) => guard.shared.resume !== undefined && guard.shared.copies === 1 && failureOf(guard) === undefined;
 
 /**
  * Until a read takes its body, a copy stops by cancelling its own branch: one that fails
@@ -257,8 +271,12 @@ function guardedBody(response, guard) {
       const due = isDeadline ? shared.deadline : idleDue;
       return new Promise((resolve, reject) => {
         guard.reject = reject;
+        let gap = false;
         const t = due === Infinity ? undefined : timer(() => {
-          reject(timeOutCopy(guard, isDeadline));
+          // A gap in a resumable body: its attempt ends, and the read goes on from the rest.
+          if (isDeadline || !goesOn(guard)) return reject(timeOutCopy(guard, isDeadline));
+          gap = true;
+          try { shared.controller.abort(shared.timeoutError(false)); } catch { /* ended */ }
         }, Math.max(0, due - now));
         reader.read().then(({ done, value }) => {
           clearTimeout(t);
@@ -269,6 +287,7 @@ function guardedBody(response, guard) {
                 endCopy(guard);
                 controller.close();
               } else {
+                guard.got += value.byteLength;
                 controller.enqueue(value);
               }
             } catch { /* closed or errored meanwhile */ }
@@ -276,7 +295,16 @@ function guardedBody(response, guard) {
           resolve();
         }, (e) => {
           clearTimeout(t);
-          reject(failureOf(guard) ?? e);
+          if (!goesOn(guard)) return reject(failureOf(guard) ?? e);
+          shared.resume(guard, e, gap).then((next) => {
+            if (next === null) {
+              endCopy(guard);
+              if (!cancelled) controller.close();
+            } else {
+              reader = next;
+            }
+            resolve();
+          }, (why) => reject(failureOf(guard) ?? failCopy(guard, why)));
         });
       });
     },
@@ -304,7 +332,7 @@ async function readAll(response) {
   if (raw === null) return new Uint8Array(0);
   // Straight from the platform's body when the guarded stream was never handed out:
   // one timer for the whole read, re-armed from the last chunk (not one per chunk).
-  const direct = guard !== undefined && guard.wrapped === null;
+  const direct = guard !== undefined && guard.wrapped === null && guard.shared.resume === undefined;
   const reader = (direct ? raw : response.body).getReader();
   const chunks = [];
   let length = 0;
@@ -427,4 +455,4 @@ class GuardedResponse extends Base {
 }
 if (typeof Base.prototype.bytes !== "function") delete GuardedResponse.prototype.bytes;
 
-export { abortReason, isAborted, watchSignal, unwatchSignal, guardResponse, linkCopy };
+export { abortReason, isAborted, watchSignal, unwatchSignal, guardResponse, linkCopy, onBreak };

@@ -72,6 +72,7 @@ impl Policy {
             coalesce: coalesce(&mut c, &o),
             hedge: crate::hedge::read(&mut c, &o),
             outbox: crate::outbox::check(&mut c, &o),
+            resume: crate::resume::read(&mut c, &o),
         };
         match c.error {
             Some(error) => Err(error),
@@ -165,6 +166,7 @@ mod tests {
                 max_age_ms: 1000,
                 max_body_bytes: 0,
             }),
+            resume: None,
         };
         assert_eq!(p, expected);
     }

@@ -10,6 +10,7 @@ use crate::policy::sections::bulkhead::BulkheadPolicy;
 use crate::policy::sections::idempotency::IdempotencyKey;
 use crate::policy::sections::retry::RetryPolicy;
 use crate::policy::sections::retry_budget::BudgetPolicy;
+use crate::resume::ResumePolicy;
 use crate::throttle::ThrottlePolicy;
 
 /// Every default of the policy, with the JS field it fills: the policy's own fields' here,
@@ -35,6 +36,7 @@ pub mod defaults {
     pub use crate::policy::sections::idempotency::defaults::*;
     pub use crate::policy::sections::retry::defaults::*;
     pub use crate::policy::sections::retry_budget::defaults::*;
+    pub use crate::resume::defaults::*;
     pub use crate::throttle::defaults::*;
 }
 
@@ -77,6 +79,9 @@ pub struct Policy {
     pub hedge: Option<HedgePolicy>,
     /// The outbox; `None` (the default) keeps nothing (always, in a build without `outbox`).
     pub outbox: Option<OutboxPolicy>,
+    /// Resumed downloads; `None` (the default) lets a broken body error (always, in a build
+    /// without `resume`).
+    pub resume: Option<ResumePolicy>,
 }
 
 impl Policy {
@@ -125,6 +130,7 @@ impl Default for Policy {
             coalesce: crate::coalesce::DEFAULT,
             hedge: crate::hedge::initial(),
             outbox: OutboxPolicy::by_default(),
+            resume: crate::resume::initial(),
         }
     }
 }

@@ -24,6 +24,7 @@ use crate::coalesce::shell::{self as coalesce, Joinable};
 use crate::engine::{self, Call};
 use crate::outbox::{Keepable, Outbox};
 use crate::policy::{Value, check_key};
+use crate::resume::shell as resume;
 
 /// A call ready to run: everything read from the caller's arguments at once,
 /// as `fetch` reads them before it returns.
@@ -295,15 +296,18 @@ impl Ready {
                 emit(f, &origin, key.as_deref(), event);
             }
         };
-        let result = engine::run(
+        let mut course = engine::Course::default();
+        let result = engine::run_keeping(
             &client.registry,
             &resolved.policy,
             call,
             &mut transport,
             &env,
             &mut on_event,
+            &mut course,
         )
         .await;
+        let resumable = resume::wanted(&resolved.policy, &method, coalesced);
         // The engine reads the clock first when the call starts.
         let started = env.started.get().unwrap_or_else(performance_now);
         let ended = Reply {
@@ -312,20 +316,36 @@ impl Ready {
             origin: &origin,
             origin_js: &origin_js,
             started,
-            // A coalesced call's response is guarded with no signal yet: each caller links its own.
-            signal: if coalesced {
-                JsValue::NULL
-            } else {
-                guard.state().signal()
+            // A coalesced call's response is guarded with no signal yet: each caller links its own;
+            // a resumable one is guarded with none (its body's reads go through the guard).
+            signal: match guard.state().signal() {
+                s if coalesced || (resumable && s.is_undefined()) => JsValue::NULL,
+                s => s,
             },
         };
         let keeping = keepable.map(|k| (k, end_of(&result, &transport)));
         let mapped = ended.map(result, &transport, guard.state());
+        let signal = guard.state().signal();
         drop(guard);
         match (keeping, key.as_deref()) {
             (Some((keepable, end)), Some(key)) => {
                 keepable.keep(end, &ended, transport.request(), key, mapped)
             }
+            // A GET's body that breaks is asked for again from where it broke (`resume`).
+            _ if resumable => resume::offer(
+                mapped,
+                resume::Resumable {
+                    client,
+                    resolved,
+                    origin,
+                    origin_js,
+                    method,
+                    key,
+                    transport,
+                    course,
+                    signal,
+                },
+            ),
             _ => mapped,
         }
     }

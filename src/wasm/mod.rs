@@ -30,7 +30,7 @@
 // SAFETY: the wasm module is single-threaded, which is what TalckWasm requires.
 static ALLOCATOR: talc::TalckWasm = unsafe { talc::TalckWasm::new_global() };
 
-mod abort;
+pub(crate) mod abort;
 pub(crate) mod bindings;
 mod call;
 mod client;
@@ -40,10 +40,10 @@ pub(crate) mod env;
 pub(crate) mod events;
 mod key;
 mod options;
-mod resolve;
+pub(crate) mod resolve;
 mod settle;
-mod state;
-mod transport;
+pub(crate) mod state;
+pub(crate) mod transport;
 mod types;
 
 pub use client::{ResilientClient, memory_bytes, resilient_fetch};

@@ -265,11 +265,12 @@ function guardedBody(response, guard) {
         reader = raw.getReader();
         guard.stop = (reason) => reader.cancel(reason).catch(() => {});
       }
-      const now = performance.now();
-      const idleDue = shared.idleMs > 0 ? now + shared.idleMs : Infinity;
-      const isDeadline = shared.deadline <= idleDue;
-      const due = isDeadline ? shared.deadline : idleDue;
-      return new Promise((resolve, reject) => {
+      // One read of the platform's body, bounded; a resumed body's goes on from the rest.
+      const read = (resolve, reject) => {
+        const now = performance.now();
+        const idleDue = shared.idleMs > 0 ? now + shared.idleMs : Infinity;
+        const isDeadline = shared.deadline <= idleDue;
+        const due = isDeadline ? shared.deadline : idleDue;
         guard.reject = reject;
         let gap = false;
         const t = due === Infinity ? undefined : timer(() => {
@@ -297,16 +298,17 @@ function guardedBody(response, guard) {
           clearTimeout(t);
           if (!goesOn(guard)) return reject(failureOf(guard) ?? e);
           shared.resume(guard, e, gap).then((next) => {
-            if (next === null) {
-              endCopy(guard);
-              if (!cancelled) controller.close();
-            } else {
+            if (next !== null) {
               reader = next;
+              return read(resolve, reject);
             }
+            endCopy(guard);
+            if (!cancelled) controller.close();
             resolve();
           }, (why) => reject(failureOf(guard) ?? failCopy(guard, why)));
         });
-      });
+      };
+      return new Promise(read);
     },
     cancel(reason) {
       cancelled = true;

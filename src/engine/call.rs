@@ -48,6 +48,7 @@ struct Hold<'a, O> {
 }
 
 /// Where the retry loop stands.
+#[derive(Clone, Copy, Debug, Default)]
 pub(super) struct Progress {
     /// The current attempt's number, from 1.
     pub(super) attempt: u32,
@@ -82,16 +83,22 @@ enum Applied<'a> {
     ),
 }
 
-/// Where a call stands once its loop has returned, for one more attempt of it ([`resume`]):
-/// when it started (its deadline runs from then), the attempts it made and its last backoff.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
+/// Where a call stands once its loop has returned, for one more attempt of it
+/// ([`run_course`]): when it started (its deadline runs from then), the attempts it made and
+/// its last backoff.
+#[derive(Clone, Copy, Debug, Default)]
 pub struct Course {
     /// When the call started (monotonic ms).
     pub called_at: f64,
+    /// Its attempts and last backoff.
+    progress: Progress,
+}
+
+impl Course {
     /// Attempts made.
-    pub attempts: u32,
-    /// The last backoff wait, in ms (for decorrelated jitter; `baseDelayMs` before the first).
-    pub last_delay_ms: f64,
+    pub fn attempts(&self) -> u32 {
+        self.progress.attempt
+    }
 }
 
 /// Runs one call: bulkhead, attempts, retries, bookkeeping and events.
@@ -104,11 +111,28 @@ pub async fn run<T: Transport, E: Env>(
     on_event: &mut dyn FnMut(&Event<'_>),
 ) -> CallResult<T::Output> {
     let mut course = Course::default();
-    run_keeping(owner, policy, call, transport, env, on_event, &mut course).await
+    run_course(
+        owner,
+        policy,
+        call,
+        transport,
+        env,
+        on_event,
+        &mut course,
+        None,
+    )
+    .await
 }
 
-/// [`run`], keeping where the call stands when it returns in `course` (for [`resume`]).
-pub async fn run_keeping<T: Transport, E: Env>(
+/// [`run`], keeping where the call stands in `course`; with `broke`, one more attempt of a
+/// call that ended (`course`, as it left it) after what its answer's body came to (a
+/// network error or a timeout, with the output it leaves the caller: [`crate::resume::Broke`],
+/// none without `resume`): decided as a retry of that failure ([`decide`]: attempts left,
+/// the deadline, the budget, the breaker), then waited for, sent, recorded and decided as
+/// the call's attempts are. Its bulkhead slot is not taken again. `broke`'s output is the
+/// call's if no attempt goes (a `giveUp` event says why).
+#[allow(clippy::too_many_arguments)]
+pub async fn run_course<T: Transport, E: Env>(
     owner: &Owner,
     policy: &Policy,
     call: Call<'_>,
@@ -116,111 +140,13 @@ pub async fn run_keeping<T: Transport, E: Env>(
     env: &E,
     on_event: &mut dyn FnMut(&Event<'_>),
     course: &mut Course,
+    broke: Option<crate::resume::Broke<T::Output>>,
 ) -> CallResult<T::Output> {
-    let called_at = env.now_ms();
-    course.called_at = called_at;
-    let ctx = context(owner, policy, &call, called_at);
-    if env.aborted() {
-        return CallResult::Aborted;
+    if broke.is_none() {
+        course.called_at = env.now_ms();
     }
-    let _slot = match admit(&ctx, env, on_event).await {
-        Ok(slot) => slot,
-        Err(refusal) => return refusal.into(),
-    };
-    let mut progress = Progress {
-        attempt: 0,
-        last_delay_ms: policy
-            .retry
-            .as_ref()
-            .map_or(0.0, |r| f64::from(r.base_delay_ms)),
-        spent: None,
-    };
-    // The first attempt starts when the call is made, unless a bulkhead (which may queue the
-    // call) stands in between: one clock read fewer per call.
-    let phase = Phase::Begin {
-        start: policy.bulkhead.is_none().then_some(called_at),
-    };
-    let result = drive(
-        &ctx,
-        &call,
-        Hold::new(),
-        &mut progress,
-        phase,
-        transport,
-        env,
-        on_event,
-    );
-    let result = result.await;
-    (course.attempts, course.last_delay_ms) = (progress.attempt, progress.last_delay_ms);
-    result
-}
-
-/// One more attempt of a call that ended (`course`), after what its answer's body came to
-/// (`broke`: a network error or a timeout, with the output it leaves the caller): decided as
-/// a retry of that failure ([`decide`]: attempts left, the deadline, the budget, the
-/// breaker), waited for, sent, recorded and decided as the call's attempts are, retried as
-/// they would be. The call's bulkhead slot is not taken again. Ends as [`run`] does; `broke`'s
-/// output is the call's if no attempt goes (a `giveUp` event says why). `course` is where the
-/// call stands after.
-pub async fn resume<T: Transport, E: Env>(
-    owner: &Owner,
-    policy: &Policy,
-    call: Call<'_>,
-    broke: (AttemptOutcome, T::Output),
-    transport: &mut T,
-    env: &E,
-    on_event: &mut dyn FnMut(&Event<'_>),
-    course: &mut Course,
-) -> CallResult<T::Output> {
-    let ctx = context(owner, policy, &call, course.called_at);
-    if env.aborted() {
-        return CallResult::Aborted;
-    }
-    let mut progress = Progress {
-        attempt: course.attempts,
-        last_delay_ms: course.last_delay_ms,
-        spent: None,
-    };
-    let (outcome, output) = broke;
-    let end = env.now_ms();
-    let verdict = classify(&outcome, policy.retry.as_ref(), ctx.safe);
-    let offline = matches!(verdict, Verdict::Retry(_)) && env.offline();
-    let answered = Answered {
-        attempt: progress.attempt,
-        outcome,
-        output,
-        end,
-        retry_after_ms: None,
-        verdict,
-        asks: false,
-        asked: false,
-        waiting: None,
-        offline,
-    };
-    let mut hold = Hold::new();
-    let phase = match hold.decide(&ctx, env, &mut progress, answered, on_event) {
-        Ok(Some(delay_ms)) => Phase::Wait(delay_ms),
-        Ok(None) => Phase::Offline,
-        Err(result) => return result,
-    };
-    let result = drive(
-        &ctx,
-        &call,
-        hold,
-        &mut progress,
-        phase,
-        transport,
-        env,
-        on_event,
-    );
-    let result = result.await;
-    (course.attempts, course.last_delay_ms) = (progress.attempt, progress.last_delay_ms);
-    result
-}
-
-/// What every step of `call` shares, started at `called_at`.
-fn context<'a>(owner: &'a Owner, policy: &'a Policy, call: &Call<'a>, called_at: f64) -> Ctx<'a> {
-    Ctx {
+    let called_at = course.called_at;
+    let ctx = Ctx {
         owner,
         policy,
         origin: call.origin,
@@ -228,24 +154,63 @@ fn context<'a>(owner: &'a Owner, policy: &'a Policy, call: &Call<'a>, called_at:
         called_at,
         deadline: called_at + f64::from(policy.total_timeout_ms),
         kept: call.kept,
-    }
-}
-
-/// The call's loop from `phase`: attempts, waits and decisions until it ends.
-#[allow(clippy::too_many_arguments)]
-async fn drive<'a, T: Transport, E: Env>(
-    ctx: &Ctx<'a>,
-    call: &Call<'_>,
-    mut hold: Hold<'a, T::Output>,
-    progress: &mut Progress,
-    mut phase: Phase<'a>,
-    transport: &mut T,
-    env: &E,
-    on_event: &mut dyn FnMut(&Event<'_>),
-) -> CallResult<T::Output> {
-    let policy = ctx.policy;
+    };
     let hedge =
         (policy.hedge.as_ref()).filter(|_| crate::hedge::may_hedge(call.method, call.has_body));
+    if env.aborted() {
+        return CallResult::Aborted;
+    }
+    let mut hold = Hold {
+        previous: None,
+        reserved: None,
+        booking: None,
+        waiting: None,
+        paced_ms: 0.0,
+    };
+    let progress = &mut course.progress;
+    let (mut phase, _slot) = match broke {
+        None => {
+            let slot = match admit(&ctx, env, on_event).await {
+                Ok(slot) => slot,
+                Err(refusal) => return refusal.into(),
+            };
+            *progress = Progress {
+                attempt: 0,
+                last_delay_ms: policy
+                    .retry
+                    .as_ref()
+                    .map_or(0.0, |r| f64::from(r.base_delay_ms)),
+                spent: None,
+            };
+            // The first attempt starts when the call is made, unless a bulkhead (which may
+            // queue the call) stands in between: one clock read fewer per call.
+            let start = policy.bulkhead.is_none().then_some(called_at);
+            (Phase::Begin { start }, slot)
+        }
+        Some(broke) => {
+            let (outcome, output) = broke.parts();
+            progress.spent = None;
+            let end = env.now_ms();
+            let verdict = classify(&outcome, policy.retry.as_ref(), ctx.safe);
+            let answered = Answered {
+                attempt: progress.attempt,
+                outcome,
+                output,
+                end,
+                retry_after_ms: None,
+                verdict,
+                asks: false,
+                asked: false,
+                waiting: None,
+                offline: matches!(verdict, Verdict::Retry(_)) && env.offline(),
+            };
+            match hold.decide(&ctx, env, progress, answered, on_event) {
+                Ok(Some(delay_ms)) => (Phase::Wait(delay_ms), None),
+                Ok(None) => (Phase::Offline, None),
+                Err(result) => return result,
+            }
+        }
+    };
     loop {
         phase = match phase {
             Phase::Wait(ms) => {
@@ -266,7 +231,7 @@ async fn drive<'a, T: Transport, E: Env>(
                 if env.aborted() {
                     return CallResult::Aborted;
                 }
-                match hold.begin(ctx, env, progress, start, on_event) {
+                match hold.begin(&ctx, env, progress, start, on_event) {
                     Began::Go(flight) => Phase::Send(flight),
                     Began::Wait(ms) => Phase::Wait(ms),
                     Began::End(result) => return result,
@@ -281,9 +246,9 @@ async fn drive<'a, T: Transport, E: Env>(
                     None => {
                         let (attempt, limit) = (first.attempt, first.limit);
                         let sent = transport.send(attempt, limit).await;
-                        let answered = settle(ctx, &*transport, env, first, sent, false, on_event);
+                        let answered = settle(&ctx, &*transport, env, first, sent, false, on_event);
                         if answered.asks {
-                            let answer = ask(ctx, &*transport, env, &answered).await;
+                            let answer = ask(&ctx, &*transport, env, &answered).await;
                             answered.told(answer, ctx.safe)
                         } else {
                             Some(answered)
@@ -291,7 +256,7 @@ async fn drive<'a, T: Transport, E: Env>(
                     }
                     Some(hedge) => {
                         crate::hedge::send(
-                            ctx,
+                            &ctx,
                             &*transport,
                             env,
                             hedge,
@@ -305,7 +270,7 @@ async fn drive<'a, T: Transport, E: Env>(
                 let Some(answered) = answered else {
                     return CallResult::Aborted;
                 };
-                match hold.decide(ctx, env, progress, answered, on_event) {
+                match hold.decide(&ctx, env, progress, answered, on_event) {
                     Ok(Some(delay_ms)) => Phase::Wait(delay_ms),
                     Ok(None) => Phase::Offline,
                     Err(result) => return result,
@@ -316,17 +281,6 @@ async fn drive<'a, T: Transport, E: Env>(
 }
 
 impl<'a, O> Hold<'a, O> {
-    /// Nothing held yet.
-    fn new() -> Self {
-        Hold {
-            previous: None,
-            reserved: None,
-            booking: None,
-            waiting: None,
-            paced_ms: 0.0,
-        }
-    }
-
     /// Asks the origin for the next attempt, at `start` (else now): it goes, the call waits
     /// for its origin (the origin held in use meanwhile, a booked send kept), or the call ends
     /// (refused before any attempt, or giving up with the last answer).

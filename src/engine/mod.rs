@@ -33,7 +33,7 @@ mod call;
 mod decide;
 mod guards;
 
-pub use call::{Course, resume, run, run_keeping};
+pub use call::{Course, run, run_course};
 pub use decide::{Facts, Next, decide};
 
 use crate::breaker::Transition;

@@ -10,6 +10,7 @@
 //! | --- | --- |
 //! | whether a first response's body may be resumed; the request after N bytes; judging an answer | `body.rs` |
 //! | why not: each reason's code and sentence | `refusal.rs` |
+//! | a body that broke, as the engine hears it | `broke.rs` |
 //! | the headers read and their grammar (entity tags, `Content-Range`, lists) | `headers.rs` |
 //! | the policy section `resume: true \| false \| { maxResumes }`: rows, defaults, check | `section.rs` |
 //! | the shell's part (wasm32): a response's resumer, the TypeScript declarations | `shell.rs` |
@@ -18,6 +19,8 @@
 
 #[cfg(feature = "resume")]
 mod body;
+#[cfg(feature = "resume")]
+mod broke;
 #[cfg(feature = "resume")]
 mod headers;
 #[cfg(not(feature = "resume"))]
@@ -33,6 +36,8 @@ mod tests;
 
 #[cfg(feature = "resume")]
 pub use body::{Body, RangeRequest, Splice, Validator, may_resume};
+#[cfg(feature = "resume")]
+pub use broke::Broke;
 #[cfg(feature = "resume")]
 pub use headers::{ContentRange, EntityTag, Head};
 #[cfg(not(feature = "resume"))]

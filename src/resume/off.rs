@@ -32,3 +32,14 @@ pub(crate) fn initial() -> Option<ResumePolicy> {
 pub(crate) fn read<R: Rows>(_: &mut Check<R>, _: &Object) -> Option<ResumePolicy> {
     None
 }
+
+/// A body that broke: none in this build, so the engine's branch for one is removed.
+pub struct Broke<O>(std::convert::Infallible, std::marker::PhantomData<O>);
+
+impl<O> Broke<O> {
+    /// Never called: no value exists.
+    #[inline(always)]
+    pub fn parts(self) -> (crate::classify::AttemptOutcome, O) {
+        match self.0 {}
+    }
+}

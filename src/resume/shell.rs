@@ -68,7 +68,7 @@ mod on {
     use super::Resumable;
     use crate::engine::{self, AttemptOutcome, Call, CallResult};
     use crate::events::{Event, GiveUpReason};
-    use crate::resume::{Body, Head, Refusal, ResumePolicy, may_resume};
+    use crate::resume::{Body, Broke, Head, Refusal, ResumePolicy, may_resume};
     use crate::wasm::abort::AbortGuard;
     use crate::wasm::bindings::{discard_body, make_timeout_error};
     use crate::wasm::codes::TimeoutKind;
@@ -233,15 +233,16 @@ mod on {
                 kept: false,
             };
             let mut course = call.course;
-            let result = engine::resume(
+            let broke = Broke::new(broke, Err(cause.clone()));
+            let result = engine::run_course(
                 &call.client.registry,
                 policy,
                 attempt,
-                (broke, Err(cause.clone())),
                 &mut transport,
                 &env,
                 &mut on_event,
                 &mut course,
+                Some(broke),
             )
             .await;
             let total_ms = f64::from(policy.total_timeout_ms);

@@ -297,7 +297,7 @@ impl Ready {
             }
         };
         let mut course = engine::Course::default();
-        let result = engine::run_keeping(
+        let result = engine::run_course(
             &client.registry,
             &resolved.policy,
             call,
@@ -305,6 +305,7 @@ impl Ready {
             &env,
             &mut on_event,
             &mut course,
+            None,
         )
         .await;
         let resumable = resume::wanted(&resolved.policy, &method, coalesced);
@@ -325,7 +326,11 @@ impl Ready {
         };
         let keeping = keepable.map(|k| (k, end_of(&result, &transport)));
         let mapped = ended.map(result, &transport, guard.state());
-        let signal = guard.state().signal();
+        let signal = if resumable {
+            guard.state().signal()
+        } else {
+            JsValue::UNDEFINED
+        };
         drop(guard);
         match (keeping, key.as_deref()) {
             (Some((keepable, end)), Some(key)) => {

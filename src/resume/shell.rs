@@ -70,7 +70,7 @@ mod on {
     use crate::events::{Event, GiveUpReason};
     use crate::resume::{Body, Broke, Head, Refusal, ResumePolicy, may_resume};
     use crate::wasm::abort::AbortGuard;
-    use crate::wasm::bindings::{discard_body, make_timeout_error};
+    use crate::wasm::bindings::{discard_body, make_timeout_error, performance_now};
     use crate::wasm::codes::TimeoutKind;
     use crate::wasm::ended::circuit_open_error;
     use crate::wasm::env::JsEnv;
@@ -274,6 +274,13 @@ mod on {
                     output: Err(error), ..
                 } => Err(match gave_up.get() {
                     Some(GiveUpReason::Deadline) => timed_out(),
+                    // Refused as a call its breaker refuses is (it would be open when the wait ended).
+                    Some(GiveUpReason::BreakerOpen) => {
+                        let until = (call.client.registry.read())
+                            .and_then(|r| r.peek(&call.origin)?.breaker.open_until());
+                        let ms = until.map_or(0.0, |until| (until - performance_now()).max(0.0));
+                        circuit_open_error(&call.client, &call.origin, &call.origin_js, ms)
+                    }
                     reason => gave_up_error(reason, &error),
                 }),
                 CallResult::Aborted => Err(guard.state().reason()),
@@ -302,10 +309,6 @@ mod on {
             Some(GiveUpReason::Budget) => (
                 "budget",
                 "the body could not be resumed: the origin's retry budget is spent",
-            ),
-            Some(GiveUpReason::BreakerOpen) => (
-                "breakerOpen",
-                "the body could not be resumed: the origin's breaker is open",
             ),
             Some(GiveUpReason::NotRetryable) => (
                 "notRetryable",

@@ -149,23 +149,9 @@ class Shared {
 // used, its own failure, the read waiting for data (its reject) and how to stop its branch.
 // Copies read independently: one copy's timeout or caller's abort ends that copy alone, and
 // the attempt is aborted (its connection released) once no other copy's body is still open.
-// `got`: the bytes of the body handed to the caller (a resumed body asks for the rest).
 function copyGuard(shared, response) {
-  return { shared, response, wrapped: null, used: false, failed: undefined, ended: false, reject: null, stop: null, signal: undefined, got: 0 };
+  return { shared, response, wrapped: null, used: false, failed: undefined, ended: false, reject: null, stop: null, signal: undefined };
 }
-
-/**
- * Makes a broken read of `response`'s body go on (policy resume, src/resume/resume.js):
- * `next(guard, error, gap)` resolves with the reader of the rest (null: nothing is left) or
- * rejects with why not; `gap`: no chunk came for bodyTimeoutMs.
- */
-function onBreak(response, next) {
-  const guard = response?.[GUARD];
-  if (guard !== undefined) guard.shared.resume = next;
-}
-
-/** Whether a broken read of this copy may go on: a resumable body, one copy, still open. */
-const goesOn = (guard) => guard.shared.resume !== undefined && guard.shared.copies === 1 && failureOf(guard) === undefined;
 
 /**
  * Until a read takes its body, a copy stops by cancelling its own branch: one that fails
@@ -249,9 +235,19 @@ function timer(fn, ms) {
   return id;
 }
 
-/** The guarded body of `response` (made on first use), over the platform's. */
+/**
+ * Makes `response`'s guarded body read `raw` instead of the platform's body (policy resume:
+ * src/resume/resume.js); returns what its copies share, or undefined when it is not guarded.
+ */
+function readThrough(response, raw) {
+  const guard = response?.[GUARD];
+  if (guard !== undefined) guard.raw = raw;
+  return guard?.shared;
+}
+
+/** The guarded body of `response` (made on first use), over the platform's (or what replaces it). */
 function guardedBody(response, guard) {
-  const raw = BODY.call(response);
+  const raw = guard.raw ?? BODY.call(response);
   if (raw === null || guard.wrapped !== null) return guard.wrapped ?? raw;
   const { shared } = guard;
   let reader = null;
@@ -265,19 +261,14 @@ function guardedBody(response, guard) {
         reader = raw.getReader();
         guard.stop = (reason) => reader.cancel(reason).catch(() => {});
       }
-      // One read of the platform's body, bounded; a resumed body's goes on from the rest.
-      const read = (resolve, reject) => {
-        const now = performance.now();
-        const idleDue = shared.idleMs > 0 ? now + shared.idleMs : Infinity;
-        const isDeadline = shared.deadline <= idleDue;
-        const due = isDeadline ? shared.deadline : idleDue;
+      const now = performance.now();
+      const idleDue = shared.idleMs > 0 ? now + shared.idleMs : Infinity;
+      const isDeadline = shared.deadline <= idleDue;
+      const due = isDeadline ? shared.deadline : idleDue;
+      return new Promise((resolve, reject) => {
         guard.reject = reject;
-        let gap = false;
         const t = due === Infinity ? undefined : timer(() => {
-          // A gap in a resumable body: its attempt ends, and the read goes on from the rest.
-          if (isDeadline || !goesOn(guard)) return reject(timeOutCopy(guard, isDeadline));
-          gap = true;
-          try { shared.controller.abort(shared.timeoutError(false)); } catch { /* ended */ }
+          reject(timeOutCopy(guard, isDeadline));
         }, Math.max(0, due - now));
         reader.read().then(({ done, value }) => {
           clearTimeout(t);
@@ -288,7 +279,6 @@ function guardedBody(response, guard) {
                 endCopy(guard);
                 controller.close();
               } else {
-                guard.got += value.byteLength;
                 controller.enqueue(value);
               }
             } catch { /* closed or errored meanwhile */ }
@@ -296,19 +286,9 @@ function guardedBody(response, guard) {
           resolve();
         }, (e) => {
           clearTimeout(t);
-          if (!goesOn(guard)) return reject(failureOf(guard) ?? e);
-          shared.resume(guard, e, gap).then((next) => {
-            if (next !== null) {
-              reader = next;
-              return read(resolve, reject);
-            }
-            endCopy(guard);
-            if (!cancelled) controller.close();
-            resolve();
-          }, (why) => reject(failureOf(guard) ?? failCopy(guard, why)));
+          reject(failureOf(guard) ?? e);
         });
-      };
-      return new Promise(read);
+      });
     },
     cancel(reason) {
       cancelled = true;
@@ -330,11 +310,11 @@ async function readAll(response) {
   // A copy that ended unread (its caller's signal, a timeout) rejects with why, as fetch does.
   if (guard !== undefined && !guard.used && failureOf(guard) !== undefined) throw failureOf(guard);
   if (response.bodyUsed) throw new TypeError("Body is unusable: Body has already been read");
-  const raw = BODY.call(response);
+  const raw = guard?.raw ?? BODY.call(response);
   if (raw === null) return new Uint8Array(0);
   // Straight from the platform's body when the guarded stream was never handed out:
   // one timer for the whole read, re-armed from the last chunk (not one per chunk).
-  const direct = guard !== undefined && guard.wrapped === null && guard.shared.resume === undefined;
+  const direct = guard !== undefined && guard.wrapped === null;
   const reader = (direct ? raw : response.body).getReader();
   const chunks = [];
   let length = 0;
@@ -457,4 +437,4 @@ class GuardedResponse extends Base {
 }
 if (typeof Base.prototype.bytes !== "function") delete GuardedResponse.prototype.bytes;
 
-export { abortReason, isAborted, watchSignal, unwatchSignal, guardResponse, linkCopy, onBreak };
+export { abortReason, isAborted, watchSignal, unwatchSignal, guardResponse, linkCopy, readThrough };

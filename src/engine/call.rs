@@ -155,20 +155,11 @@ pub async fn run_course<T: Transport, E: Env>(
         deadline: called_at + f64::from(policy.total_timeout_ms),
         kept: call.kept,
     };
-    let hedge =
-        (policy.hedge.as_ref()).filter(|_| crate::hedge::may_hedge(call.method, call.has_body));
     if env.aborted() {
         return CallResult::Aborted;
     }
-    let mut hold = Hold {
-        previous: None,
-        reserved: None,
-        booking: None,
-        waiting: None,
-        paced_ms: 0.0,
-    };
     let progress = &mut course.progress;
-    let (mut phase, _slot) = match broke {
+    let (mut phase, _slot, mut hold) = match broke {
         None => {
             let slot = match admit(&ctx, env, on_event).await {
                 Ok(slot) => slot,
@@ -185,7 +176,7 @@ pub async fn run_course<T: Transport, E: Env>(
             // The first attempt starts when the call is made, unless a bulkhead (which may
             // queue the call) stands in between: one clock read fewer per call.
             let start = policy.bulkhead.is_none().then_some(called_at);
-            (Phase::Begin { start }, slot)
+            (Phase::Begin { start }, slot, Hold::new())
         }
         Some(broke) => {
             let (outcome, output) = broke.parts();
@@ -204,13 +195,16 @@ pub async fn run_course<T: Transport, E: Env>(
                 waiting: None,
                 offline: matches!(verdict, Verdict::Retry(_)) && env.offline(),
             };
+            let mut hold = Hold::new();
             match hold.decide(&ctx, env, progress, answered, on_event) {
-                Ok(Some(delay_ms)) => (Phase::Wait(delay_ms), None),
-                Ok(None) => (Phase::Offline, None),
+                Ok(Some(delay_ms)) => (Phase::Wait(delay_ms), None, hold),
+                Ok(None) => (Phase::Offline, None, hold),
                 Err(result) => return result,
             }
         }
     };
+    let hedge =
+        (policy.hedge.as_ref()).filter(|_| crate::hedge::may_hedge(call.method, call.has_body));
     loop {
         phase = match phase {
             Phase::Wait(ms) => {
@@ -281,6 +275,18 @@ pub async fn run_course<T: Transport, E: Env>(
 }
 
 impl<'a, O> Hold<'a, O> {
+    /// Nothing held yet.
+    #[inline(always)]
+    fn new() -> Self {
+        Hold {
+            previous: None,
+            reserved: None,
+            booking: None,
+            waiting: None,
+            paced_ms: 0.0,
+        }
+    }
+
     /// Asks the origin for the next attempt, at `start` (else now): it goes, the call waits
     /// for its origin (the origin held in use meanwhile, a booked send kept), or the call ends
     /// (refused before any attempt, or giving up with the last answer).

@@ -44,7 +44,10 @@ pub(crate) struct Resumable {
 /// coalesced (a coalesced response's copies are read apart). Never without `resume`.
 #[inline(always)]
 pub(crate) fn wanted(policy: &Policy, method: &str, coalesced: bool) -> bool {
-    policy.resume.is_some() && !coalesced && method.eq_ignore_ascii_case("GET")
+    cfg!(feature = "resume")
+        && policy.resume.is_some()
+        && !coalesced
+        && method.eq_ignore_ascii_case("GET")
 }
 
 #[cfg(feature = "resume")]

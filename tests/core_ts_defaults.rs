@@ -18,6 +18,7 @@ const DECLARATIONS: &str = concat!(
     include_str!("../src/outbox/types.rs"),
     include_str!("../src/coalesce/shell.rs"),
     include_str!("../src/share/shell.rs"),
+    include_str!("../src/resume/shell.rs"),
 );
 
 /// "Interface.field" -> the text after `@default`, up to a parenthesis or the comment's end.
@@ -195,6 +196,11 @@ fn typescript_defaults_match_the_core() {
             d::OUTBOX_MAX_BODY_BYTES.to_string(),
         ),
         (
+            "Policy.resume",
+            if d::RESUME_ENABLED { "{}" } else { "false" }.into(),
+        ),
+        ("ResumePolicy.maxResumes", d::MAX_RESUMES.to_string()),
+        (
             "Policy.share",
             match Policy::default().share {
                 None => "false".into(),
@@ -248,6 +254,7 @@ fn the_readme_table_shows_every_declared_default() {
             "ThrottlePolicy" => format!("throttle.{field}"),
             "HedgePolicy" => format!("hedge.{field}"),
             "OutboxPolicy" => format!("outbox.{field}"),
+            "ResumePolicy" => format!("resume.{field}"),
             other => panic!("unknown interface {other}"),
         };
         let shown = rows
@@ -285,6 +292,7 @@ fn declared_docs() -> BTreeMap<String, String> {
                 "HedgePolicy" => Some("hedge."),
                 "OutboxPolicy" => Some("outbox."),
                 "SharePolicy" => Some("share."),
+                "ResumePolicy" => Some("resume."),
                 _ => None,
             };
             doc.clear();

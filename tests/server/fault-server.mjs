@@ -72,7 +72,8 @@
 //                                        answer sends the bytes before it, then the socket is destroyed;
 //                                        each stall likewise sends the bytes before it, then nothing more
 //                                        (no end). The log entry of each request has range, ifRange,
-//                                        status, start (its first offset) and sent (bytes written)
+//                                        status, start (its first offset) and sent (bytes written);
+//                                        the headers a resume reads are exposed to other origins (CORS)
 // Every response but /strict-cors's allows CORS and exposes Retry-After.
 import http from "node:http";
 import zlib from "node:zlib";
@@ -190,7 +191,9 @@ function createOrigin(name) {
     const changed = q.has("changeEtagAfter") && state.requests > Number(q.get("changeEtagAfter"));
     const tag = `"${base}${changed ? "-2" : ""}"`;
     const headers = { "content-type": q.get("text") === "1" ? "text/plain; charset=utf-8" : "application/octet-stream",
-      "accept-ranges": "bytes", date: new Date().toUTCString() };
+      "accept-ranges": "bytes", date: new Date().toUTCString(),
+      // What a resume reads, exposed to a page of another origin.
+      "access-control-expose-headers": "etag, content-range, accept-ranges, content-encoding, date, last-modified" };
     if (base === "weak") headers.etag = `W/"v1"`;
     else if (base !== "none") headers.etag = tag;
     if (q.get("lastModified") === "1") headers["last-modified"] = new Date(Date.now() - 86_400_000).toUTCString();

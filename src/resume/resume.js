@@ -40,7 +40,8 @@ function unrefTimer(fn, ms) {
  * Makes `response`'s guarded body (js/body.js) read a stream that goes on past a break: its
  * reads come from the platform's body, then from each resumed answer's. `resumer.resume(bytes,
  * error, gap)` (src/resume/shell.rs) resolves with [the answer, its AbortController] whose body
- * is the rest, or null when nothing is left, or rejects with why not. The guard keeps the
+ * is the rest, or null when nothing is left, or rejects with why not; `resumer.cancel()` stops
+ * the one under way. The guard keeps the
  * deadline and the caller's signal (aborting the current attempt's controller); the gaps of
  * bodyTimeoutMs are timed here, for a gap is resumed, not fatal. (A clone of the response reads
  * its own branch of the first answer, bounded by the deadline.)
@@ -48,6 +49,7 @@ function unrefTimer(fn, ms) {
 function attachResume(response, resumer) {
   let reader = null;
   let got = 0;
+  let cancelled = false;
   let shared;
   let idleMs = 0;
   const read = (controller, resolve, reject) => {
@@ -60,25 +62,27 @@ function attachResume(response, resumer) {
     }, idleMs) : undefined;
     reader.read().then(({ done, value }) => {
       clearTimeout(t);
-      if (done) {
-        controller.close();
-      } else {
-        got += value.byteLength;
-        controller.enqueue(value);
-      }
+      try {
+        if (done) {
+          controller.close();
+        } else {
+          got += value.byteLength;
+          controller.enqueue(value);
+        }
+      } catch { /* cancelled meanwhile */ }
       resolve();
     }, (error) => {
       clearTimeout(t);
-      if (shared.failed !== undefined) return reject(shared.failed);
+      if (shared.failed !== undefined || cancelled) return reject(shared.failed ?? error);
       resumer.resume(got, error, gap).then((answer) => {
         if (answer === null) {
-          controller.close();
+          if (!cancelled) controller.close();
           return resolve();
         }
-        // Ended meanwhile (the deadline, the caller's signal): the answer is let go.
-        if (shared.failed !== undefined) {
+        // Ended meanwhile (the deadline, the caller's signal, a cancel): the answer is let go.
+        if (shared.failed !== undefined || cancelled) {
           answer[1].abort(shared.failed);
-          return reject(shared.failed);
+          return shared.failed === undefined ? resolve() : reject(shared.failed);
         }
         shared.controller = answer[1];
         reader = answer[0].body.getReader();
@@ -92,6 +96,8 @@ function attachResume(response, resumer) {
       return new Promise((resolve, reject) => read(controller, resolve, reject));
     },
     cancel(reason) {
+      cancelled = true;
+      resumer.cancel();
       return (reader ?? BODY.call(response))?.cancel(reason);
     },
   }, { highWaterMark: 0 });

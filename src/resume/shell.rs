@@ -72,7 +72,7 @@ mod on {
     use crate::engine::{self, AttemptOutcome, Call, CallResult};
     use crate::events::{Event, GiveUpReason};
     use crate::resume::{Body, Broke, Head, Refusal, ResumePolicy, may_resume};
-    use crate::wasm::abort::AbortGuard;
+    use crate::wasm::abort::{AbortGuard, AbortState};
     use crate::wasm::bindings::{discard_body, make_timeout_error, performance_now};
     use crate::wasm::codes::TimeoutKind;
     use crate::wasm::ended::circuit_open_error;
@@ -123,6 +123,7 @@ mod on {
         };
         let resumer = BodyResumer {
             state: Rc::new(RefCell::new(Some(state))),
+            running: Rc::default(),
         };
         attach_resume(response, resumer.into());
         mapped
@@ -148,6 +149,8 @@ mod on {
     pub struct BodyResumer {
         /// Taken out while a resume runs (one at a time: a body is read in order).
         state: Rc<RefCell<Option<State>>>,
+        /// The running resume's abort, fired when the body is cancelled meanwhile.
+        running: Rc<RefCell<Option<Rc<AbortState>>>>,
     }
 
     #[wasm_bindgen]
@@ -158,16 +161,25 @@ mod on {
         /// with why not.
         #[wasm_bindgen(skip_typescript)]
         pub fn resume(&self, bytes: f64, cause: JsValue, gap: bool) -> Promise {
-            let cell = self.state.clone();
+            let (cell, running) = (self.state.clone(), self.running.clone());
             wasm_bindgen_futures::future_to_promise(async move {
                 let Some(mut state) = cell.borrow_mut().take() else {
                     let busy = "the body is being resumed already";
                     return Err(resume_error(busy, "busy", &cause));
                 };
-                let result = state.next(bytes as u64, cause, gap).await;
+                let result = state.next(bytes as u64, cause, gap, &running).await;
                 *cell.borrow_mut() = Some(state);
                 result
             })
+        }
+
+        /// The body was cancelled: a resume under way stops (its wait, its attempt).
+        #[wasm_bindgen(skip_typescript)]
+        pub fn cancel(&self) {
+            let running = self.running.borrow_mut().take();
+            if let Some(abort) = running {
+                abort.fire();
+            }
         }
     }
 
@@ -193,6 +205,7 @@ mod on {
             bytes: u64,
             cause: JsValue,
             gap: bool,
+            running: &RefCell<Option<Rc<AbortState>>>,
         ) -> Result<JsValue, JsValue> {
             let body = self.body.as_ref().map_err(|r| refused(*r, &cause))?;
             may_resume(self.resumes, &self.policy).map_err(|r| refused(r, &cause))?;
@@ -207,6 +220,7 @@ mod on {
             self.resumes += 1;
             let signal = Some(call.signal.clone()).filter(|s| !s.is_undefined() && !s.is_null());
             let guard = AbortGuard::new(signal);
+            *running.borrow_mut() = Some(guard.state().clone());
             let mut transport = call.transport.resend(request, guard.state().clone());
             let env = JsEnv {
                 abort: guard.state().clone(),
@@ -248,6 +262,7 @@ mod on {
                 Some(broke),
             )
             .await;
+            running.borrow_mut().take();
             let total_ms = f64::from(policy.total_timeout_ms);
             let timed_out = || make_timeout_error(TimeoutKind::Call as u8, total_ms);
             let told = match result {

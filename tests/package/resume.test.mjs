@@ -7,7 +7,7 @@
 import test from "node:test";
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
-import { ORIGIN_A, serverLog, uid } from "./helpers.mjs";
+import { ORIGIN_A, serverLog, sleep, uid } from "./helpers.mjs";
 import { ResilientClient, TimeoutError, CircuitOpenError } from "resilient-fetch";
 
 const sha256 = (bytes) => createHash("sha256").update(bytes).digest("hex");
@@ -241,6 +241,33 @@ test("the caller's abort while a resume waits ends the body with the abort reaso
   assert.ok(performance.now() - t0 < 2000, "not after the backoff");
   assert.equal(error?.message, "stop");
   assert.equal((await serverLog(ORIGIN_A, id)).length, 1);
+  client.free();
+});
+
+test("cancelling the body while its resume waits stops the resume: no range request is sent", async () => {
+  const id = uid("resume");
+  let reader;
+  let cancelled;
+  const client = new ResilientClient({
+    resume: true, retry: { maxAttempts: 3, baseDelayMs: 300, maxDelayMs: 300, jitter: "none" },
+    // The resume is decided (its backoff begins): the caller cancels then.
+    onEvent: (e) => { if (e.type === "retry") cancelled = reader.cancel(new Error("enough")); },
+  });
+  const res = await client.fetch(`${ORIGIN_A}/resource?id=${id}&bytes=100000&cuts=10000`);
+  reader = res.body.getReader();
+  let got = 0;
+  const reading = (async () => {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) return;
+      got += value.byteLength;
+    }
+  })();
+  await reading.catch(() => {});
+  await cancelled;
+  assert.equal(got, 10000);
+  await sleep(600);
+  assert.equal((await serverLog(ORIGIN_A, id)).length, 1, "the resume was not sent");
   client.free();
 });
 

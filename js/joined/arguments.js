@@ -973,7 +973,8 @@ function attachResume(response, resumer) {
     cancel(reason) {
       cancelled = true;
       resumer.cancel();
-      return (reader ?? BODY.call(response))?.cancel(reason);
+      // The current body may have failed already (the break): its cancel's failure is not the caller's.
+      return (reader ?? BODY.call(response))?.cancel(reason).catch(() => {});
     },
   }, { highWaterMark: 0 });
   shared = readThrough(response, stream);

@@ -230,8 +230,9 @@ function createOrigin(name) {
         if (!res.write(chunk)) { res.once("drain", pump); return; }
       }
       if (stop === undefined) res.end();
-      // The bytes before a cut reach the client, then the connection breaks; a stall sends no more.
-      else if (stop.cut) res.write("", () => setImmediate(() => res.socket?.destroy()));
+      // The bytes before a cut reach the client (a moment for them to be read: a stream that
+      // errors empties its queue), then the connection breaks; a stall sends no more.
+      else if (stop.cut) res.write("", () => setTimeout(() => res.socket?.destroy(), 20));
     };
     pump();
   };

@@ -50,6 +50,17 @@ pub(crate) fn wanted(policy: &Policy, method: &str, coalesced: bool) -> bool {
         && method.eq_ignore_ascii_case("GET")
 }
 
+/// The signal a call's response is guarded with: the caller's, or none yet (null) for a
+/// resumable one without a signal, whose reads must go through the guard (js/body.js).
+#[inline(always)]
+pub(crate) fn guarded_signal(resumable: bool, signal: JsValue) -> JsValue {
+    if resumable && signal.is_undefined() {
+        JsValue::NULL
+    } else {
+        signal
+    }
+}
+
 #[cfg(feature = "resume")]
 pub(crate) use on::offer;
 

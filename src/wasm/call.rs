@@ -319,20 +319,15 @@ impl Ready {
             started,
             // A coalesced call's response is guarded with no signal yet: each caller links its own;
             // a resumable one is guarded with none (its body's reads go through the guard).
-            signal: match guard.state().signal() {
-                s if coalesced || (resumable && s.is_undefined()) => JsValue::NULL,
-                s => s,
+            signal: if coalesced {
+                JsValue::NULL
+            } else {
+                resume::guarded_signal(resumable, guard.state().signal())
             },
         };
         let keeping = keepable.map(|k| (k, end_of(&result, &transport)));
         let mapped = ended.map(result, &transport, guard.state());
-        let signal = if resumable {
-            guard.state().signal()
-        } else {
-            JsValue::UNDEFINED
-        };
-        drop(guard);
-        match (keeping, key.as_deref()) {
+        let answer = match (keeping, key.as_deref()) {
             (Some((keepable, end)), Some(key)) => {
                 keepable.keep(end, &ended, transport.request(), key, mapped)
             }
@@ -348,10 +343,12 @@ impl Ready {
                     key,
                     transport,
                     course,
-                    signal,
+                    signal: guard.state().signal(),
                 },
             ),
             _ => mapped,
-        }
+        };
+        drop(guard);
+        answer
     }
 }

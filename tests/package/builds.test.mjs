@@ -22,6 +22,7 @@ const OPTIONS = {
   coalesce: true,
   share: "builds-test",
   outbox: { name: "builds-test" },
+  resume: { maxResumes: 2 },
 };
 
 /** Asserts `error` is the lean build's TypeError for `option`. */

@@ -3,7 +3,7 @@
 //! the answer is spliced into the caller's one `ReadableStream` only if it is the same body's
 //! next bytes (RFC 9110 §13.1.5, §14, §8.8). Each resume is an attempt of the call: it counts
 //! against its attempts, deadline and budget, waits its backoff, and its origin's breaker
-//! admits and hears it (the engine's [`crate::engine::resume`] continues the call). Everything
+//! admits and hears it (the engine's [`crate::engine::run_course`] continues the call). Everything
 //! of the capability is here:
 //!
 //! | concern | file |

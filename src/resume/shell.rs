@@ -1,6 +1,6 @@
 //! The shell's part of resumed downloads (wasm only): a GET's response whose policy resumes
 //! gets a resumer (`attachResume`, resume.js); when a read of its body breaks, the resumer
-//! asks the engine for one more attempt of the call ([`crate::engine::resume`]) with `Range`
+//! asks the engine for one more attempt of the call ([`crate::engine::run_course`]) with `Range`
 //! and `If-Range`, judges the answer ([`super::Body::check`]) and hands its body back to be
 //! read on. And the TypeScript declarations of the option.
 

@@ -20,6 +20,7 @@ const DECLARATIONS: &str = concat!(
     include_str!("../src/share/shell.rs"),
     include_str!("../src/stale/types.rs"),
     include_str!("../src/failover/shell.rs"),
+    include_str!("../src/resume/shell.rs"),
 );
 
 /// "Interface.field" -> the text after `@default`, up to a parenthesis or the comment's end.
@@ -217,6 +218,11 @@ fn typescript_defaults_match_the_core() {
             },
         ),
         (
+            "Policy.resume",
+            if d::RESUME_ENABLED { "{}" } else { "false" }.into(),
+        ),
+        ("ResumePolicy.maxResumes", d::MAX_RESUMES.to_string()),
+        (
             "Policy.share",
             match Policy::default().share {
                 None => "false".into(),
@@ -271,6 +277,7 @@ fn the_readme_table_shows_every_declared_default() {
             "HedgePolicy" => format!("hedge.{field}"),
             "OutboxPolicy" => format!("outbox.{field}"),
             "StalePolicy" => format!("stale.{field}"),
+            "ResumePolicy" => format!("resume.{field}"),
             other => panic!("unknown interface {other}"),
         };
         let shown = rows
@@ -309,6 +316,7 @@ fn declared_docs() -> BTreeMap<String, String> {
                 "OutboxPolicy" => Some("outbox."),
                 "SharePolicy" => Some("share."),
                 "StalePolicy" => Some("stale."),
+                "ResumePolicy" => Some("resume."),
                 _ => None,
             };
             doc.clear();

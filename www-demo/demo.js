@@ -14,6 +14,7 @@ import { edgeRun, edgeSetup } from "./lanes/edge.js";
 import { breakerRules } from "./lanes/breaker.js";
 import { compareFailover } from "./lanes/failover.js";
 import { staleRun } from "./lanes/stale.js";
+import { compareResume } from "./lanes/resume.js";
 
 await Promise.all([...document.querySelectorAll(".origin")].map(buildOriginControls));
 $("#policy-form").addEventListener("input", showPolicy);
@@ -31,6 +32,7 @@ $("#hedge-button").addEventListener("click", compareHedge);
 $("#breaker-button").addEventListener("click", breakerRules);
 $("#failover-button").addEventListener("click", compareFailover);
 $("#stale-button").addEventListener("click", staleRun);
+$("#resume-button").addEventListener("click", compareResume);
 $("#share-break").addEventListener("click", shareBreak);
 $("#outbox-down").addEventListener("click", outboxDown);
 $("#outbox-up").addEventListener("click", outboxUp);

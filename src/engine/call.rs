@@ -11,7 +11,7 @@ use super::{
     AttemptLimit, Call, CallResult, Ctx, Either, Env, Facts, MIN_ATTEMPT_MS, Next, Transport,
     admit, decide, give_up, race, retry_after_of,
 };
-use crate::classify::{AttemptOutcome, Verdict};
+use crate::classify::{AttemptOutcome, Verdict, classify};
 use crate::events::{Event, GiveUpReason};
 use crate::failover::{At, Route};
 use crate::origin::{Ask, Refusal};
@@ -49,6 +49,7 @@ struct Hold<'a, O> {
 }
 
 /// Where the retry loop stands.
+#[derive(Clone, Copy, Debug, Default)]
 pub(super) struct Progress {
     /// The current attempt's number, from 1.
     pub(super) attempt: u32,
@@ -57,6 +58,8 @@ pub(super) struct Progress {
     /// Budget tokens the retry that led to this attempt cost (`None` for the first attempt
     /// or without a budget).
     spent: Option<u32>,
+    /// Where in its route the current attempt went (with failover; else 0).
+    at: usize,
 }
 
 /// What asking the origin for an attempt came to.
@@ -83,6 +86,24 @@ enum Applied<'a> {
     ),
 }
 
+/// Where a call stands once its loop has returned, for one more attempt of it
+/// ([`run_course`]): when it started (its deadline runs from then), the attempts it made and
+/// its last backoff.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Course {
+    /// When the call started (monotonic ms).
+    pub called_at: f64,
+    /// Its attempts and last backoff.
+    progress: Progress,
+}
+
+impl Course {
+    /// Attempts made.
+    pub fn attempts(&self) -> u32 {
+        self.progress.attempt
+    }
+}
+
 /// Runs one call: bulkhead, attempts, retries, bookkeeping and events.
 pub async fn run<T: Transport, E: Env>(
     owner: &Owner,
@@ -92,7 +113,42 @@ pub async fn run<T: Transport, E: Env>(
     env: &E,
     on_event: &mut dyn FnMut(&Event<'_>),
 ) -> CallResult<T::Output> {
-    let called_at = env.now_ms();
+    let mut course = Course::default();
+    run_course(
+        owner,
+        policy,
+        call,
+        transport,
+        env,
+        on_event,
+        &mut course,
+        None,
+    )
+    .await
+}
+
+/// [`run`], keeping where the call stands in `course`; with `broke`, one more attempt of a
+/// call that ended (`course`, as it left it) after what its answer's body came to (a
+/// network error or a timeout, with the output it leaves the caller: [`crate::resume::Broke`],
+/// none without `resume`): decided as a retry of that failure ([`decide`]: attempts left,
+/// the deadline, the budget, the breaker), then waited for, sent, recorded and decided as
+/// the call's attempts are. Its bulkhead slot is not taken again. `broke`'s output is the
+/// call's if no attempt goes (a `giveUp` event says why).
+#[allow(clippy::too_many_arguments)]
+pub async fn run_course<T: Transport, E: Env>(
+    owner: &Owner,
+    policy: &Policy,
+    call: Call<'_>,
+    transport: &mut T,
+    env: &E,
+    on_event: &mut dyn FnMut(&Event<'_>),
+    course: &mut Course,
+    broke: Option<crate::resume::Broke<T::Output>>,
+) -> CallResult<T::Output> {
+    if broke.is_none() {
+        course.called_at = env.now_ms();
+    }
+    let called_at = course.called_at;
     let route = Route::new(call.origin, call.alternates);
     let ctx = Ctx {
         owner,
@@ -104,36 +160,62 @@ pub async fn run<T: Transport, E: Env>(
         deadline: called_at + f64::from(policy.total_timeout_ms),
         kept: call.kept,
     };
-    let hedge =
-        (policy.hedge.as_ref()).filter(|_| crate::hedge::may_hedge(call.method, call.has_body));
     if env.aborted() {
         return CallResult::Aborted;
     }
-    let _slot = match admit(&ctx, env, on_event).await {
-        Ok(slot) => slot,
-        Err(refusal) => return refusal.into(),
+    let progress = &mut course.progress;
+    let (mut phase, _slot, mut hold) = match broke {
+        None => {
+            let slot = match admit(&ctx, env, on_event).await {
+                Ok(slot) => slot,
+                Err(refusal) => return refusal.into(),
+            };
+            *progress = Progress {
+                attempt: 0,
+                last_delay_ms: policy
+                    .retry
+                    .as_ref()
+                    .map_or(0.0, |r| f64::from(r.base_delay_ms)),
+                spent: None,
+                at: 0,
+            };
+            // The first attempt starts when the call is made, unless a bulkhead (which may
+            // queue the call) stands in between: one clock read fewer per call.
+            let start = policy.bulkhead.is_none().then_some(called_at);
+            // The first attempt goes to the first origin whose breaker is not open (with
+            // failover).
+            ctx.route_first(|| start.unwrap_or_else(|| env.now_ms()));
+            (Phase::Begin { start }, slot, Hold::new())
+        }
+        Some(broke) => {
+            let (outcome, output) = broke.parts();
+            progress.spent = None;
+            // The body broke at the origin its answer came from: a resume is a retry from there.
+            ctx.at.set(&ctx.route, progress.at);
+            let end = env.now_ms();
+            let verdict = classify(&outcome, policy.retry.as_ref(), ctx.safe);
+            let answered = Answered {
+                attempt: progress.attempt,
+                outcome,
+                output,
+                end,
+                retry_after_ms: None,
+                verdict,
+                asks: false,
+                asked: false,
+                waiting: None,
+                offline: matches!(verdict, Verdict::Retry(_)) && env.offline(),
+            };
+            let mut hold = Hold::new();
+            match hold.decide(&ctx, env, progress, answered, on_event) {
+                Ok(Some(delay_ms)) => (Phase::Wait(delay_ms), None, hold),
+                Ok(None) => (Phase::Offline, None, hold),
+                Err(result) => return result,
+            }
+        }
     };
-    let mut progress = Progress {
-        attempt: 0,
-        last_delay_ms: policy
-            .retry
-            .as_ref()
-            .map_or(0.0, |r| f64::from(r.base_delay_ms)),
-        spent: None,
-    };
-    let mut hold = Hold {
-        previous: None,
-        reserved: None,
-        booking: None,
-        waiting: None,
-        paced_ms: 0.0,
-    };
-    // The first attempt starts when the call is made, unless a bulkhead (which may queue the
-    // call) stands in between: one clock read fewer per call.
-    let start = policy.bulkhead.is_none().then_some(called_at);
-    // The first attempt goes to the first origin whose breaker is not open (with failover).
-    ctx.route_first(|| start.unwrap_or_else(|| env.now_ms()));
-    let mut phase = Phase::Begin { start };
+    let hedge =
+        (policy.hedge.as_ref()).filter(|_| crate::hedge::may_hedge(call.method, call.has_body));
     loop {
         phase = match phase {
             Phase::Wait(ms) => {
@@ -154,7 +236,7 @@ pub async fn run<T: Transport, E: Env>(
                 if env.aborted() {
                     return CallResult::Aborted;
                 }
-                match hold.begin(&ctx, env, &mut progress, start, on_event) {
+                match hold.begin(&ctx, env, progress, start, on_event) {
                     Began::Go(flight) => Phase::Send(flight),
                     Began::Wait(ms) => Phase::Wait(ms),
                     Began::End(result) => return result,
@@ -193,7 +275,7 @@ pub async fn run<T: Transport, E: Env>(
                 let Some(answered) = answered else {
                     return CallResult::Aborted;
                 };
-                match hold.decide(&ctx, env, &mut progress, answered, on_event) {
+                match hold.decide(&ctx, env, progress, answered, on_event) {
                     Ok(Some(delay_ms)) => Phase::Wait(delay_ms),
                     Ok(None) => Phase::Offline,
                     Err(result) => return result,
@@ -204,6 +286,18 @@ pub async fn run<T: Transport, E: Env>(
 }
 
 impl<'a, O> Hold<'a, O> {
+    /// Nothing held yet.
+    #[inline(always)]
+    fn new() -> Self {
+        Hold {
+            previous: None,
+            reserved: None,
+            booking: None,
+            waiting: None,
+            paced_ms: 0.0,
+        }
+    }
+
     /// Asks the origin for the next attempt, at `start` (else now): it goes, the call waits
     /// for its origin (the origin held in use meanwhile, a booked send kept), or the call ends
     /// (refused before any attempt, or giving up with the last answer).
@@ -280,6 +374,7 @@ impl<'a, O> Hold<'a, O> {
         let refusal = match began {
             Ok(guard) => {
                 progress.spent = self.reserved.take().map(Reservation::commit);
+                progress.at = ctx.at.get();
                 return Began::Go(Flight {
                     attempt,
                     to: ctx.to(),

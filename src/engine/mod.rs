@@ -38,7 +38,7 @@ mod call;
 mod decide;
 mod guards;
 
-pub use call::run;
+pub use call::{Course, run, run_course};
 pub use decide::{Facts, Next, decide};
 
 use crate::breaker::Transition;

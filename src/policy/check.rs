@@ -74,6 +74,7 @@ impl Policy {
             outbox: crate::outbox::check(&mut c, &o),
             stale: crate::stale::read(&mut c, &o),
             failover: crate::failover::read(&mut c, &o),
+            resume: crate::resume::read(&mut c, &o),
         };
         match c.error {
             Some(error) => Err(error),
@@ -169,6 +170,7 @@ mod tests {
             }),
             stale: None,
             failover: None,
+            resume: None,
         };
         assert_eq!(p, expected);
     }

@@ -26,6 +26,7 @@ const SECTIONS: &[&[Field]] = &[
     crate::share::FIELDS,
     crate::outbox::FIELDS,
     crate::stale::FIELDS,
+    crate::resume::FIELDS,
     LAST,
 ];
 

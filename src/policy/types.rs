@@ -11,6 +11,7 @@ use crate::policy::sections::bulkhead::BulkheadPolicy;
 use crate::policy::sections::idempotency::IdempotencyKey;
 use crate::policy::sections::retry::RetryPolicy;
 use crate::policy::sections::retry_budget::BudgetPolicy;
+use crate::resume::ResumePolicy;
 use crate::throttle::ThrottlePolicy;
 
 /// Every default of the policy, with the JS field it fills: the policy's own fields' here,
@@ -37,6 +38,7 @@ pub mod defaults {
     pub use crate::policy::sections::retry::defaults::*;
     pub use crate::policy::sections::retry_budget::defaults::*;
     pub use crate::stale::defaults::*;
+    pub use crate::resume::defaults::*;
     pub use crate::throttle::defaults::*;
 }
 
@@ -86,6 +88,9 @@ pub struct Policy {
     /// `None` (the default) sends every attempt to the call's own origin (always, in a build
     /// without `failover`).
     pub failover: Option<FailoverPolicy>,
+    /// Resumed downloads; `None` (the default) lets a broken body error (always, in a build
+    /// without `resume`).
+    pub resume: Option<ResumePolicy>,
 }
 
 impl Policy {
@@ -136,6 +141,7 @@ impl Default for Policy {
             outbox: OutboxPolicy::by_default(),
             stale: crate::stale::initial(),
             failover: crate::failover::initial(),
+            resume: crate::resume::initial(),
         }
     }
 }

@@ -25,6 +25,7 @@ use crate::engine::{self, Call};
 use crate::outbox::{Keepable, Outbox};
 use crate::policy::{Value, check_key};
 use crate::stale::{self, Lookup};
+use crate::resume::shell as resume;
 
 /// A call ready to run: everything read from the caller's arguments at once,
 /// as `fetch` reads them before it returns.
@@ -315,15 +316,19 @@ impl Ready {
                 emit(f, &origin, key.as_deref(), event);
             }
         };
-        let result = engine::run(
+        let mut course = engine::Course::default();
+        let result = engine::run_course(
             &client.registry,
             &resolved.policy,
             call,
             &mut transport,
             &env,
             &mut on_event,
+            &mut course,
+            None,
         )
         .await;
+        let resumable = resume::wanted(&resolved.policy, &method, coalesced);
         // The engine reads the clock first when the call starts.
         let started = env.started.get().unwrap_or_else(performance_now);
         let ended = Reply {
@@ -332,11 +337,12 @@ impl Ready {
             origin: &origin,
             origin_js: &origin_js,
             started,
-            // A coalesced call's response is guarded with no signal yet: each caller links its own.
+            // A coalesced call's response is guarded with no signal yet: each caller links its own;
+            // a resumable one is guarded with none (its body's reads go through the guard).
             signal: if coalesced {
                 JsValue::NULL
             } else {
-                guard.state().signal()
+                resume::guarded_signal(resumable, guard.state().signal())
             },
         };
         let keeping = keepable.map(|k| (k, end_of(&result, &transport)));
@@ -344,7 +350,9 @@ impl Ready {
             .as_ref()
             .and_then(|l| l.after(&client.stale, &resolved.policy, &result, &transport));
         let mapped = ended.map(result, &transport, guard.state());
-        drop(guard);
+        // A call that failed may be answered by a kept answer (`stale`); one that did not may
+        // have its body resumed if it breaks (`resume`).
+        let serving = failure.is_some();
         let mapped = match (lookup, failure) {
             (Some(lookup), Some(failure)) => {
                 let (counted, origin) = (client.clone(), origin.clone());
@@ -356,11 +364,28 @@ impl Ready {
             }
             _ => mapped,
         };
-        match (keeping, key.as_deref()) {
+        let answer = match (keeping, key.as_deref()) {
             (Some((keepable, end)), Some(key)) => {
                 keepable.keep(end, &ended, transport.request(), key, mapped)
             }
+            // A GET's body that breaks is asked for again from where it broke (`resume`).
+            _ if resumable && !serving => resume::offer(
+                mapped,
+                resume::Resumable {
+                    client,
+                    resolved,
+                    origin,
+                    origin_js,
+                    method,
+                    key,
+                    transport,
+                    course,
+                    signal: guard.state().signal(),
+                },
+            ),
             _ => mapped,
-        }
+        };
+        drop(guard);
+        answer
     }
 }

@@ -30,7 +30,7 @@
 // SAFETY: the wasm module is single-threaded, which is what TalckWasm requires.
 static ALLOCATOR: talc::TalckWasm = unsafe { talc::TalckWasm::new_global() };
 
-mod abort;
+pub(crate) mod abort;
 pub(crate) mod bindings;
 mod call;
 mod client;
@@ -40,9 +40,9 @@ pub(crate) mod env;
 pub(crate) mod events;
 mod key;
 mod options;
-mod resolve;
+pub(crate) mod resolve;
 pub(crate) mod settle;
-mod state;
+pub(crate) mod state;
 pub(crate) mod transport;
 mod types;
 

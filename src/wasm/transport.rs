@@ -193,6 +193,29 @@ impl FetchTransport {
         }
     }
 
+    /// The same call's transport sending `request` instead (a resumed body's range request,
+    /// src/resume/shell.rs), its attempts reached by the caller's abort through `abort`.
+    pub fn resend(&self, request: JsValue, abort: Rc<AbortState>) -> FetchTransport {
+        FetchTransport {
+            source: Source::Template(request),
+            fetch: self.fetch.clone(),
+            chain: self.chain.clone(),
+            replayable: true,
+            abort,
+            timeout_ms: self.timeout_ms,
+            total_timeout_ms: self.total_timeout_ms,
+            asking: Asking {
+                hooks: self.asking.hooks.clone(),
+                method: self.asking.method.clone(),
+                key: self.asking.key.clone(),
+            },
+            paced: self.paced,
+            previous: RefCell::new(Vec::new()),
+            on_wire: std::cell::Cell::new(0),
+            last: std::cell::Cell::new(None),
+        }
+    }
+
     /// The limit that applies and whether it is the whole call's.
     fn timeout_of(&self, limit: &AttemptLimit) -> (bool, f64) {
         if limit.is_deadline {

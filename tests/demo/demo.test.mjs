@@ -6,7 +6,7 @@ import { spawn } from "node:child_process";
 import net from "node:net";
 import path from "node:path";
 import readline from "node:readline";
-import { OUT, edgeLane, openDemo, outageLane, pacedBurstLane, hedgeLane, breakerLane, staleLane, failoverLane, layoutLane, outboxLane, postEffectsLane, root,
+import { OUT, edgeLane, openDemo, outageLane, pacedBurstLane, hedgeLane, breakerLane, staleLane, failoverLane, resumeLane, layoutLane, outboxLane, postEffectsLane, root,
   shareLane, shootLane, stormLane } from "./lanes.mjs";
 
 let server, urls, browser, page;
@@ -101,6 +101,11 @@ test("stale answers: the last good answer served for each failure, nothing sent 
 test("failover: a backup origin answers while the primary is down, then the primary again", async () => {
   await failoverLane(page);
   await shot(16);
+});
+
+test("resumed downloads: a file whose connection breaks three times is read whole", async () => {
+  await resumeLane(page);
+  await shot(14);
 });
 
 test("the outbox: 5 POSTs kept while origin B is down, each applied once when it is back", async () => {

@@ -332,3 +332,17 @@ export async function failoverLane(page) {
   assert.ok(Number(f.plainErrors) > 0, JSON.stringify(f));
   assert.ok(Number(f.backup) > 0 && f.back === "true", JSON.stringify(f));
 }
+
+/**
+ * The resume lane: without resume the stream errors at the first break; with it the caller reads
+ * the whole file (its SHA-256), each range asked for from where the bytes read ended.
+ */
+export async function resumeLane(page) {
+  await page.click("#resume-button");
+  await page.waitForFunction(() => document.querySelector("#resume-summary").dataset.same !== undefined, null,
+    { timeout: 30000 });
+  const r = await page.locator("#resume-summary").evaluate((p) => ({ ...p.dataset }));
+  assert.deepEqual([r.bytes, r.same, r.error], [String(2 * 1024 * 1024), "true", ""], JSON.stringify(r));
+  assert.equal(r.ranges, "all bytes=400000- bytes=1000000- bytes=1600000-", JSON.stringify(r));
+  assert.deepEqual([r.plainBytes, r.plainError], ["400000", "TypeError"], JSON.stringify(r));
+}

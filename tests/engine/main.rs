@@ -31,6 +31,8 @@ mod offline;
 mod pacing;
 mod properties;
 mod registry;
+#[cfg(feature = "resume")]
+mod resume;
 mod retries;
 // Read through the pacing events' helper (support's `paced_get`).
 #[cfg(all(feature = "throttle", feature = "pacing"))]

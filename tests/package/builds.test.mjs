@@ -24,6 +24,7 @@ const OPTIONS = {
   outbox: { name: "builds-test" },
   stale: { maxStaleMs: 1000 },
   failover: { "https://a.test": ["https://b.test"] },
+  resume: { maxResumes: 2 },
 };
 
 /** Asserts `error` is the lean build's TypeError for `option`. */

@@ -69,6 +69,7 @@ const PATHS = {
   "/api/events": "/trickle?id=events&chunks=3&everyMs=10",
   "/api/items": "/api?id=items",
   "/api/me": "/api?id=me",
+  "/downloads/app.zip": "/resource?id=download&bytes=3000000&cuts=1000000,2000000",
 };
 // A page whose example is about what happens when the origin fails gets a failing endpoint.
 const PAGE_PATHS = { "docs/edge.md": { "/orders": "/status?code=503&id=edge-orders" } };

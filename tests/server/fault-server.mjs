@@ -67,8 +67,26 @@
 //                                        rateLimit N: /api takes N requests a second, advertises it, 429s beyond)
 //   /api?id=G                            answers according to /chaos; a POST applies its effect once
 //                                        per Idempotency-Key (see /effects?id=G), even when it then fails
+//   /resource?id=X&bytes=N&cuts=a,b&stalls=c&etag=E&ignoreRange=1&changeEtagAfter=K&encoding=gzip&text=1
+//                                        (GET) a deterministic body of N bytes (seeded bytes; text=1: UTF-8
+//                                        "a€😀é" repeated, multi-byte characters), with Content-Length,
+//                                        Accept-Ranges: bytes and ETag "E" ("v1"; etag=none: no ETag;
+//                                        etag=weak: W/"v1"; lastModified=1: a Last-Modified a day before
+//                                        Date); honours Range: bytes=S- (206 with Content-Range) when
+//                                        If-Range is absent or equals the ETag, else 200 with all of it;
+//                                        ignoreRange=1: always 200; changeEtagAfter=K: from the (K+1)-th
+//                                        request of X on, the ETag is "E-2" (the resource changed);
+//                                        encoding=gzip: the body is gzipped, Content-Encoding: gzip (the
+//                                        offsets count gzipped bytes). Each cut (an offset of the whole
+//                                        resource, counted from 0 across requests) is made once: the
+//                                        answer sends the bytes before it, then the socket is destroyed;
+//                                        each stall likewise sends the bytes before it, then nothing more
+//                                        (no end). The log entry of each request has range, ifRange,
+//                                        status, start (its first offset) and sent (bytes written);
+//                                        the headers a resume reads are exposed to other origins (CORS)
 // Every response but /strict-cors's allows CORS and exposes Retry-After.
 import http from "node:http";
+import zlib from "node:zlib";
 
 import { fileURLToPath } from "node:url";
 
@@ -157,6 +175,78 @@ function createOrigin(name) {
     });
   };
 
+  // ---- /resource: a body that breaks at chosen offsets, resumed with Range (see the header).
+  const resources = new Map(); // id -> { requests, fired: Set of offsets cut or stalled }
+  const resourceBody = (q) => {
+    const n = Math.max(0, Math.min(Number(q.get("bytes") || 1000), 64 * 1024 * 1024));
+    let body;
+    if (q.get("text") === "1") {
+      const unit = Buffer.from("a€😀é");
+      body = Buffer.alloc(n);
+      for (let i = 0; i < n; i++) body[i] = unit[i % unit.length];
+    } else {
+      body = Buffer.alloc(n);
+      let x = 0x9e3779b9;
+      for (let i = 0; i < n; i++) { x ^= x << 13; x ^= x >>> 17; x ^= x << 5; body[i] = x & 0xff; }
+    }
+    return q.get("encoding") === "gzip" ? zlib.gzipSync(body) : body;
+  };
+  const resource = (req, res, q, id, entry) => {
+    record(id, entry);
+    const state = resources.get(id) ?? { requests: 0, fired: new Set() };
+    resources.set(id, state);
+    state.requests += 1;
+    const body = resourceBody(q);
+    const base = q.get("etag") ?? "v1";
+    const changed = q.has("changeEtagAfter") && state.requests > Number(q.get("changeEtagAfter"));
+    const tag = `"${base}${changed ? "-2" : ""}"`;
+    const headers = { "content-type": q.get("text") === "1" ? "text/plain; charset=utf-8" : "application/octet-stream",
+      "accept-ranges": "bytes", date: new Date().toUTCString(),
+      // What a resume reads, exposed to a page of another origin.
+      "access-control-expose-headers": "etag, content-range, accept-ranges, content-encoding, date, last-modified" };
+    if (base === "weak") headers.etag = `W/"v1"`;
+    else if (base !== "none") headers.etag = tag;
+    if (q.get("lastModified") === "1") headers["last-modified"] = new Date(Date.now() - 86_400_000).toUTCString();
+    if (q.get("encoding") === "gzip") headers["content-encoding"] = "gzip";
+    entry.range = req.headers.range ?? null;
+    entry.ifRange = req.headers["if-range"] ?? null;
+    const asked = /^bytes=(\d+)-$/.exec(req.headers.range ?? "");
+    const ifRange = req.headers["if-range"];
+    const honoured = asked !== null && q.get("ignoreRange") !== "1" && (ifRange === undefined || ifRange === headers.etag
+      || (headers.etag === undefined && ifRange === headers["last-modified"]));
+    const start = honoured ? Math.min(Number(asked[1]), body.length) : 0;
+    entry.start = start;
+    entry.sent = 0;
+    if (honoured && start < body.length) {
+      entry.status = 206;
+      headers["content-range"] = `bytes ${start}-${body.length - 1}/${body.length}`;
+    } else {
+      entry.status = 200;
+    }
+    headers["content-length"] = String(body.length - start);
+    res.writeHead(entry.status, headers);
+    const offsets = (name) => (q.get(name) ?? "").split(",").filter(Boolean).map(Number);
+    const breaks = [...offsets("cuts").map((at) => ({ at, cut: true })), ...offsets("stalls").map((at) => ({ at, cut: false }))]
+      .filter(({ at }) => at >= start && at < body.length && !state.fired.has(at)).sort((x, y) => x.at - y.at);
+    const stop = breaks[0];
+    const end = stop === undefined ? body.length : stop.at;
+    if (stop !== undefined) state.fired.add(stop.at);
+    let at = start;
+    const pump = () => {
+      while (at < end) {
+        const chunk = body.subarray(at, Math.min(end, at + 65536));
+        at += chunk.length;
+        entry.sent += chunk.length;
+        if (!res.write(chunk)) { res.once("drain", pump); return; }
+      }
+      if (stop === undefined) res.end();
+      // The bytes before a cut reach the client (a moment for them to be read: a stream that
+      // errors empties its queue), then the connection breaks; a stall sends no more.
+      else if (stop.cut) res.write("", () => setTimeout(() => res.socket?.destroy(), 20));
+    };
+    pump();
+  };
+
   return http.createServer((req, res) => {
     if (req.url.startsWith("/strict-cors")) { strictCors(req, res); return; }
     res.setHeader("access-control-allow-origin", "*");
@@ -181,6 +271,7 @@ function createOrigin(name) {
 
     switch (url.pathname) {
       case "/ok": record(id, entry).status = 200; send(res, 200, "ok"); return;
+      case "/resource": resource(req, res, q, id, entry); return;
       case "/status": record(id, entry); entry.status = Number(q.get("code") || 500);
         send(res, entry.status, "status " + entry.status); return;
       case "/flaky": {
@@ -410,7 +501,7 @@ function createOrigin(name) {
         return;
       }
       case "/reset":
-        logs.clear(); effects.clear(); ledgers.clear();
+        logs.clear(); effects.clear(); ledgers.clear(); resources.clear();
         Object.assign(chaos, CALM);
         json(res, 200, { ok: true }); return;
       default:

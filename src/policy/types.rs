@@ -37,8 +37,8 @@ pub mod defaults {
     pub use crate::policy::sections::idempotency::defaults::*;
     pub use crate::policy::sections::retry::defaults::*;
     pub use crate::policy::sections::retry_budget::defaults::*;
-    pub use crate::stale::defaults::*;
     pub use crate::resume::defaults::*;
+    pub use crate::stale::defaults::*;
     pub use crate::throttle::defaults::*;
 }
 

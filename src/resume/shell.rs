@@ -36,6 +36,9 @@ pub(crate) struct Resumable {
     pub transport: FetchTransport,
     /// Where the call stands: when it started, its attempts, its last backoff.
     pub course: Course,
+    /// Its URL's origin when the policy lists alternates for it (`failover`): a resume goes
+    /// where a retry of the call would.
+    pub failover: crate::failover::shell::Listed,
     /// The caller's signal, or undefined.
     pub signal: JsValue,
 }
@@ -254,6 +257,7 @@ mod on {
             };
             let attempt = Call {
                 origin: &call.origin,
+                alternates: call.failover.alternates(policy),
                 method: &call.method,
                 has_key: call.key.is_some(),
                 replayable: true,

@@ -24,8 +24,8 @@ use crate::coalesce::shell::{self as coalesce, Joinable};
 use crate::engine::{self, Call};
 use crate::outbox::{Keepable, Outbox};
 use crate::policy::{Value, check_key};
-use crate::stale::{self, Lookup};
 use crate::resume::shell as resume;
+use crate::stale::{self, Lookup};
 
 /// A call ready to run: everything read from the caller's arguments at once,
 /// as `fetch` reads them before it returns.
@@ -380,6 +380,7 @@ impl Ready {
                     key,
                     transport,
                     course,
+                    failover,
                     signal: guard.state().signal(),
                 },
             ),

@@ -72,6 +72,7 @@ impl Policy {
             coalesce: coalesce(&mut c, &o),
             hedge: crate::hedge::read(&mut c, &o),
             outbox: crate::outbox::check(&mut c, &o),
+            events: crate::sse::read(&mut c, &o),
         };
         match c.error {
             Some(error) => Err(error),
@@ -109,6 +110,7 @@ mod tests {
             "throttle": {"k": 1.5, "windowMs": 1000},
             "idempotencyKey": "k-1", "idempotencyHeader": "X-Key", "maxOrigins": 1000000, "coalesce": true,
             "outbox": {"name": "é".repeat(64), "maxEntries": 100000, "maxAgeMs": 1000, "maxBodyBytes": 0},
+            "events": {"idleMs": false, "maxReconnects": 1000},
             "onEvent": "ignored by the core"
         }))
         .expect("valid");
@@ -164,6 +166,10 @@ mod tests {
                 max_entries: 100_000,
                 max_age_ms: 1000,
                 max_body_bytes: 0,
+            }),
+            events: Some(crate::sse::EventsPolicy {
+                idle_ms: None,
+                max_reconnects: 1000,
             }),
         };
         assert_eq!(p, expected);

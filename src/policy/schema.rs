@@ -24,6 +24,7 @@ const SECTIONS: &[&[Field]] = &[
     CLIENT,
     crate::share::FIELDS,
     crate::outbox::FIELDS,
+    crate::sse::FIELDS,
     LAST,
 ];
 

@@ -5,6 +5,7 @@ use crate::coalesce::Coalesce;
 use crate::hedge::HedgePolicy;
 use crate::outbox::OutboxPolicy;
 use crate::pacing::RateLimitPolicy;
+use crate::sse::EventsPolicy;
 use crate::policy::sections::breaker::BreakerPolicy;
 use crate::policy::sections::bulkhead::BulkheadPolicy;
 use crate::policy::sections::idempotency::IdempotencyKey;
@@ -35,6 +36,7 @@ pub mod defaults {
     pub use crate::policy::sections::idempotency::defaults::*;
     pub use crate::policy::sections::retry::defaults::*;
     pub use crate::policy::sections::retry_budget::defaults::*;
+    pub use crate::sse::defaults::*;
     pub use crate::throttle::defaults::*;
 }
 
@@ -77,6 +79,9 @@ pub struct Policy {
     pub hedge: Option<HedgePolicy>,
     /// The outbox; `None` (the default) keeps nothing (always, in a build without `outbox`).
     pub outbox: Option<OutboxPolicy>,
+    /// How `client.events()` streams reconnect (`events`); `None` (`events: false`): never
+    /// (always, and nothing, in a build without `sse`). Plain calls ignore it.
+    pub events: Option<EventsPolicy>,
 }
 
 impl Policy {
@@ -125,6 +130,7 @@ impl Default for Policy {
             coalesce: crate::coalesce::DEFAULT,
             hedge: crate::hedge::initial(),
             outbox: OutboxPolicy::by_default(),
+            events: crate::sse::initial(),
         }
     }
 }

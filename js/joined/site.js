@@ -1,4 +1,4 @@
-// Joined by scripts/join-js.mjs from src/share/share.js, src/outbox/outbox.js, src/outbox/outbox-store.js, src/outbox/outbox-replay.js: edit those, then run it.
+// Joined by scripts/join-js.mjs from src/share/share.js, src/outbox/outbox.js, src/outbox/outbox-store.js, src/outbox/outbox-replay.js, src/sse/events.js: edit those, then run it.
 import { SHARE_VERSION, NOTE_KIND_HELLO, NOTE_KIND_HOLD, makeQueuedError, JUDGED_EXPIRED, REPLAY_STATUS_UNSENT, TOLD_NEXT_REPLAY, JUDGED_DELIVERED, JUDGED_WAIT, JUDGED_REFUSED, JUDGED_SEND, JUDGED_UNSENDABLE, REPLAY_STATUS_NO_ANSWER, REPLAY_STATUS_UNSENDABLE, TOLD_REPLAYED, TOLD_DELIVERED, TOLD_DEAD_LETTERED, TOLD_ROUND_ENDED, DEAD_N_EXPIRED, DEAD_N_INVALID } from "../errors.js";
 import { callListener, discardBody } from "./arguments.js";
 
@@ -653,4 +653,197 @@ async function outboxRetry(box, id) {
 }
 
 
-export { shareOpen, shareSend, sharePoke, shareClose, STORE_MS, outboxOpen, outboxClose, CLOSED, ask, later, unref, outboxKeep, KEEPS, TURNS, inTurn, judgeAge, bounded, call, taken, takeBack, stored, entries, find, count, builtIn, outboxFlush, outboxList, outboxDiscard, outboxRetry };
+// `client.events()` (policy `events`; the parser and the reconnect loop are in src/sse/, in Rust):
+// the object JS gets, an EventTarget with EventSource's events, readyState and close(), that is
+// also async-iterable, and the few reads of requests and responses the loop asks for.
+// Keep the single `export { ... }` line last (scripts/join-js.mjs joins the concern files).
+
+const SSE_CONNECTING = 0;
+const SSE_OPEN = 1;
+const SSE_CLOSED = 2;
+/** What src/sse/shell.rs tells a stream (`eventsEmit`'s `kind`; 1: an event). */
+const SSE_EMIT_OPEN = 0;
+const SSE_EMIT_ERROR = 2;
+
+// Set by EventStream's static block: they reach its private fields.
+let eventsEmit;
+let eventsEnd;
+
+const SseTarget = typeof EventTarget === "function" ? EventTarget : class {};
+
+/** A DOM event of `type`, with a MessageEvent's fields for an event of the stream. */
+function sseEvent(type, fields) {
+  if (fields && typeof MessageEvent === "function") return new MessageEvent(type, fields);
+  const event = new Event(type);
+  if (fields) for (const [k, v] of Object.entries(fields)) Object.defineProperty(event, k, { value: v });
+  return event;
+}
+
+/**
+ * An event stream (`client.events()`, `resilientEvents()`): EventSource's events (`open`,
+ * `message`, named events, `error` on each drop before a reconnect and at the end), `readyState`,
+ * `close()`; iterated, `{ data, event, id, retry }` in order, ending at `close()` and throwing the
+ * error that ended the stream. An iterator sees the events from its creation on; leaving a
+ * `for await` loop closes the stream.
+ */
+class EventStream extends SseTarget {
+  #stop;
+  #iterators = new Set();
+  #error;
+  constructor(url, stop) {
+    super();
+    this.url = url;
+    this.readyState = SSE_CONNECTING;
+    this.lastEventId = "";
+    this.onopen = this.onmessage = this.onerror = null;
+    this.#stop = stop;
+  }
+
+  /** Stops the stream at once: the connection is aborted, a wait for a reconnect ends. */
+  close() {
+    if (this.readyState === SSE_CLOSED) return;
+    this.#stop.abort();
+    eventsEnd(this, undefined);
+  }
+
+  #dispatch(event) {
+    const handler = this[`on${event.type}`];
+    if (typeof handler === "function" && ["open", "message", "error"].includes(event.type)) {
+      try { handler.call(this, event); } catch (e) { queueMicrotask(() => { throw e; }); }
+    }
+    this.dispatchEvent(event);
+  }
+
+  static {
+    eventsEmit = (stream, kind, data, type, id, retry) => {
+      if (stream.readyState === SSE_CLOSED) return;
+      if (kind === SSE_EMIT_OPEN) {
+        stream.readyState = SSE_OPEN;
+        stream.#dispatch(sseEvent("open"));
+      } else if (kind === SSE_EMIT_ERROR) {
+        stream.readyState = SSE_CONNECTING;
+        stream.#dispatch(sseEvent("error"));
+      } else {
+        stream.lastEventId = id;
+        const item = { data, event: type, id, retry: retry < 0 ? undefined : retry };
+        for (const it of stream.#iterators) it.push(item);
+        stream.#dispatch(sseEvent(type, { data, lastEventId: id, origin: sseOrigin(stream.url) }));
+      }
+    };
+    eventsEnd = (stream, error) => {
+      if (stream.readyState === SSE_CLOSED) return;
+      stream.readyState = SSE_CLOSED;
+      stream.#error = error;
+      for (const it of stream.#iterators) it.end();
+      if (error !== undefined) stream.#dispatch(sseEvent("error"));
+    };
+  }
+
+  [Symbol.asyncIterator]() {
+    const queue = [];
+    let waiting = null;
+    let thrown = false;
+    const it = {
+      push: (item) => (waiting ? (waiting.resolve({ value: item, done: false }), (waiting = null)) : queue.push(item)),
+      end: () => {
+        if (!waiting) return;
+        const w = waiting;
+        waiting = null;
+        this.#iterators.delete(it);
+        settle(w.resolve, w.reject);
+      },
+    };
+    const settle = (resolve, reject) => {
+      if (this.#error !== undefined && !thrown) {
+        thrown = true;
+        reject(this.#error);
+      } else resolve({ value: undefined, done: true });
+    };
+    if (this.readyState !== SSE_CLOSED) this.#iterators.add(it);
+    return {
+      next: () => new Promise((resolve, reject) => {
+        if (queue.length) resolve({ value: queue.shift(), done: false });
+        else if (this.readyState === SSE_CLOSED) settle(resolve, reject);
+        else waiting = { resolve, reject };
+      }),
+      return: () => {
+        this.#iterators.delete(it);
+        queue.length = 0;
+        this.close();
+        return Promise.resolve({ value: undefined, done: true });
+      },
+      [Symbol.asyncIterator]() { return this; },
+    };
+  }
+}
+for (const [name, value] of Object.entries({ CONNECTING: SSE_CONNECTING, OPEN: SSE_OPEN, CLOSED: SSE_CLOSED })) {
+  Object.defineProperty(EventStream, name, { value });
+  Object.defineProperty(EventStream.prototype, name, { value });
+}
+
+function sseOrigin(url) {
+  try { return new URL(url).origin; } catch { return ""; }
+}
+
+/** A new stream of `url`; `stop` (an AbortController) is what close() aborts. */
+function eventsOpen(url, stop) {
+  return new EventStream(url, stop);
+}
+
+/** The URL a stream is of, as a string. */
+function eventsUrl(input) {
+  return typeof input === "object" && input !== null && "url" in input ? String(input.url) : String(input);
+}
+
+/**
+ * One connection's input and init: a Request is cloned (its body is sent again at each
+ * reconnect), the headers are the caller's with `Accept`, `Cache-Control: no-store` and
+ * `Last-Event-ID` (undefined: none), and the signal is the stream's.
+ */
+function eventsConnect(input, init, lastEventId, signal) {
+  const request = typeof Request === "function" && input instanceof Request;
+  const headers = new Headers(init?.headers ?? (request ? input.headers : undefined));
+  headers.set("accept", "text/event-stream");
+  headers.set("cache-control", "no-store");
+  if (lastEventId == null) headers.delete("last-event-id");
+  else headers.set("last-event-id", lastEventId);
+  return [request ? input.clone() : input, { ...init, headers, signal }];
+}
+
+/** A response's status and Content-Type (null: none). */
+function eventsHead(response) {
+  return [response.status, response.headers.get("content-type")];
+}
+
+/** A reader of a response's body (null: no body). */
+function eventsReader(response) {
+  return response.body ? response.body.getReader() : null;
+}
+
+/** The next chunk of `reader`: a Uint8Array, or undefined at the end. */
+function eventsRead(reader) {
+  return reader.read().then((r) => (r.done ? undefined : r.value));
+}
+
+/** Lets a reader go (idle, or stopped): its stream is cancelled, its errors ignored. */
+function eventsCancel(reader) {
+  reader.cancel().catch(() => {});
+}
+
+/** The error a stream ends with, from src/sse/reconnect.rs's `Ended` (status 0: none). */
+function eventsError(code, message, status) {
+  const error = new Error(message);
+  error.name = "EventStreamError";
+  error.code = code;
+  if (status) error.status = status;
+  return error;
+}
+
+/** What a connection's error means to the loop: 0 reconnect, 1 wait `retryAfterMs` first, 2 stopped. */
+function eventsFailure(error) {
+  if (error?.name === "AbortError") return 2;
+  return typeof error?.retryAfterMs === "number" ? 1 : 0;
+}
+
+
+export { shareOpen, shareSend, sharePoke, shareClose, STORE_MS, outboxOpen, outboxClose, CLOSED, ask, later, unref, outboxKeep, KEEPS, TURNS, inTurn, judgeAge, bounded, call, taken, takeBack, stored, entries, find, count, builtIn, outboxFlush, outboxList, outboxDiscard, outboxRetry, EventStream, eventsOpen, eventsEmit, eventsEnd, eventsUrl, eventsConnect, eventsHead, eventsReader, eventsRead, eventsCancel, eventsError, eventsFailure };

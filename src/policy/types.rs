@@ -5,12 +5,12 @@ use crate::coalesce::Coalesce;
 use crate::hedge::HedgePolicy;
 use crate::outbox::OutboxPolicy;
 use crate::pacing::RateLimitPolicy;
-use crate::sse::EventsPolicy;
 use crate::policy::sections::breaker::BreakerPolicy;
 use crate::policy::sections::bulkhead::BulkheadPolicy;
 use crate::policy::sections::idempotency::IdempotencyKey;
 use crate::policy::sections::retry::RetryPolicy;
 use crate::policy::sections::retry_budget::BudgetPolicy;
+use crate::sse::EventsPolicy;
 use crate::throttle::ThrottlePolicy;
 
 /// Every default of the policy, with the JS field it fills: the policy's own fields' here,

@@ -30,17 +30,17 @@
 // SAFETY: the wasm module is single-threaded, which is what TalckWasm requires.
 static ALLOCATOR: talc::TalckWasm = unsafe { talc::TalckWasm::new_global() };
 
-mod abort;
+pub(crate) mod abort;
 pub(crate) mod bindings;
-mod call;
-mod client;
+pub(crate) mod call;
+pub(crate) mod client;
 pub(crate) mod codes;
 pub(crate) mod ended;
 pub(crate) mod env;
 pub(crate) mod events;
 mod key;
 mod options;
-mod resolve;
+pub(crate) mod resolve;
 mod settle;
 mod state;
 mod transport;

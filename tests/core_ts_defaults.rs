@@ -18,6 +18,7 @@ const DECLARATIONS: &str = concat!(
     include_str!("../src/outbox/types.rs"),
     include_str!("../src/coalesce/shell.rs"),
     include_str!("../src/share/shell.rs"),
+    include_str!("../src/sse/types.rs"),
 );
 
 /// "Interface.field" -> the text after `@default`, up to a parenthesis or the comment's end.
@@ -195,6 +196,12 @@ fn typescript_defaults_match_the_core() {
             d::OUTBOX_MAX_BODY_BYTES.to_string(),
         ),
         (
+            "Policy.events",
+            if d::EVENTS_ENABLED { "{}" } else { "false" }.into(),
+        ),
+        ("EventsPolicy.idleMs", d::IDLE_MS.to_string()),
+        ("EventsPolicy.maxReconnects", d::MAX_RECONNECTS.to_string()),
+        (
             "Policy.share",
             match Policy::default().share {
                 None => "false".into(),
@@ -248,6 +255,7 @@ fn the_readme_table_shows_every_declared_default() {
             "ThrottlePolicy" => format!("throttle.{field}"),
             "HedgePolicy" => format!("hedge.{field}"),
             "OutboxPolicy" => format!("outbox.{field}"),
+            "EventsPolicy" => format!("events.{field}"),
             other => panic!("unknown interface {other}"),
         };
         let shown = rows
@@ -285,6 +293,7 @@ fn declared_docs() -> BTreeMap<String, String> {
                 "HedgePolicy" => Some("hedge."),
                 "OutboxPolicy" => Some("outbox."),
                 "SharePolicy" => Some("share."),
+                "EventsPolicy" => Some("events."),
                 _ => None,
             };
             doc.clear();

@@ -35,9 +35,13 @@ class EventStream extends SseTarget {
   #stop;
   #iterators = new Set();
   #error;
+  #origin;
+  // Listeners added per event type: an event nobody listens to costs no DOM event.
+  #listening = new Map();
   constructor(url, stop) {
     super();
     this.url = url;
+    this.#origin = sseOrigin(url);
     this.readyState = SSE_CONNECTING;
     this.lastEventId = "";
     this.onopen = this.onmessage = this.onerror = null;
@@ -51,28 +55,37 @@ class EventStream extends SseTarget {
     eventsEnd(this, undefined);
   }
 
-  #dispatch(event) {
-    const handler = this[`on${event.type}`];
-    if (typeof handler === "function" && ["open", "message", "error"].includes(event.type)) {
+  addEventListener(type, listener, options) {
+    this.#listening.set(type, (this.#listening.get(type) ?? 0) + 1);
+    super.addEventListener(type, listener, options);
+  }
+
+  /** Dispatches `type` (with `fields`, a MessageEvent's) if anyone listens: a listener or on<type>. */
+  #dispatch(type, fields) {
+    const handler = ["open", "message", "error"].includes(type) ? this[`on${type}`] : null;
+    if (typeof handler !== "function" && !this.#listening.get(type)) return;
+    const event = sseEvent(type, fields);
+    if (typeof handler === "function") {
       try { handler.call(this, event); } catch (e) { queueMicrotask(() => { throw e; }); }
     }
     this.dispatchEvent(event);
   }
 
   static {
-    eventsEmit = (stream, kind, data, type, id, retry) => {
+    // An event's `type` undefined: "message"; its `id` undefined: the last event ID, unchanged.
+    eventsEmit = (stream, kind, data, type = "message", id = stream.lastEventId, retry) => {
       if (stream.readyState === SSE_CLOSED) return;
       if (kind === SSE_EMIT_OPEN) {
         stream.readyState = SSE_OPEN;
-        stream.#dispatch(sseEvent("open"));
+        stream.#dispatch("open");
       } else if (kind === SSE_EMIT_ERROR) {
         stream.readyState = SSE_CONNECTING;
-        stream.#dispatch(sseEvent("error"));
+        stream.#dispatch("error");
       } else {
         stream.lastEventId = id;
         const item = { data, event: type, id, retry: retry < 0 ? undefined : retry };
         for (const it of stream.#iterators) it.push(item);
-        stream.#dispatch(sseEvent(type, { data, lastEventId: id, origin: sseOrigin(stream.url) }));
+        stream.#dispatch(type, { data, lastEventId: id, origin: stream.#origin });
       }
     };
     eventsEnd = (stream, error) => {
@@ -80,7 +93,7 @@ class EventStream extends SseTarget {
       stream.readyState = SSE_CLOSED;
       stream.#error = error;
       for (const it of stream.#iterators) it.end();
-      if (error !== undefined) stream.#dispatch(sseEvent("error"));
+      if (error !== undefined) stream.#dispatch("error");
     };
   }
 

@@ -31,7 +31,14 @@ unsafe extern "C" {
     #[wasm_bindgen(js_name = eventsOpen)]
     fn events_open(url: &JsValue, stop: &AbortController) -> JsValue;
     #[wasm_bindgen(js_name = eventsEmit)]
-    fn events_emit(stream: &JsValue, kind: u8, data: &str, event: &str, id: &str, retry: f64);
+    fn events_emit(
+        stream: &JsValue,
+        kind: u8,
+        data: &str,
+        event: Option<&str>,
+        id: Option<&str>,
+        retry: f64,
+    );
     #[wasm_bindgen(js_name = eventsEnd)]
     fn events_end(stream: &JsValue, error: &JsValue);
     #[wasm_bindgen(js_name = eventsUrl)]
@@ -163,8 +170,9 @@ impl Stream {
         let state = stopped.state().clone();
         let mut parser = Parser::new();
         let mut reconnect: Option<u32> = None;
+        let mut told_id = String::new();
         let end = loop {
-            let outcome = self.connection(&mut parser, &state).await;
+            let outcome = self.connection(&mut parser, &state, &mut told_id).await;
             parser.end_stream();
             let (dispatched, at_least) = match outcome {
                 Outcome::Dropped {
@@ -179,7 +187,7 @@ impl Stream {
             if let Err(ended) = may_reconnect(k, self.events.as_ref()) {
                 break Some(ended);
             }
-            events_emit(&self.target, EMIT_ERROR, "", "", "", -1.0);
+            events_emit(&self.target, EMIT_ERROR, "", None, None, -1.0);
             let delay = reconnect_delay_ms(
                 k,
                 parser.reconnection_ms(),
@@ -211,7 +219,13 @@ impl Stream {
     }
 
     /// One connection: connect, then read until it ends.
-    async fn connection(&self, parser: &mut Parser, state: &Rc<AbortState>) -> Outcome {
+    /// `told_id`: the last event ID JS has (an event's crosses only when it changed).
+    async fn connection(
+        &self,
+        parser: &mut Parser,
+        state: &Rc<AbortState>,
+        told_id: &mut String,
+    ) -> Outcome {
         if state.aborted() {
             return Outcome::Stopped;
         }
@@ -263,7 +277,7 @@ impl Stream {
                 return Outcome::Ended(ended);
             }
         }
-        events_emit(&self.target, EMIT_OPEN, "", "", "", -1.0);
+        events_emit(&self.target, EMIT_OPEN, "", None, None, -1.0);
         let reader = events_reader(&response);
         if reader.is_null() {
             return Outcome::Dropped {
@@ -313,7 +327,12 @@ impl Stream {
                 if let Item::Event(e) = item {
                     dispatched = true;
                     let retry = e.retry.map_or(-1.0, |ms| ms as f64);
-                    events_emit(&self.target, EMIT_EVENT, &e.data, &e.event, &e.id, retry);
+                    let event = Some(e.event.as_str()).filter(|t| *t != "message");
+                    let id = (e.id != *told_id).then_some(e.id.as_str());
+                    events_emit(&self.target, EMIT_EVENT, &e.data, event, id, retry);
+                    if id.is_some() {
+                        told_id.clone_from(&e.id);
+                    }
                 }
             });
             if state.aborted() {

@@ -41,7 +41,7 @@ test("the event stream is parsed as the WHATWG rules say, chunks split anywhere"
     "\uFEFFdata: a\r", "\n\r\n", ": a comment\n", "data:b1\nda", "ta: b2\n\n",
     "event: ping\ndata\n\n", "id: 7\0x\ndata: c\n\n", "id: 8\rdata: d\r\r",
     "retry: 12a\nretry: 250\ndata: e\n\n", "data:  two spaces\n\n", "foo: bar\nevent\ndata: f\r\n\r\n",
-    "data: unfinished",
+    "id: 9\n\n", "data: g\n\n", "data: unfinished",
   ];
   const client = new ResilientClient(QUICK);
   const stream = client.events(sse(id, [{ chunks, everyMs: 5, then: "hang" }]));
@@ -51,7 +51,7 @@ test("the event stream is parsed as the WHATWG rules say, chunks split anywhere"
   let opened = 0;
   stream.onopen = () => opened++;
   assert.equal(stream.readyState, stream.CONNECTING);
-  const items = await take(stream, 8);
+  const items = await take(stream, 9);
   assert.deepEqual(items, [
     { data: "a", event: "message", id: "", retry: undefined },
     { data: "b1\nb2", event: "message", id: "", retry: undefined },
@@ -61,11 +61,12 @@ test("the event stream is parsed as the WHATWG rules say, chunks split anywhere"
     { data: "e", event: "message", id: "8", retry: 250 }, // retry: digits only
     { data: " two spaces", event: "message", id: "8", retry: undefined }, // one space goes
     { data: "f", event: "message", id: "8", retry: undefined }, // unknown fields ignored
+    { data: "g", event: "message", id: "9", retry: undefined }, // an id without data still sets it
   ]);
   assert.deepEqual(heard.slice(0, 3), [["message", "a", ""], ["message", "b1\nb2", ""], ["ping", "", ""]]);
   assert.equal(opened, 1);
   assert.equal(stream.readyState, stream.CLOSED, "leaving the loop closes the stream");
-  assert.equal(stream.lastEventId, "8");
+  assert.equal(stream.lastEventId, "9");
   const [entry] = await waitLog(ORIGIN_A, id, (log) => log[0]?.closedAt);
   assert.equal(entry.accept, "text/event-stream");
   assert.equal(entry.cacheControl, "no-store");

@@ -33,7 +33,7 @@
 //! | not yet wired into the call (features in Cargo.toml's `next`, not in `full`): stale-if-error's rules | [`stale`] |
 //! | backup origins' rules | [`failover`] |
 //! | resumed bodies' rules (ranges, validators) | [`resume`] |
-//! | server-sent events: the parser and the reconnect rules | [`sse`] |
+//! | server-sent events that reconnect (`events`, feature `sse`): the parser, the reconnect rules, its policy section, the loop and `client.events()` (shell), its JS; the lean build's stand-ins | [`sse`] (a folder) |
 //! | the shared words: outcomes, verdicts, reasons, breaker states, method rules (a leaf) | [`vocab`] |
 //!
 //! The shell (`src/wasm/`, compiled for `wasm32` only) turns JS options into a

@@ -72,7 +72,9 @@ fn build_of(text: &str, full: bool) -> String {
     for line in text.lines() {
         let body = line.trim_start();
         match body.strip_prefix("//+full ") {
-            Some(rest) if full => out.push_str(&format!("{}{rest}", &line[..line.len() - body.len()])),
+            Some(rest) if full => {
+                out.push_str(&format!("{}{rest}", &line[..line.len() - body.len()]))
+            }
             Some(_) => continue,
             None => out.push_str(line),
         }

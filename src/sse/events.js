@@ -16,6 +16,18 @@ let eventsEnd;
 
 const SseTarget = typeof EventTarget === "function" ? EventTarget : class {};
 
+// Whether the platform's dispatchEvent calls an `on<type>` property itself (workerd's does).
+let sseCallsOn;
+function sseDispatchCallsOn() {
+  if (sseCallsOn === undefined) {
+    const probe = new SseTarget();
+    sseCallsOn = false;
+    probe.onprobe = () => { sseCallsOn = true; };
+    probe.dispatchEvent(new Event("probe"));
+  }
+  return sseCallsOn;
+}
+
 /** A DOM event of `type`, with a MessageEvent's fields for an event of the stream. */
 function sseEvent(type, fields) {
   if (fields && typeof MessageEvent === "function") return new MessageEvent(type, fields);
@@ -65,7 +77,7 @@ class EventStream extends SseTarget {
     const handler = ["open", "message", "error"].includes(type) ? this[`on${type}`] : null;
     if (typeof handler !== "function" && !this.#listening.get(type)) return;
     const event = sseEvent(type, fields);
-    if (typeof handler === "function") {
+    if (typeof handler === "function" && !sseDispatchCallsOn()) {
       try { handler.call(this, event); } catch (e) { queueMicrotask(() => { throw e; }); }
     }
     this.dispatchEvent(event);

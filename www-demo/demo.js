@@ -13,6 +13,7 @@ import { storm } from "./lanes/storm.js";
 import { edgeRun, edgeSetup } from "./lanes/edge.js";
 import { breakerRules } from "./lanes/breaker.js";
 import { compareFallback } from "./lanes/fallback.js";
+import { runEvents } from "./lanes/events.js";
 
 await Promise.all([...document.querySelectorAll(".origin")].map(buildOriginControls));
 $("#policy-form").addEventListener("input", showPolicy);
@@ -29,6 +30,7 @@ $("#throttle-button").addEventListener("click", compareThrottle);
 $("#hedge-button").addEventListener("click", compareHedge);
 $("#breaker-button").addEventListener("click", breakerRules);
 $("#fallback-button").addEventListener("click", compareFallback);
+$("#events-button").addEventListener("click", runEvents);
 $("#share-break").addEventListener("click", shareBreak);
 $("#outbox-down").addEventListener("click", outboxDown);
 $("#outbox-up").addEventListener("click", outboxUp);

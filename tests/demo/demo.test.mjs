@@ -6,7 +6,7 @@ import { spawn } from "node:child_process";
 import net from "node:net";
 import path from "node:path";
 import readline from "node:readline";
-import { OUT, edgeLane, openDemo, outageLane, pacedBurstLane, hedgeLane, breakerLane, fallbackLane, layoutLane, outboxLane, postEffectsLane, root,
+import { OUT, edgeLane, openDemo, outageLane, pacedBurstLane, hedgeLane, breakerLane, eventsLane, fallbackLane, layoutLane, outboxLane, postEffectsLane, root,
   shareLane, shootLane, stormLane } from "./lanes.mjs";
 
 let server, urls, browser, page;
@@ -96,6 +96,11 @@ test("breaker rules: slow answers open the breaker, failed probes grow its coold
 test("fallback: a backup origin while the primary is down, and the last good answer once the origin is", async () => {
   await fallbackLane(page);
   await shot(13);
+});
+
+test("event streams: a stream that drops reconnects with Last-Event-ID, each event once, and ends at 204", async () => {
+  await eventsLane(page);
+  await shot(15);
 });
 
 test("the outbox: 5 POSTs kept while origin B is down, each applied once when it is back", async () => {

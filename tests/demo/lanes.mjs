@@ -310,6 +310,18 @@ export async function edgeLane(page) {
  * it some do), the backup answers meanwhile and calls come back to the primary; with stale every
  * GET after the origin went down gets the kept answer, marked, and without it every one fails.
  */
+export async function eventsLane(page) {
+  await page.click("#events-button");
+  await page.waitForFunction(() => document.querySelector("#events-summary").dataset.ids !== undefined, null,
+    { timeout: 30000 });
+  const d = await page.locator("#events-summary").evaluate((p) => ({ ...p.dataset }));
+  assert.equal(d.ids, Array.from({ length: 20 }, (_, i) => i + 1).join(" "), JSON.stringify(d));
+  assert.equal(d.lastIds, "none,5,10,10,20", JSON.stringify(d));
+  assert.equal(d.connections, "5", JSON.stringify(d));
+  assert.equal(d.ending, "no-content", JSON.stringify(d));
+  assert.equal(await page.locator("#events-strip span.drop").count(), 4);
+}
+
 export async function fallbackLane(page) {
   await page.click("#fallback-button");
   await page.waitForFunction(() => document.querySelector("#fallback-stale").dataset.served !== undefined, null,

@@ -10,7 +10,7 @@ import http from "node:http";
 import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
-import { OUT, openDemo, outageLane, pacedBurstLane, hedgeLane, breakerLane, fallbackLane, layoutLane, outboxLane, postEffectsLane, root,
+import { OUT, openDemo, outageLane, pacedBurstLane, hedgeLane, breakerLane, eventsLane, fallbackLane, layoutLane, outboxLane, postEffectsLane, root,
   settled, shareLane, shootLane, stormLane } from "./lanes.mjs";
 
 const BASE = "/resilient-fetch/"; // the site's path on its host, as a GitHub Pages project site's
@@ -111,6 +111,10 @@ test("breaker rules: slow answers open the breaker, failed probes grow its coold
 
 test("fallback: a backup origin while the primary is down, and the last good answer once the origin is", async () => {
   await fallbackLane(page);
+});
+
+test("event streams: a stream that drops reconnects with Last-Event-ID, each event once, and ends at 204", async () => {
+  await eventsLane(page);
 });
 
 test("the outbox: 5 POSTs kept while origin B is down, each applied once when it is back", async () => {

@@ -1,6 +1,6 @@
 // Joined by scripts/join-js.mjs from src/share/share.js, src/outbox/outbox.js, src/outbox/outbox-store.js, src/outbox/outbox-replay.js, src/sse/events.js: edit those, then run it.
 import { SHARE_VERSION, NOTE_KIND_HELLO, NOTE_KIND_HOLD, makeQueuedError, JUDGED_EXPIRED, REPLAY_STATUS_UNSENT, TOLD_NEXT_REPLAY, JUDGED_DELIVERED, JUDGED_WAIT, JUDGED_REFUSED, JUDGED_SEND, JUDGED_UNSENDABLE, REPLAY_STATUS_NO_ANSWER, REPLAY_STATUS_UNSENDABLE, TOLD_REPLAYED, TOLD_DELIVERED, TOLD_DEAD_LETTERED, TOLD_ROUND_ENDED, DEAD_N_EXPIRED, DEAD_N_INVALID } from "../errors.js";
-import { callListener, discardBody } from "./arguments.js";
+import { callListener, discardBody, settleLater } from "./arguments.js";
 
 // Shared origin health (policy `share`; the rules are in src/share/rules.rs, the protocol in
 // src/share/note.rs; the shell's part in src/share/shell.rs).
@@ -810,44 +810,38 @@ function sseOrigin(url) {
   try { return new URL(url).origin; } catch { return ""; }
 }
 
-/** A new stream of `url`; `stop` (an AbortController) is what close() aborts. */
-function eventsOpen(url, stop) {
-  return new EventStream(url, stop);
-}
-
-/** The URL a stream is of, as a string. */
-function eventsUrl(input) {
-  return typeof input === "object" && input !== null && "url" in input ? String(input.url) : String(input);
+/** A new stream of `input` (a URL or a Request); `stop` (an AbortController) is what close() aborts. */
+function eventsOpen(input, stop) {
+  return new EventStream(typeof input === "object" && input !== null && "url" in input ? String(input.url) : String(input), stop);
 }
 
 /**
- * One connection's input and init: a Request is cloned (its body is sent again at each
+ * One connection's input, init and policy: a Request is cloned (its body is sent again at each
  * reconnect), the headers are the caller's with `Accept`, `Cache-Control: no-store` and
- * `Last-Event-ID` (undefined: none), and the signal is the stream's.
+ * `Last-Event-ID` (undefined: none), the signal is the stream's; the policy is the caller's with
+ * one attempt (the loop in src/sse/shell.rs is the retry) and no `bodyTimeoutMs` (the idle rule
+ * is the stream's).
  */
-function eventsConnect(input, init, lastEventId, signal) {
+function eventsConnect(input, init, policy, lastEventId, signal) {
   const request = typeof Request === "function" && input instanceof Request;
   const headers = new Headers(init?.headers ?? (request ? input.headers : undefined));
   headers.set("accept", "text/event-stream");
   headers.set("cache-control", "no-store");
   if (lastEventId == null) headers.delete("last-event-id");
   else headers.set("last-event-id", lastEventId);
-  return [request ? input.clone() : input, { ...init, headers, signal }];
+  const retry = policy?.retry;
+  const once = retry === false ? false : { ...(typeof retry === "object" ? retry : {}), maxAttempts: 1 };
+  return [request ? input.clone() : input, { ...init, headers, signal }, { ...policy, retry: once, bodyTimeoutMs: false }];
 }
 
-/** A response's status and Content-Type (null: none). */
+/** A response's status, its Content-Type (null: none) and a reader of its body (null: none). */
 function eventsHead(response) {
-  return [response.status, response.headers.get("content-type")];
+  return [response.status, response.headers.get("content-type"), response.body ? response.body.getReader() : null];
 }
 
-/** A reader of a response's body (null: no body). */
-function eventsReader(response) {
-  return response.body ? response.body.getReader() : null;
-}
-
-/** The next chunk of `reader`: a Uint8Array, or undefined at the end. */
-function eventsRead(reader) {
-  return reader.read().then((r) => (r.done ? undefined : r.value));
+/** Reports the next chunk of `reader` (a Uint8Array, or undefined at the end) to the settler's `slot`. */
+function eventsRead(reader, slot, generation) {
+  settleLater(reader.read(), slot, generation, (r) => (r.done ? undefined : r.value));
 }
 
 /** Lets a reader go (idle, or stopped): its stream is cancelled, its errors ignored. */
@@ -864,11 +858,11 @@ function eventsError(code, message, status) {
   return error;
 }
 
-/** What a connection's error means to the loop: 0 reconnect, 1 wait `retryAfterMs` first, 2 stopped. */
+/** What a connection's error means to the loop: the ms to wait at least before reconnecting (an open breaker's or a rate limit's `retryAfterMs`, else 0); -1: stopped. */
 function eventsFailure(error) {
-  if (error?.name === "AbortError") return 2;
-  return typeof error?.retryAfterMs === "number" ? 1 : 0;
+  if (error?.name === "AbortError") return -1;
+  return typeof error?.retryAfterMs === "number" ? error.retryAfterMs : 0;
 }
 
 
-export { shareOpen, shareSend, sharePoke, shareClose, STORE_MS, outboxOpen, outboxClose, CLOSED, ask, later, unref, outboxKeep, KEEPS, TURNS, inTurn, judgeAge, bounded, call, taken, takeBack, stored, entries, find, count, builtIn, outboxFlush, outboxList, outboxDiscard, outboxRetry, EventStream, eventsOpen, eventsEmit, eventsEnd, eventsUrl, eventsConnect, eventsHead, eventsReader, eventsRead, eventsCancel, eventsError, eventsFailure };
+export { shareOpen, shareSend, sharePoke, shareClose, STORE_MS, outboxOpen, outboxClose, CLOSED, ask, later, unref, outboxKeep, KEEPS, TURNS, inTurn, judgeAge, bounded, call, taken, takeBack, stored, entries, find, count, builtIn, outboxFlush, outboxList, outboxDiscard, outboxRetry, EventStream, eventsOpen, eventsEmit, eventsEnd, eventsConnect, eventsHead, eventsRead, eventsCancel, eventsError, eventsFailure };

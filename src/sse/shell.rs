@@ -12,7 +12,6 @@ use gloo_timers::future::TimeoutFuture;
 use js_sys::{Array, Promise, Uint8Array};
 use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
-use wasm_bindgen_futures::JsFuture;
 use web_sys::AbortController;
 
 use super::{Answer, Ended, Item, Parser, answer, last_event_id_header, may_reconnect};
@@ -23,13 +22,14 @@ use crate::wasm::bindings::{abort_reason, is_aborted, read_arguments};
 use crate::wasm::codes::Arg;
 use crate::wasm::env::{random_unit, timer_ms};
 use crate::wasm::resolve::resolve_policy;
+use crate::wasm::settle::Settled;
 use crate::wasm::{FetchInit, FetchInput, PolicyArg, ResilientClient};
 use crate::wasm::{call, client};
 
 #[wasm_bindgen(module = "/js/joined/site.js")]
 unsafe extern "C" {
     #[wasm_bindgen(js_name = eventsOpen)]
-    fn events_open(url: &JsValue, stop: &AbortController) -> JsValue;
+    fn events_open(input: &JsValue, stop: &AbortController) -> JsValue;
     #[wasm_bindgen(js_name = eventsEmit)]
     fn events_emit(
         stream: &JsValue,
@@ -41,36 +41,37 @@ unsafe extern "C" {
     );
     #[wasm_bindgen(js_name = eventsEnd)]
     fn events_end(stream: &JsValue, error: &JsValue);
-    #[wasm_bindgen(js_name = eventsUrl)]
-    fn events_url(input: &JsValue) -> JsValue;
     #[wasm_bindgen(js_name = eventsConnect)]
     fn events_connect(
         input: &JsValue,
         init: &JsValue,
+        policy: &JsValue,
         last_event_id: Option<String>,
         signal: &JsValue,
     ) -> Array;
     #[wasm_bindgen(js_name = eventsHead)]
     fn events_head(response: &JsValue) -> Array;
-    #[wasm_bindgen(js_name = eventsReader)]
-    fn events_reader(response: &JsValue) -> JsValue;
     #[wasm_bindgen(js_name = eventsRead)]
-    fn events_read(reader: &JsValue) -> Promise;
+    fn events_read(reader: &JsValue, slot: u32, generation: u32);
     #[wasm_bindgen(js_name = eventsCancel)]
     fn events_cancel(reader: &JsValue);
     #[wasm_bindgen(js_name = eventsError)]
     fn events_error(code: &str, message: &str, status: u16) -> JsValue;
     #[wasm_bindgen(js_name = eventsFailure)]
-    fn events_failure(error: &JsValue) -> u8;
+    fn events_failure(error: &JsValue) -> f64;
+}
+
+#[wasm_bindgen(module = "/js/joined/arguments.js")]
+unsafe extern "C" {
+    /// Reports how `promise` settles to a [`Settled`]'s slot (js/send.js).
+    #[wasm_bindgen(js_name = settleLater)]
+    fn settle_later(promise: &Promise, slot: u32, generation: u32);
 }
 
 /// `eventsEmit`'s kinds (src/sse/events.js).
 const EMIT_OPEN: u8 = 0;
 const EMIT_EVENT: u8 = 1;
 const EMIT_ERROR: u8 = 2;
-/// `eventsFailure`'s answers.
-const FAILURE_WAIT: u8 = 1;
-const FAILURE_STOPPED: u8 = 2;
 
 /// Sends one connection: `(input, init, policy)` to a call through the client, never kept.
 type Connect = Box<dyn Fn(JsValue, JsValue, JsValue) -> Promise>;
@@ -80,7 +81,9 @@ struct Stream {
     connect: Connect,
     input: JsValue,
     init: JsValue,
-    /// The caller's policy, laid over the client's for each connection as a call's is.
+    /// The caller's policy, laid over the client's for each connection as a call's is (with
+    /// one attempt, as the loop is the retry, and no `bodyTimeoutMs`: the idle rule is the
+    /// stream's; `eventsConnect`).
     policy: JsValue,
     /// The stream object JS has.
     target: JsValue,
@@ -119,14 +122,14 @@ fn open(
         return Err(abort_reason(signal));
     }
     let stop = AbortController::new()?;
-    let target = events_open(&events_url(&input), &stop);
+    let target = events_open(&input, &stop);
     let retry = resolved.policy.retry.as_ref();
     let defaults = crate::policy::defaults::BASE_DELAY_MS;
     let stream = Stream {
         connect,
         input,
         init,
-        policy: for_connection(&policy),
+        policy,
         target: target.clone(),
         stop,
         events: resolved.policy.events.clone(),
@@ -142,26 +145,6 @@ fn open(
         stream.run().await;
     });
     Ok(target)
-}
-
-/// The policy of each connection: the caller's, with one attempt (the loop reconnects) and no
-/// bound on the body (the idle rule is the stream's).
-fn for_connection(policy: &JsValue) -> JsValue {
-    let over = js_sys::Object::new();
-    if policy.is_object() {
-        let _ = js_sys::Object::assign(&over, policy.unchecked_ref());
-    }
-    let retry = js_sys::Reflect::get(&over, &"retry".into()).unwrap_or(JsValue::UNDEFINED);
-    if retry != JsValue::FALSE {
-        let one = js_sys::Object::new();
-        if retry.is_object() {
-            let _ = js_sys::Object::assign(&one, retry.unchecked_ref());
-        }
-        let _ = js_sys::Reflect::set(&one, &"maxAttempts".into(), &1.into());
-        let _ = js_sys::Reflect::set(&over, &"retry".into(), &one);
-    }
-    let _ = js_sys::Reflect::set(&over, &"bodyTimeoutMs".into(), &JsValue::FALSE);
-    over.into()
 }
 
 impl Stream {
@@ -231,64 +214,53 @@ impl Stream {
         }
         let id = last_event_id_header(parser.last_event_id());
         let signal: JsValue = self.stop.signal().into();
-        let parts = events_connect(&self.input, &self.init, id, &signal);
-        let sent = (self.connect)(parts.get(0), parts.get(1), self.policy.clone());
-        let response = match race(JsFuture::from(sent), AbortWait(state.clone())).await {
+        let parts = events_connect(&self.input, &self.init, &self.policy, id, &signal);
+        let sent = (self.connect)(parts.get(0), parts.get(1), parts.get(2));
+        let answered = Settled::new();
+        let (slot, generation) = answered.id();
+        settle_later(&sent, slot, generation);
+        let response = match race(answered, AbortWait(state.clone())).await {
             Either::Right(()) => return Outcome::Stopped,
             Either::Left(Ok(response)) => response,
             Either::Left(Err(error)) => {
-                return match events_failure(&error) {
-                    _ if state.aborted() => Outcome::Stopped,
-                    FAILURE_STOPPED => Outcome::Stopped,
-                    FAILURE_WAIT => Outcome::Dropped {
+                // The ms to wait at least (an open breaker's, a rate limit's); < 0: stopped.
+                let at_least = events_failure(&error);
+                return if state.aborted() || at_least < 0.0 {
+                    Outcome::Stopped
+                } else {
+                    Outcome::Dropped {
                         dispatched: false,
-                        at_least: js_sys::Reflect::get(&error, &"retryAfterMs".into())
-                            .ok()
-                            .and_then(|v| v.as_f64())
-                            .unwrap_or(0.0),
-                    },
-                    _ => Outcome::Dropped {
-                        dispatched: false,
-                        at_least: 0.0,
-                    },
+                        at_least,
+                    }
                 };
             }
         };
+        // Status, Content-Type and the body's reader (null: no body).
         let head = events_head(&response);
         let status = head.get(0).as_f64().unwrap_or(0.0) as u16;
         let content_type = head.get(1).as_string();
-        match answer(status, content_type.as_deref(), &self.retry_on) {
-            Answer::Open => {}
-            Answer::Reconnect => {
-                let reader = events_reader(&response);
-                if !reader.is_null() {
-                    events_cancel(&reader);
-                }
-                return Outcome::Dropped {
+        let reader = head.get(2);
+        let opened = answer(status, content_type.as_deref(), &self.retry_on);
+        if opened != Answer::Open || reader.is_null() {
+            if !reader.is_null() {
+                events_cancel(&reader);
+            }
+            return match opened {
+                Answer::End(ended) => Outcome::Ended(ended),
+                _ => Outcome::Dropped {
                     dispatched: false,
                     at_least: 0.0,
-                };
-            }
-            Answer::End(ended) => {
-                let reader = events_reader(&response);
-                if !reader.is_null() {
-                    events_cancel(&reader);
-                }
-                return Outcome::Ended(ended);
-            }
-        }
-        events_emit(&self.target, EMIT_OPEN, "", None, None, -1.0);
-        let reader = events_reader(&response);
-        if reader.is_null() {
-            return Outcome::Dropped {
-                dispatched: false,
-                at_least: 0.0,
+                },
             };
         }
+        events_emit(&self.target, EMIT_OPEN, "", None, None, -1.0);
         let idle_ms = self.events.as_ref().and_then(|e| e.idle_ms);
         let mut dispatched = false;
         loop {
-            let read = JsFuture::from(events_read(&reader));
+            // The next chunk (undefined at the end), through the settler's slots (no closures).
+            let read = Settled::new();
+            let (slot, generation) = read.id();
+            events_read(&reader, slot, generation);
             let stop = AbortWait(state.clone());
             let step = match idle_ms {
                 Some(ms) => race(race(read, stop), TimeoutFuture::new(ms)).await,

@@ -41,7 +41,7 @@ pub(crate) mod events;
 mod key;
 mod options;
 pub(crate) mod resolve;
-mod settle;
+pub(crate) mod settle;
 mod state;
 mod transport;
 mod types;

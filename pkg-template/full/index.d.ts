@@ -5,7 +5,7 @@ export type {
   AttemptContext, BreakerState, BreakerPolicy, BulkheadPolicy, ClientStats, OpenReason, OriginStats, Policy, ResilienceEvent,
   RetryBudgetPolicy, RetryPolicy, RateLimitPolicy, ThrottlePolicy, HedgePolicy,
   Outbox, OutboxPolicy, OutboxStore, OutboxEntry, OutboxReason, OutboxFlush, SharePolicy,
-  EventsPolicy, EventStream, ServerSentEvent,
+  EventsPolicy, EventStream, ServerSentEvent, ServerSentMessageEvent,
 } from "./web/resilient_fetch.js";
 export { TimeoutError, CircuitOpenError, BulkheadFullError, RateLimitError, ThrottledError, QueuedError } from "./errors.js";
 

@@ -45,6 +45,13 @@ export interface ServerSentEvent {
   retry?: number;
 }
 
+/** The event a stream dispatches for each event it reads (a MessageEvent where the platform has one). */
+export interface ServerSentMessageEvent extends Event {
+  readonly data: string;
+  readonly lastEventId: string;
+  readonly origin: string;
+}
+
 /**
  * A server-sent event stream (client.events(), resilientEvents()): EventSource's events (open, message,
  * named events as MessageEvents; error on each drop before a reconnect, and at the end), readyState and
@@ -58,7 +65,7 @@ export interface EventStream extends EventTarget, AsyncIterable<ServerSentEvent>
   readonly readyState: 0 | 1 | 2;
   readonly lastEventId: string;
   onopen: ((event: Event) => void) | null;
-  onmessage: ((event: MessageEvent<string>) => void) | null;
+  onmessage: ((event: ServerSentMessageEvent) => void) | null;
   onerror: ((event: Event) => void) | null;
   /** Stops the stream at once: the connection is aborted, a wait for a reconnect ends. */
   close(): void;

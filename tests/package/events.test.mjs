@@ -5,7 +5,8 @@
 // against the fault server's /sse on 127.0.0.1.
 import test from "node:test";
 import assert from "node:assert/strict";
-import { ORIGIN_A, serverLog, sleep, uid, waitLog, within } from "./helpers.mjs";
+import path from "node:path";
+import { ORIGIN_A, compileTs, serverLog, sleep, uid, waitLog, within } from "./helpers.mjs";
 import { ResilientClient, resilientEvents } from "resilient-fetch";
 
 const sse = (id, plans) => `${ORIGIN_A}/sse?id=${id}&script=${encodeURIComponent(JSON.stringify(plans))}`;
@@ -224,4 +225,41 @@ test("the lean build has no events", async () => {
   assert.equal("resilientEvents" in lean, false);
   assert.equal(lean.ResilientClient.prototype.events, undefined);
   assert.throws(() => new lean.ResilientClient({ events: {} }), /events needs "resilient-fetch\/full"/);
+});
+
+const TS_PROGRAM = `
+import { ResilientClient, resilientEvents, type EventStream, type EventsPolicy, type ServerSentEvent } from "resilient-fetch";
+const events: EventsPolicy = { idleMs: 30_000, maxReconnects: 5 };
+const client = new ResilientClient({ events, retry: { baseDelayMs: 100 } });
+const stream: EventStream = client.events("http://127.0.0.1/sse", { method: "POST", body: "{}" }, { events: { idleMs: false } });
+stream.onmessage = (e) => { const s: string = e.data + e.lastEventId; void s; };
+stream.addEventListener("ping", () => {});
+const state: 0 | 1 | 2 = stream.readyState;
+void state;
+async function main(): Promise<number> {
+  let n = 0;
+  for await (const item of resilientEvents(new URL("http://127.0.0.1/sse"))) {
+    const e: ServerSentEvent = item;
+    n += e.data.length + (e.retry ?? 0);
+    if (e.event === "done") break;
+  }
+  stream.close();
+  return n;
+}
+void main;
+`;
+
+test("the TypeScript declarations: with the DOM lib, with Node's types alone, with Workers' types", () => {
+  const workers = path.join(process.env.RF_TOOLS_DIR, "node_modules", "@cloudflare", "workers-types");
+  for (const [name, options, extra] of [
+    ["events-dom", {}, []],
+    ["events-node", { lib: ["es2022"], types: ["node"] }, []],
+    ["events-workers", { lib: ["es2022"], types: [] }, [path.join(workers, "index.d.ts")]],
+  ]) {
+    const r = compileTs(name, TS_PROGRAM, "main.ts", options, extra);
+    assert.equal(r.status, 0, `${name}: ${r.stdout}${r.stderr}`);
+  }
+  const bad = compileTs("events-bad", `import { ResilientClient } from "resilient-fetch";
+new ResilientClient({ events: { idleMs: true } });`);
+  assert.notEqual(bad.status, 0, "events.idleMs: true compiled");
 });

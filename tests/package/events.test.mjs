@@ -161,6 +161,17 @@ test("204 ends the stream, as a status not retried does", async () => {
   }
 });
 
+test("events: false never reconnects; events.maxReconnects bounds reconnects that bring no event", async () => {
+  const id = uid("sse-off");
+  const off = await ending(new ResilientClient({ ...QUICK, events: false }).events(sse(id, [{ chunks: ["data: x\n\n"], then: "drop" }])));
+  assert.equal(off?.code, "no-reconnect", String(off));
+  assert.equal((await serverLog(ORIGIN_A, id)).length, 1);
+  const id2 = uid("sse-exhausted");
+  const exhausted = await ending(new ResilientClient({ ...QUICK, events: { maxReconnects: 2 } }).events(sse(id2, [{ status: 503 }])));
+  assert.equal(exhausted?.code, "exhausted", String(exhausted));
+  assert.equal((await serverLog(ORIGIN_A, id2)).length, 3, "the first connection and 2 reconnects");
+});
+
 test("an open breaker holds the reconnect back until its cooldown has passed", async () => {
   const id = uid("sse-breaker");
   const cooldownMs = 1500;

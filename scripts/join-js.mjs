@@ -18,7 +18,7 @@ const JS = path.join(ROOT, "js");
 // Each joined module and its concern files (paths from js/), in the order they are joined.
 const MODULES = {
   "arguments.js": ["request.js", "chain.js", "install.js", "cors.js", "send.js", "hooks.js", "policy-arg.js", "../src/coalesce/coalesce.js", "../src/resume/resume.js"],
-  "site.js": ["../src/share/share.js", "../src/outbox/outbox.js", "../src/outbox/outbox-store.js", "../src/outbox/outbox-replay.js", "../src/stale/stale.js", "../src/failover/failover.js"],
+  "site.js": ["../src/share/share.js", "../src/outbox/outbox.js", "../src/outbox/outbox-store.js", "../src/outbox/outbox-replay.js", "../src/stale/stale.js", "../src/failover/failover.js", "../src/sse/events.js"],
 };
 const IMPORT = /^import \{ ([A-Za-z_$][\w$]*(?:, [A-Za-z_$][\w$]*)*) \} from "(\.\.?\/(?:[\w.-]+\/)*[a-z-]+\.js)";$/;
 const EXPORT = /^export \{ ([A-Za-z_$][\w$]*(?:, [A-Za-z_$][\w$]*)*) \};$/;

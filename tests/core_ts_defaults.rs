@@ -21,6 +21,7 @@ const DECLARATIONS: &str = concat!(
     include_str!("../src/stale/types.rs"),
     include_str!("../src/failover/shell.rs"),
     include_str!("../src/resume/shell.rs"),
+    include_str!("../src/sse/types.rs"),
 );
 
 /// "Interface.field" -> the text after `@default`, up to a parenthesis or the comment's end.
@@ -223,6 +224,12 @@ fn typescript_defaults_match_the_core() {
         ),
         ("ResumePolicy.maxResumes", d::MAX_RESUMES.to_string()),
         (
+            "Policy.events",
+            if d::EVENTS_ENABLED { "{}" } else { "false" }.into(),
+        ),
+        ("EventsPolicy.idleMs", d::IDLE_MS.to_string()),
+        ("EventsPolicy.maxReconnects", d::MAX_RECONNECTS.to_string()),
+        (
             "Policy.share",
             match Policy::default().share {
                 None => "false".into(),
@@ -278,6 +285,7 @@ fn the_readme_table_shows_every_declared_default() {
             "OutboxPolicy" => format!("outbox.{field}"),
             "StalePolicy" => format!("stale.{field}"),
             "ResumePolicy" => format!("resume.{field}"),
+            "EventsPolicy" => format!("events.{field}"),
             other => panic!("unknown interface {other}"),
         };
         let shown = rows
@@ -317,6 +325,7 @@ fn declared_docs() -> BTreeMap<String, String> {
                 "SharePolicy" => Some("share."),
                 "StalePolicy" => Some("stale."),
                 "ResumePolicy" => Some("resume."),
+                "EventsPolicy" => Some("events."),
                 _ => None,
             };
             doc.clear();

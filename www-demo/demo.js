@@ -15,6 +15,7 @@ import { breakerRules } from "./lanes/breaker.js";
 import { compareFailover } from "./lanes/failover.js";
 import { staleRun } from "./lanes/stale.js";
 import { compareResume } from "./lanes/resume.js";
+import { runEvents } from "./lanes/events.js";
 
 await Promise.all([...document.querySelectorAll(".origin")].map(buildOriginControls));
 $("#policy-form").addEventListener("input", showPolicy);
@@ -33,6 +34,7 @@ $("#breaker-button").addEventListener("click", breakerRules);
 $("#failover-button").addEventListener("click", compareFailover);
 $("#stale-button").addEventListener("click", staleRun);
 $("#resume-button").addEventListener("click", compareResume);
+$("#events-button").addEventListener("click", runEvents);
 $("#share-break").addEventListener("click", shareBreak);
 $("#outbox-down").addEventListener("click", outboxDown);
 $("#outbox-up").addEventListener("click", outboxUp);

@@ -381,6 +381,15 @@ function setSettler(settler) {
 }
 
 /**
+ * Reports how `promise` settles to the wasm's `slot` (`value` maps what it fulfils with): for
+ * modules joined apart, whose CommonJS copy cannot see SETTLER change (src/sse/events.js).
+ */
+function settleLater(promise, slot, generation, value = (v) => v) {
+  const settler = SETTLER;
+  promise.then((v) => settler(slot, generation, true, value(v)), (e) => settler(slot, generation, false, e));
+}
+
+/**
  * Calls `fetchFn` (undefined: the platform's fetch now) for one attempt run by
  * `controller`, in call chain `chain`, within `ms`, and reports how it settles to the
  * settler under (slot, generation): when the limit runs out first, the controller is
@@ -992,4 +1001,4 @@ function resumeError(message, reason, cause) {
 }
 
 
-export { INIT_MEMBERS, readArguments, headerOf, originKey, setKey, requestError, keepReferrer, CHAIN, SENDING, chainOf, isLocalError, ATTEMPT, platformFetch, fetchToWrap, installFetch, uninstallFetch, crossOrigin, isTimeout, SETTLER, setSettler, sendAttempt, sendLocal, statusOf, limitsOf, isOffline, onlineWait, callListener, makeEvent, hookContext, askIsFailure, askShouldRetry, discardBody, readPolicy, flightKey, joinFlight, resumeHead, rangeRequest, attachResume, resumeError };
+export { INIT_MEMBERS, readArguments, headerOf, originKey, setKey, requestError, keepReferrer, CHAIN, SENDING, chainOf, isLocalError, ATTEMPT, platformFetch, fetchToWrap, installFetch, uninstallFetch, crossOrigin, isTimeout, SETTLER, setSettler, settleLater, sendAttempt, sendLocal, statusOf, limitsOf, isOffline, onlineWait, callListener, makeEvent, hookContext, askIsFailure, askShouldRetry, discardBody, readPolicy, flightKey, joinFlight, resumeHead, rangeRequest, attachResume, resumeError };

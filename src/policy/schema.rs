@@ -27,6 +27,7 @@ const SECTIONS: &[&[Field]] = &[
     crate::outbox::FIELDS,
     crate::stale::FIELDS,
     crate::resume::FIELDS,
+    crate::sse::FIELDS,
     LAST,
 ];
 

@@ -12,6 +12,7 @@ use crate::policy::sections::idempotency::IdempotencyKey;
 use crate::policy::sections::retry::RetryPolicy;
 use crate::policy::sections::retry_budget::BudgetPolicy;
 use crate::resume::ResumePolicy;
+use crate::sse::EventsPolicy;
 use crate::throttle::ThrottlePolicy;
 
 /// Every default of the policy, with the JS field it fills: the policy's own fields' here,
@@ -38,6 +39,7 @@ pub mod defaults {
     pub use crate::policy::sections::retry::defaults::*;
     pub use crate::policy::sections::retry_budget::defaults::*;
     pub use crate::resume::defaults::*;
+    pub use crate::sse::defaults::*;
     pub use crate::stale::defaults::*;
     pub use crate::throttle::defaults::*;
 }
@@ -91,6 +93,9 @@ pub struct Policy {
     /// Resumed downloads; `None` (the default) lets a broken body error (always, in a build
     /// without `resume`).
     pub resume: Option<ResumePolicy>,
+    /// How `client.events()` streams reconnect (`events`); `None` (`events: false`): never
+    /// (always, and nothing, in a build without `sse`). Plain calls ignore it.
+    pub events: Option<EventsPolicy>,
 }
 
 impl Policy {
@@ -142,6 +147,7 @@ impl Default for Policy {
             stale: crate::stale::initial(),
             failover: crate::failover::initial(),
             resume: crate::resume::initial(),
+            events: crate::sse::initial(),
         }
     }
 }

@@ -136,7 +136,8 @@ thread_local! {
     static DEFAULT_CLIENT: RefCell<Option<Rc<ClientInner>>> = const { RefCell::new(None) };
 }
 
-fn default_client() -> Result<Rc<ClientInner>, JsValue> {
+/// The module-wide client (`resilientFetch`'s, and `resilientEvents`'), made on first use.
+pub(crate) fn default_client() -> Result<Rc<ClientInner>, JsValue> {
     DEFAULT_CLIENT.with(|cell| {
         let mut slot = cell.borrow_mut();
         if let Some(client) = slot.as_ref() {

@@ -32,8 +32,8 @@ static ALLOCATOR: talc::TalckWasm = unsafe { talc::TalckWasm::new_global() };
 
 pub(crate) mod abort;
 pub(crate) mod bindings;
-mod call;
-mod client;
+pub(crate) mod call;
+pub(crate) mod client;
 pub(crate) mod codes;
 pub(crate) mod ended;
 pub(crate) mod env;

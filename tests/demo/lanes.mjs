@@ -319,6 +319,22 @@ export async function edgeLane(page) {
   assert.ok(ticks >= withCount + withoutCount, `${ticks} ticks`);
 }
 
+export async function eventsLane(page) {
+  await page.click("#events-button");
+  await page.waitForFunction(() => document.querySelector("#events-summary").dataset.ids !== undefined, null,
+    { timeout: 30000 });
+  const d = await page.locator("#events-summary").evaluate((p) => ({ ...p.dataset }));
+  assert.equal(d.ids, Array.from({ length: 20 }, (_, i) => i + 1).join(" "), JSON.stringify(d));
+  assert.equal(d.lastIds, "none,5,10,10,20", JSON.stringify(d));
+  assert.equal(d.connections, "5", JSON.stringify(d));
+  assert.equal(d.ending, "no-content", JSON.stringify(d));
+  assert.equal(await page.locator("#events-strip span.drop").count(), 4);
+}
+
+export async function fallbackLane(page) {
+  await page.click("#fallback-button");
+  await page.waitForFunction(() => document.querySelector("#fallback-stale").dataset.served !== undefined, null,
+
 /**
  * The failover lane: with failover no error reaches the caller while the primary is down (without
  * it some do), the backup answers meanwhile, and calls come back to the primary.

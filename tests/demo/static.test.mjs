@@ -10,7 +10,7 @@ import http from "node:http";
 import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
-import { OUT, openDemo, outageLane, pacedBurstLane, hedgeLane, breakerLane, staleLane, failoverLane, resumeLane, layoutLane, outboxLane, postEffectsLane, root,
+import { OUT, openDemo, outageLane, pacedBurstLane, hedgeLane, breakerLane, staleLane, failoverLane, resumeLane, eventsLane, layoutLane, outboxLane, postEffectsLane, root,
   settled, shareLane, shootLane, stormLane } from "./lanes.mjs";
 
 const BASE = "/resilient-fetch/"; // the site's path on its host, as a GitHub Pages project site's
@@ -119,6 +119,10 @@ test("failover: a backup origin answers while the primary is down, then the prim
 
 test("resumed downloads: a file whose connection breaks three times is read whole", async () => {
   await resumeLane(page);
+});
+
+test("event streams: a stream that drops reconnects with Last-Event-ID, each event once, and ends at 204", async () => {
+  await eventsLane(page);
 });
 
 test("the outbox: 5 POSTs kept while origin B is down, each applied once when it is back", async () => {

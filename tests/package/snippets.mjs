@@ -70,6 +70,9 @@ const PATHS = {
   "/api/items": "/api?id=items",
   "/api/me": "/api?id=me",
   "/downloads/app.zip": "/resource?id=download&bytes=3000000&cuts=1000000,2000000",
+  // docs/streams.md: event streams (the fault server's /sse plays the script).
+  "/v1/chat": `/sse?id=chat&script=${encodeURIComponent(JSON.stringify([{ chunks: ["data: Hel\n\n", "data: lo\n\n", "data: [DONE]\n\n"], then: "hang" }]))}`,
+  "/v1/prices": `/sse?id=prices&script=${encodeURIComponent(JSON.stringify([{ chunks: ['data: {"p":1}\n\n'], then: "hang" }]))}`,
 };
 // A page whose example is about what happens when the origin fails gets a failing endpoint.
 const PAGE_PATHS = { "docs/edge.md": { "/orders": "/status?code=503&id=edge-orders" } };

@@ -84,11 +84,60 @@
 //                                        (no end). The log entry of each request has range, ifRange,
 //                                        status, start (its first offset) and sent (bytes written);
 //                                        the headers a resume reads are exposed to other origins (CORS)
+//   /sse?id=X&script=JSON                server-sent events: the n-th connection of X plays the n-th plan of
+//                                        the JSON array (the last one again after it), each
+//                                        {status (200), type ("text/event-stream"), chunks: [text...] written
+//                                        everyMs (0) apart, echo (write "data: <request body>\n\n" first),
+//                                        then: "end" (the default) | "drop" (reset, 30 ms on) | "hang" (silent, open) |
+//                                        "beat" (":\n" every beatMs for beatForMs, then silent, open)}. The log entry
+//                                        has lastEventId (null: none), accept, cacheControl, body, closedAt
 // Every response but /strict-cors's allows CORS and exposes Retry-After.
 import http from "node:http";
 import zlib from "node:zlib";
 
 import { fileURLToPath } from "node:url";
+
+/** /sse: the n-th connection plays the n-th plan of `script` (see the header). */
+function sseRoute(req, res, q, entry, n) {
+  let plans;
+  try { plans = JSON.parse(q.get("script") || "[{}]"); } catch { plans = [{ status: 400 }]; }
+  const plan = plans[Math.min(n, plans.length - 1)] || {};
+  entry.lastEventId = req.headers["last-event-id"] ?? null;
+  entry.accept = req.headers.accept ?? null;
+  entry.cacheControl = req.headers["cache-control"] ?? null;
+  res.on("close", () => { entry.closedAt = Date.now(); });
+  let body = "";
+  req.on("data", (c) => { body += c; });
+  req.on("end", () => {
+    entry.body = body;
+    entry.status = plan.status ?? 200;
+    res.writeHead(entry.status, { "content-type": plan.type ?? "text/event-stream", "cache-control": "no-store" });
+    if (entry.status === 204 || entry.status >= 300 && plan.then !== "drop") { res.end(); return; }
+    if (plan.echo) res.write(`data: ${body}\n\n`);
+    const chunks = [...(plan.chunks ?? [])];
+    const timers = new Set();
+    const later = (fn, ms) => { const t = setTimeout(() => { timers.delete(t); fn(); }, ms); timers.add(t); };
+    res.on("close", () => { for (const t of timers) clearTimeout(t); });
+    const finish = () => {
+      if (res.destroyed) return;
+      // A reset once what was written has gone out (at once, the client might get nothing).
+      if (plan.then === "drop") later(() => req.socket.destroy(), 30);
+      else if (plan.then === "hang") return;
+      else if (plan.then === "beat") {
+        const until = Date.now() + (plan.beatForMs ?? 1000);
+        const beat = () => { if (Date.now() < until) { res.write(":\n"); later(beat, plan.beatMs ?? 100); } };
+        beat();
+      } else res.end();
+    };
+    const next = () => {
+      if (res.destroyed) return;
+      if (chunks.length === 0) return finish();
+      res.write(chunks.shift());
+      if (plan.everyMs) later(next, plan.everyMs); else next();
+    };
+    next();
+  });
+}
 
 function createOrigin(name) {
   const logs = new Map(); // id -> [{...}]
@@ -444,6 +493,7 @@ function createOrigin(name) {
         });
         return;
       }
+      case "/sse": { const n = seen(id); sseRoute(req, res, q, record(id, entry), n); return; }
       case "/log": json(res, 200, logs.get(id) || []); return;
       case "/effects": {
         const applied = effects.get(id) || new Set();

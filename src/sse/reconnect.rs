@@ -33,6 +33,9 @@ pub enum Ended {
     Exhausted,
     /// It ended or broke, and the policy says `events: false`: no reconnect.
     Off,
+    /// The origin's retry budget has too few tokens for another reconnect (each is paid as a
+    /// retry is: a storm of reconnects is bounded as a storm of retries is).
+    Budget,
 }
 
 impl Ended {
@@ -44,6 +47,7 @@ impl Ended {
             Ended::NotEventStream => "not-event-stream",
             Ended::Exhausted => "exhausted",
             Ended::Off => "no-reconnect",
+            Ended::Budget => "budget",
         }
     }
 
@@ -60,6 +64,9 @@ impl Ended {
             }
             Ended::Off => {
                 "the event stream ended: the policy says events: false, so it does not reconnect"
+            }
+            Ended::Budget => {
+                "the event stream ended: its origin's retry budget (retryBudget) is spent, so it does not reconnect"
             }
         }
     }

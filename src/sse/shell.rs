@@ -90,6 +90,11 @@ struct Stream {
     /// What `close()` and the caller's signal abort.
     stop: AbortController,
     events: Option<EventsPolicy>,
+    /// The client's registry pays each reconnect from its origin's retry budget (`origin`:
+    /// the registry's name for the stream's URL).
+    client: Rc<crate::wasm::state::ClientInner>,
+    origin: String,
+    budget: Option<crate::policy::BudgetPolicy>,
     retry_on: Vec<u16>,
     base_delay_ms: u32,
     max_delay_ms: u32,
@@ -133,6 +138,9 @@ fn open(
         target: target.clone(),
         stop,
         events: resolved.policy.events.clone(),
+        client: client.inner.clone(),
+        origin: args.get(Arg::Origin as u32).as_string().unwrap_or_default(),
+        budget: resolved.policy.retry_budget.clone(),
         retry_on: retry.map_or(Vec::new(), |r| r.retry_on.clone()),
         base_delay_ms: retry.map_or(defaults, |r| r.base_delay_ms),
         max_delay_ms: retry.map_or(crate::policy::defaults::MAX_DELAY_MS, |r| r.max_delay_ms),
@@ -169,6 +177,15 @@ impl Stream {
             reconnect = Some(k);
             if let Err(ended) = may_reconnect(k, self.events.as_ref()) {
                 break Some(ended);
+            }
+            // A reconnect is paid as a retry after a network error is.
+            if let Some(b) = &self.budget {
+                let cost = crate::budget::RetryBudget::cost(b, crate::vocab::RetryReason::Network);
+                let paid =
+                    (self.client.registry).with(&self.origin, |_, s| s.withdraw(cost, b.capacity));
+                if !paid {
+                    break Some(Ended::Budget);
+                }
             }
             events_emit(&self.target, EMIT_ERROR, "", None, None, -1.0);
             let delay = reconnect_delay_ms(

@@ -56,7 +56,7 @@ export interface ServerSentMessageEvent extends Event {
  * A server-sent event stream (client.events(), resilientEvents()): EventSource's events (open, message,
  * named events as MessageEvents; error on each drop before a reconnect, and at the end), readyState and
  * close(); iterated, its events in order, ending at close() and throwing what ended the stream (an
- * EventStreamError with a code: "no-content", "status", "not-event-stream", "exhausted", "no-reconnect"; or the signal's
+ * EventStreamError with a code: "no-content", "status", "not-event-stream", "exhausted", "no-reconnect", "budget"; or the signal's
  * reason). Leaving a for await loop closes it.
  */
 export interface EventStream extends EventTarget, AsyncIterable<ServerSentEvent> {

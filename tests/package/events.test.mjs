@@ -172,6 +172,17 @@ test("events: false never reconnects; events.maxReconnects bounds reconnects tha
   assert.equal((await serverLog(ORIGIN_A, id2)).length, 3, "the first connection and 2 reconnects");
 });
 
+test("each reconnect is paid from the origin's retry budget: a spent budget ends the stream", async () => {
+  const id = uid("sse-budget");
+  // A reconnect after a drop costs what a retry after a network error does (timeoutRetryCost):
+  // 25 tokens pay for two reconnects of 10, not a third.
+  const client = new ResilientClient({ ...QUICK, retryBudget: { capacity: 25, timeoutRetryCost: 10 } });
+  const ended = await ending(client.events(sse(id, [{ chunks: [": hello\n\n"], then: "drop" }])));
+  assert.equal(ended?.code, "budget", String(ended));
+  assert.equal((await serverLog(ORIGIN_A, id)).length, 3, "the first connection and the 2 reconnects paid for");
+  assert.ok(client.stats()[ORIGIN_A].budgetTokens < 10, JSON.stringify(client.stats()[ORIGIN_A]));
+});
+
 test("an open breaker holds the reconnect back until its cooldown has passed", async () => {
   const id = uid("sse-breaker");
   const cooldownMs = 1500;

@@ -331,10 +331,6 @@ export async function eventsLane(page) {
   assert.equal(await page.locator("#events-strip span.drop").count(), 4);
 }
 
-export async function fallbackLane(page) {
-  await page.click("#fallback-button");
-  await page.waitForFunction(() => document.querySelector("#fallback-stale").dataset.served !== undefined, null,
-
 /**
  * The failover lane: with failover no error reaches the caller while the primary is down (without
  * it some do), the backup answers meanwhile, and calls come back to the primary.

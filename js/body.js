@@ -437,4 +437,4 @@ class GuardedResponse extends Base {
 }
 if (typeof Base.prototype.bytes !== "function") delete GuardedResponse.prototype.bytes;
 
-export { abortReason, isAborted, watchSignal, unwatchSignal, guardResponse, linkCopy, readThrough };
+export { abortReason, isAborted, watchSignal, unwatchSignal, guardResponse, linkCopy, readThrough, BODY };

@@ -40,8 +40,8 @@ function copyObject(object, path, depth, ancestors, functions) {
       functions[at] = value;
     } else if (HELD.includes(at)) {
       const methods = at === "outbox.store" ? ["put", "delete", "list"] : at === "stale.store" ? ["get", "put", "delete"] : ["idFromName", "get"];
-      const what = at === "share.durableObject" ? "a Durable Object namespace (OriginHealth's binding)"
-        : `an object with ${methods.slice(0, 2).join(", ")} and ${methods[2]} methods`;
+      const what = methods.length > 2 ? `an object with ${methods[0]}, ${methods[1]} and ${methods[2]} methods`
+        : "a Durable Object namespace (OriginHealth's binding)";
       if (value !== undefined && value !== null && !methods.every((m) => typeof value?.[m] === "function")) {
         throw new TypeError(`policy.${at} must be ${what}`);
       }

@@ -1,6 +1,6 @@
 // Joined by scripts/join-js.mjs from js/request.js, js/chain.js, js/install.js, js/cors.js, js/send.js, js/hooks.js, js/policy-arg.js, src/coalesce/coalesce.js, src/resume/resume.js: edit those, then run it.
 import { BODY_NONE, BODY_REPLAYABLE, BODY_STREAM, makeTimeoutError, TIMEOUT_KIND_ATTEMPT, TIMEOUT_KIND_CALL, SEND_FLAG_REPLAY, SEND_FLAG_HEDGE, STATUS_FLAG_LIMITS, HOOK_SAID_NO, HOOK_SAID_YES, HOOK_SAID_DEFAULT } from "../errors.js";
-import { linkCopy, readThrough } from "../body.js";
+import { linkCopy, readThrough, BODY } from "../body.js";
 
 // The caller's arguments, read once, in JS, when the call is made (as fetch reads them), so that
 // the wasm shell gets what it needs in one call: input and init, the caller's signal, the
@@ -740,8 +740,8 @@ function copyObject(object, path, depth, ancestors, functions) {
       functions[at] = value;
     } else if (HELD.includes(at)) {
       const methods = at === "outbox.store" ? ["put", "delete", "list"] : at === "stale.store" ? ["get", "put", "delete"] : ["idFromName", "get"];
-      const what = at === "share.durableObject" ? "a Durable Object namespace (OriginHealth's binding)"
-        : `an object with ${methods.slice(0, 2).join(", ")} and ${methods[2]} methods`;
+      const what = methods.length > 2 ? `an object with ${methods[0]}, ${methods[1]} and ${methods[2]} methods`
+        : "a Durable Object namespace (OriginHealth's binding)";
       if (value !== undefined && value !== null && !methods.every((m) => typeof value?.[m] === "function")) {
         throw new TypeError(`policy.${at} must be ${what}`);
       }
@@ -911,8 +911,6 @@ function rangeRequest(input, init, range, ifRange) {
   headers.set("if-range", ifRange);
   return new Request(request, { headers });
 }
-
-const BODY = typeof Response === "function" ? Object.getOwnPropertyDescriptor(Response.prototype, "body")?.get : undefined;
 
 /** Schedules `fn` after `ms`; the timer does not keep Node or Deno alive by itself. */
 function unrefTimer(fn, ms) {

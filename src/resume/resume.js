@@ -4,7 +4,7 @@
 // the waits and attempts are the engine's (src/resume/shell.rs). Here: what Rust reads of a
 // response, the range request, and handing the rest's reader to the guard.
 // Keep the single `export { ... }` line last (scripts/join-js.mjs joins the concern files).
-import { readThrough } from "../../js/body.js";
+import { readThrough, BODY } from "../../js/body.js";
 
 const HEAD = ["etag", "last-modified", "date", "content-encoding", "accept-ranges", "content-range", "content-length"];
 
@@ -26,8 +26,6 @@ function rangeRequest(input, init, range, ifRange) {
   headers.set("if-range", ifRange);
   return new Request(request, { headers });
 }
-
-const BODY = typeof Response === "function" ? Object.getOwnPropertyDescriptor(Response.prototype, "body")?.get : undefined;
 
 /** Schedules `fn` after `ms`; the timer does not keep Node or Deno alive by itself. */
 function unrefTimer(fn, ms) {

@@ -67,12 +67,31 @@ pub(crate) fn guarded_signal(resumable: bool, signal: JsValue) -> JsValue {
 #[cfg(feature = "resume")]
 pub(crate) use on::offer;
 
-/// The call's result as it is: nothing resumes in this build ([`wanted`] is never true).
-#[cfg(not(feature = "resume"))]
-#[inline(always)]
-pub(crate) fn offer(mapped: Result<JsValue, JsValue>, _: Resumable) -> Result<JsValue, JsValue> {
-    mapped
+/// `$mapped`, a call's result, with its body made resumable ([`offer`], the call's parts
+/// `$call`: a [`Resumable`]) when `$wanted`.
+#[cfg(feature = "resume")]
+macro_rules! offered {
+    ($wanted:expr, $mapped:expr, $call:expr) => {
+        if $wanted {
+            $crate::resume::shell::offer($mapped, $call)
+        } else {
+            $mapped
+        }
+    };
 }
+
+/// `$mapped`, a call's result, as it is: nothing resumes in this build ([`wanted`] is never
+/// true). `$call` is not even built: the call's parts are not moved (a move in a branch never
+/// taken still costs the lean wasm 125 B gz).
+#[cfg(not(feature = "resume"))]
+macro_rules! offered {
+    ($wanted:expr, $mapped:expr, $call:expr) => {{
+        let _: bool = $wanted;
+        $mapped
+    }};
+}
+
+pub(crate) use offered;
 
 #[cfg(feature = "resume")]
 mod on {

@@ -369,7 +369,8 @@ impl Ready {
                 keepable.keep(end, &ended, transport.request(), key, mapped)
             }
             // A GET's body that breaks is asked for again from where it broke (`resume`).
-            _ if resumable && !serving => resume::offer(
+            _ => resume::offered!(
+                resumable && !serving,
                 mapped,
                 resume::Resumable {
                     client,
@@ -382,9 +383,8 @@ impl Ready {
                     course,
                     failover,
                     signal: guard.state().signal(),
-                },
+                }
             ),
-            _ => mapped,
         };
         drop(guard);
         answer

@@ -8,6 +8,8 @@
 # BENCH_STARTUP_BROWSER_RUNS (startup.mjs), BENCH_CLIENTS, BENCH_CALLS_PER_CLIENT (outage.mjs),
 # BENCH_HEDGE_CALLS, BENCH_HEDGE_RATE, BENCH_HEDGE_TAIL (hedge.mjs), BENCH_FALLBACK_OUTAGE_MS,
 # BENCH_FALLBACK_LOOPS, BENCH_FALLBACK_GAP_MS, BENCH_FALLBACK_URLS (fallback.mjs),
+# BENCH_RESUME_MB, BENCH_RESUME_CUTS, BENCH_RESUME_ROUNDS (resume.mjs),
+# BENCH_EVENTS_COUNT, BENCH_EVENTS_CHUNK, BENCH_EVENTS_ROUNDS (events.mjs),
 # BENCH_CHROMIUM (default /usr/bin/chromium), RF_BENCH_NO_TWIGGY=1 (skip the twiggy breakdown).
 # Not part of scripts/test.sh: benchmarks are not tests.
 set -euo pipefail
@@ -147,6 +149,11 @@ node --no-warnings hedge.mjs | emit
 
 step "fallback through an outage: failover and stale answers (servers on 127.0.0.1)"
 node --no-warnings fallback.mjs | emit
+
+step "a download through broken connections: resumed downloads (server on 127.0.0.1)"
+node --no-warnings resume.mjs | emit
+step "server-sent events parsed per second, beside @microsoft/fetch-event-source (server on 127.0.0.1)"
+node --no-warnings events.mjs | emit
 
 step "retry storm (native Rust, cargo run --release --example retry_storm)"
 (cd "$ROOT" && cargo build --release --example retry_storm --quiet)

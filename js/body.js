@@ -235,9 +235,19 @@ function timer(fn, ms) {
   return id;
 }
 
-/** The guarded body of `response` (made on first use), over the platform's. */
+/**
+ * Makes `response`'s guarded body read `raw` instead of the platform's body (policy resume:
+ * src/resume/resume.js); returns what its copies share, or undefined when it is not guarded.
+ */
+function readThrough(response, raw) {
+  const guard = response?.[GUARD];
+  if (guard !== undefined) guard.raw = raw;
+  return guard?.shared;
+}
+
+/** The guarded body of `response` (made on first use), over the platform's (or what replaces it). */
 function guardedBody(response, guard) {
-  const raw = BODY.call(response);
+  const raw = guard.raw ?? BODY.call(response);
   if (raw === null || guard.wrapped !== null) return guard.wrapped ?? raw;
   const { shared } = guard;
   let reader = null;
@@ -300,7 +310,7 @@ async function readAll(response) {
   // A copy that ended unread (its caller's signal, a timeout) rejects with why, as fetch does.
   if (guard !== undefined && !guard.used && failureOf(guard) !== undefined) throw failureOf(guard);
   if (response.bodyUsed) throw new TypeError("Body is unusable: Body has already been read");
-  const raw = BODY.call(response);
+  const raw = guard?.raw ?? BODY.call(response);
   if (raw === null) return new Uint8Array(0);
   // Straight from the platform's body when the guarded stream was never handed out:
   // one timer for the whole read, re-armed from the last chunk (not one per chunk).
@@ -427,4 +437,4 @@ class GuardedResponse extends Base {
 }
 if (typeof Base.prototype.bytes !== "function") delete GuardedResponse.prototype.bytes;
 
-export { abortReason, isAborted, watchSignal, unwatchSignal, guardResponse, linkCopy };
+export { abortReason, isAborted, watchSignal, unwatchSignal, guardResponse, linkCopy, readThrough, BODY };

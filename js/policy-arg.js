@@ -25,7 +25,7 @@ function readPolicy(policy) {
 // The policy fields that hold functions, taken out of the copy (in the schema's order).
 const FUNCTIONS = ["retry.shouldRetry", "breaker.isFailure", "breaker.key", "outbox.onReplay", "onEvent", "fetch"];
 // The policy fields that hold objects the client keeps as they are (in the schema's order).
-const HELD = ["share.durableObject", "outbox.store"];
+const HELD = ["share.durableObject", "outbox.store", "stale.store"];
 
 function copyObject(object, path, depth, ancestors, functions) {
   ancestors.push(object);
@@ -39,8 +39,9 @@ function copyObject(object, path, depth, ancestors, functions) {
       }
       functions[at] = value;
     } else if (HELD.includes(at)) {
-      const [methods, what] = at === "outbox.store" ? [["put", "delete", "list"], "an object with put, delete and list methods"]
-        : [["idFromName", "get"], "a Durable Object namespace (OriginHealth's binding)"];
+      const methods = at === "outbox.store" ? ["put", "delete", "list"] : at === "stale.store" ? ["get", "put", "delete"] : ["idFromName", "get"];
+      const what = methods.length > 2 ? `an object with ${methods[0]}, ${methods[1]} and ${methods[2]} methods`
+        : "a Durable Object namespace (OriginHealth's binding)";
       if (value !== undefined && value !== null && !methods.every((m) => typeof value?.[m] === "function")) {
         throw new TypeError(`policy.${at} must be ${what}`);
       }

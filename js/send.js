@@ -24,6 +24,15 @@ function setSettler(settler) {
 }
 
 /**
+ * Reports how `promise` settles to the wasm's `slot` (`value` maps what it fulfils with): for
+ * modules joined apart, whose CommonJS copy cannot see SETTLER change (src/sse/events.js).
+ */
+function settleLater(promise, slot, generation, value = (v) => v) {
+  const settler = SETTLER;
+  promise.then((v) => settler(slot, generation, true, value(v)), (e) => settler(slot, generation, false, e));
+}
+
+/**
  * Calls `fetchFn` (undefined: the platform's fetch now) for one attempt run by
  * `controller`, in call chain `chain`, within `ms`, and reports how it settles to the
  * settler under (slot, generation): when the limit runs out first, the controller is
@@ -244,4 +253,4 @@ function onlineWait(slot, generation) {
   online.then(() => settler(slot, generation, true, undefined));
 }
 
-export { isTimeout, SETTLER, setSettler, sendAttempt, sendLocal, statusOf, limitsOf, isOffline, onlineWait };
+export { isTimeout, SETTLER, setSettler, settleLater, sendAttempt, sendLocal, statusOf, limitsOf, isOffline, onlineWait };

@@ -35,6 +35,9 @@ export function resilientFetch(input, init, policy) {
   return loaded ? wasm.resilientFetch(input, init, policy) : loading.then(() => wasm.resilientFetch(input, init, policy));
 }
 
+//+full /** Server-sent events through the module-wide client; a TypeError before the wasm is ready (`await ready()` first). */
+//+full export function resilientEvents(input, init, policy) { if (!loaded) throw notReady(); return wasm.resilientEvents(input, init, policy); }
+//+full const notReady = () => new TypeError("resilient-fetch: event streams start once the wasm is ready: await ready() (the default export) first");
 /** `client.outbox` before the wasm is ready: each method waits for the client, then is its outbox's. */
 function outboxLater(making) {
   const box = {};
@@ -108,6 +111,8 @@ export class ResilientClient {
     // Before the wasm is ready nothing has happened: there is nothing to forget.
     return ResilientClient.#of(this)?.reset(origin);
   }
+
+//+full   events(input, init, policy) { const client = ResilientClient.#of(this); if (!client) throw notReady(); return client.events(input, init, policy); }
 
   get outbox() {
     const client = ResilientClient.#of(this);

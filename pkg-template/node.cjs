@@ -4,3 +4,4 @@
 const { TimeoutError, CircuitOpenError, BulkheadFullError, RateLimitError, ThrottledError, QueuedError } = require("./cjs/errors.js");
 const { resilientFetch, ResilientClient, install, uninstall, memoryBytes } = require("./cjs/resilient_fetch.js");
 module.exports = { resilientFetch, ResilientClient, install, uninstall, memoryBytes, TimeoutError, CircuitOpenError, BulkheadFullError, RateLimitError, ThrottledError, QueuedError };
+//+full module.exports.resilientEvents = require("./cjs/resilient_fetch.js").resilientEvents;

@@ -6,5 +6,6 @@ import api from "./node.cjs";
 export const {
   resilientFetch, ResilientClient, install, uninstall, memoryBytes, TimeoutError, CircuitOpenError, BulkheadFullError, RateLimitError, ThrottledError, QueuedError,
 } = api;
+//+full export const { resilientEvents } = api;
 /** Resolves at once: the module is ready when its import resolves. */
 export default async function ready() {}

@@ -140,6 +140,8 @@ const ATTEMPTS = P + "attempts";
 const HEDGE = P + "hedge";
 const KEY = P + "idempotency_key";
 const GIVE_UP = P + "give_up.reason";
+// The failure a kept answer stood in for (policy stale): one of the `stale` event's reasons.
+const STALE = P + "stale.reason";
 const OUTBOX_NAME = P + "outbox.name";
 const OUTBOX_STATE = P + "outbox.state";
 
@@ -215,7 +217,8 @@ class Call {
     const span = this.span;
     switch (e.type) {
       case "attemptStart": {
-        const attributes = { ...this.target.attributes };
+        // An attempt to an alternate origin (failover) names that origin.
+        const attributes = e.origin === this.target.origin ? { ...this.target.attributes } : atOrigin(this.target, e.origin);
         if (e.attempt > 1) attributes[RESEND] = e.attempt - 1;
         const attempt = this.t.tracer.startSpan(this.target.spanMethod, { kind: SpanKind.CLIENT, attributes }, this.ctx);
         const started = { span: attempt, ctx: trace.setSpan(this.ctx, attempt) };
@@ -252,6 +255,10 @@ class Call {
       case "giveUp":
         span.setAttribute(GIVE_UP, e.reason);
         span.addEvent(P + "give_up", { [REASON]: e.reason, [ATTEMPTS]: e.attempts });
+        break;
+      case "stale":
+        span.setAttribute(STALE, e.reason);
+        span.addEvent(P + "stale", { [REASON]: e.reason, [P + "age_ms"]: e.ageMs });
         break;
       case "shortCircuit": span.addEvent(P + "short_circuit", { [P + "retry_after_ms"]: e.delayMs }); break;
       case "bulkheadRejected": span.addEvent(P + "bulkhead_rejected"); break;
@@ -615,7 +622,7 @@ function targetOf(input, init, keepQuery) {
   // fetch sends the normalized methods upper-cased, any other as given.
   if (method === "_OTHER") attributes[METHOD_ORIGINAL] = given;
   return {
-    origin: url.origin, href: url.href, sent, attributes, spanMethod: method === "_OTHER" ? "HTTP" : method,
+    origin: url.origin, href: url.href, path: url.pathname + query, sent, attributes, spanMethod: method === "_OTHER" ? "HTTP" : method,
     secrets: secretsOf(url, input, init, isRequest),
   };
 }
@@ -667,6 +674,21 @@ function safely(f) {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * The attributes of an attempt sent to `origin`, an alternate origin (`failover`): the call's, with
+ * url.full, server.address and server.port naming that origin (the same path and query).
+ */
+function atOrigin(target, origin) {
+  const url = safely(() => new URL(origin));
+  if (url === undefined) return { ...target.attributes };
+  return {
+    ...target.attributes,
+    [URL_FULL]: `${url.protocol}//${url.host}${target.path}`,
+    [ADDRESS]: url.hostname.replace(/^\[(.*)\]$/, "$1"),
+    [PORT]: url.port !== "" ? Number(url.port) : url.protocol === "https:" ? 443 : 80,
+  };
 }
 
 

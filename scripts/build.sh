@@ -122,6 +122,11 @@ cp -R "$ROOT/pkg-template/." "$PKG/"
 for entry in browser.js node.mjs node.cjs deno.mjs worker.js errors.d.ts index.d.cts cjs/package.json; do
   [[ -f "$PKG/full/$entry" ]] || cp "$ROOT/pkg-template/$entry" "$PKG/full/$entry"
 done
+# Lines of the entries marked `//+full ` are the full build's only (resilientEvents, client.events).
+for entry in browser.js node.mjs node.cjs deno.mjs worker.js; do
+  sed -i '/^ *\/\/+full /d' "$PKG/$entry"
+  [[ -f "$ROOT/pkg-template/full/$entry" ]] || sed -i -E 's#^( *)//\+full #\1#' "$PKG/full/$entry"
+done
 # The browser entry imports js/install.js's functions from the snippet module the glue loads
 # (one instance, so one install at a time): its folder's name is wasm-bindgen's.
 for build in "$PKG" "$PKG/full"; do

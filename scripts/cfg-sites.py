@@ -13,7 +13,7 @@ import sys
 
 BOUND = 3
 # Capabilities that reached the bound: the lint layer fails if one goes over it again.
-HELD = ["pacing", "throttle", "hedge", "coalesce", "share", "outbox"]
+HELD = ["pacing", "throttle", "hedge", "coalesce", "share", "outbox", "stale", "failover", "resume", "sse"]
 
 CONDITION = re.compile(r'\bfeature\s*=\s*"([A-Za-z0-9_-]+)"')
 CFG = re.compile(r"#!?\[\s*cfg(?:_attr)?\s*\(|\bcfg!\s*\(")

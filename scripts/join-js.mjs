@@ -17,8 +17,8 @@ const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), "..")
 const JS = path.join(ROOT, "js");
 // Each joined module and its concern files (paths from js/), in the order they are joined.
 const MODULES = {
-  "arguments.js": ["request.js", "chain.js", "install.js", "cors.js", "send.js", "hooks.js", "policy-arg.js", "../src/coalesce/coalesce.js"],
-  "site.js": ["../src/share/share.js", "../src/outbox/outbox.js", "../src/outbox/outbox-store.js", "../src/outbox/outbox-replay.js"],
+  "arguments.js": ["request.js", "chain.js", "install.js", "cors.js", "send.js", "hooks.js", "policy-arg.js", "../src/coalesce/coalesce.js", "../src/resume/resume.js"],
+  "site.js": ["../src/share/share.js", "../src/outbox/outbox.js", "../src/outbox/outbox-store.js", "../src/outbox/outbox-replay.js", "../src/stale/stale.js", "../src/failover/failover.js", "../src/sse/events.js"],
 };
 const IMPORT = /^import \{ ([A-Za-z_$][\w$]*(?:, [A-Za-z_$][\w$]*)*) \} from "(\.\.?\/(?:[\w.-]+\/)*[a-z-]+\.js)";$/;
 const EXPORT = /^export \{ ([A-Za-z_$][\w$]*(?:, [A-Za-z_$][\w$]*)*) \};$/;
@@ -28,10 +28,15 @@ const JOINED = path.join(JS, "joined");
 const joinedOf = new Map();
 for (const [joined, parts] of Object.entries(MODULES)) for (const part of parts) joinedOf.set(path.join(JS, part), joined);
 
+// A name declared at the top of a concern file (`const X`, `let X`, `function X`, `class X`):
+// joined, two files' names share one scope.
+const DECLARED = /^(?:const|let|var|async function\*?|function\*?|class) ([A-Za-z_$][\w$]*)/;
+
 function join(joined, parts) {
   const imports = new Map(); // the path the joined module imports from -> names
   const exports = [];
   const bodies = [];
+  const declared = new Map(); // a top-level name -> the concern file that declares it
   for (const part of parts) {
     const file = path.join(JS, part);
     const name = path.relative(ROOT, file);
@@ -44,6 +49,12 @@ function join(joined, parts) {
       const m = line.match(IMPORT);
       if (!m) {
         if (/^(import|export) /.test(line)) throw new Error(`${name}: an import or export the join cannot read: ${line}`);
+        const top = line.match(DECLARED)?.[1];
+        if (top !== undefined) {
+          const before = declared.get(top);
+          if (before !== undefined) throw new Error(`${name} and ${before} both declare ${top}, and ${joined} joins them into one scope: rename one`);
+          declared.set(top, name);
+        }
         body.push(line);
         continue;
       }

@@ -81,8 +81,7 @@ lint() {
     wasm_cargo clippy --quiet --features full --lib --test wasm_api --test wasm_browser -- -D warnings &&
     # The lean build (no opt-in capability, Cargo's default as npm's), natively and for wasm32.
     cargo clippy --quiet --all-targets -- -D warnings &&
-    wasm_cargo clippy --quiet --lib -- -D warnings &&
-    cargo clippy --quiet --features full,next --lib --tests -- -D warnings
+    wasm_cargo clippy --quiet --lib -- -D warnings
 }
 
 # The core's tests in both builds: the lean one (Cargo's default, as npm's default entry),
@@ -91,9 +90,7 @@ lint() {
 # build (no debug assertions), where only the registry's queue keeps an update that finds it
 # lent (src/owner.rs; tests/engine/registry.rs).
 native() {
-  cargo test && cargo test --features full && cargo test --release --features full --test engine &&
-    # The cores of the strategies not yet wired into the call (Cargo.toml's `next`).
-    cargo test --lib --features full,next
+  cargo test && cargo test --features full && cargo test --release --features full --test engine
 }
 
 # The shell's tests: the full build's (they exercise the capabilities' options).

@@ -18,6 +18,8 @@ pub enum Event<'a> {
     AttemptEnd {
         /// Attempt number, from 1.
         attempt: u32,
+        /// Normalised origin it went to.
+        origin: &'a str,
         /// How it ended.
         outcome: OutcomeKind,
         /// The response status, when there was a response.
@@ -29,6 +31,8 @@ pub enum Event<'a> {
     Retry {
         /// Number of the attempt about to start.
         attempt: u32,
+        /// Normalised origin it goes to (with failover, maybe not the last one's).
+        origin: &'a str,
         /// The wait before it, in ms.
         delay_ms: f64,
         /// What made the last attempt worth retrying.
@@ -151,13 +155,36 @@ pub enum Event<'a> {
         /// The probability of refusal it was drawn against.
         probability: Probability,
     },
+    /// A kept answer is served instead of the call's failure ([`crate::stale::Told`]; none
+    /// without `stale`).
+    Stale(crate::stale::Told),
+}
+
+impl<'a> Event<'a> {
+    /// The origin the event is about, when it is about one: the attempt's (with failover not
+    /// always the call's own), the breaker's, the bulkhead's. `None` for what concerns the
+    /// whole call (`giveUp`, `success`, `offline`, `bodyTimeout`, `hedge`, the outbox's).
+    pub fn origin(&self) -> Option<&'a str> {
+        match *self {
+            Event::AttemptStart { origin, .. }
+            | Event::AttemptEnd { origin, .. }
+            | Event::Retry { origin, .. }
+            | Event::BreakerTransition { origin, .. }
+            | Event::ShortCircuit { origin, .. }
+            | Event::BulkheadRejected { origin }
+            | Event::RateLimitWait { origin, .. }
+            | Event::RateLimitRejected { origin, .. }
+            | Event::Throttled { origin, .. } => Some(origin),
+            _ => None,
+        }
+    }
 }
 
 impl Event<'_> {
     /// The event's JS name: `attemptStart`, `attemptEnd`, `retry`, `giveUp`,
     /// `breakerTransition`, `shortCircuit`, `bulkheadRejected`, `rateLimitWait`,
     /// `rateLimitRejected`, `throttled`, `bodyTimeout`, `hedge`, `success`, `queued`,
-    /// `replayed`, `delivered` or `deadLettered`.
+    /// `replayed`, `delivered`, `deadLettered` or `stale`.
     pub fn kind(&self) -> &'static str {
         match self {
             Event::AttemptStart { .. } => "attemptStart",
@@ -178,6 +205,7 @@ impl Event<'_> {
             Event::Delivered { .. } => "delivered",
             Event::DeadLettered { .. } => "deadLettered",
             Event::Throttled { .. } => "throttled",
+            Event::Stale(_) => "stale",
         }
     }
 }
@@ -200,6 +228,7 @@ mod tests {
             (
                 Event::AttemptEnd {
                     attempt: 1,
+                    origin: "o",
                     outcome: OutcomeKind::Timeout,
                     status: None,
                     duration_ms: 1.0,
@@ -209,6 +238,7 @@ mod tests {
             (
                 Event::Retry {
                     attempt: 2,
+                    origin: "o",
                     delay_ms: 1.0,
                     reason: RetryReason::Status,
                     retry_after: false,

@@ -30,10 +30,10 @@
 //! | the outbox (`outbox`): which calls are kept, what a replay's answer does, order and timing; its policy, events, shell part and JS (a folder) | [`outbox`] |
 //! | CSPRNG bytes drawn in batches | [`entropy`] |
 //! | events for `onEvent` | [`events`] |
-//! | not yet wired into the call (features in Cargo.toml's `next`, not in `full`): stale-if-error's rules | [`stale`] |
-//! | backup origins' rules | [`failover`] |
-//! | resumed bodies' rules (ranges, validators) | [`resume`] |
-//! | server-sent events: the parser and the reconnect rules | [`sse`] |
+//! | failover origins (`failover`): where each attempt goes, the policy section, an attempt's request made for another origin (its shell part and JS); the lean build's stand-ins (a folder) | [`failover`] |
+//! | stale answers (`stale`): which answers are kept, when one is served, the stores (its shell part and JS); the lean build's stand-ins (a folder) | [`stale`] |
+//! | resumed downloads (`resume`): ranges and validators, a broken body asked for again as an attempt of its call (its shell part and JS); the lean build's stand-ins (a folder) | [`resume`] |
+//! | server-sent events that reconnect (`events`, feature `sse`): the parser, the reconnect rules, its policy section, the loop and `client.events()` (shell), its JS; the lean build's stand-ins | [`sse`] (a folder) |
 //! | the shared words: outcomes, verdicts, reasons, breaker states, method rules (a leaf) | [`vocab`] |
 //!
 //! The shell (`src/wasm/`, compiled for `wasm32` only) turns JS options into a

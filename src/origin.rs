@@ -220,6 +220,11 @@ impl OriginState {
         self.stats.timeouts += 1;
     }
 
+    /// A call was served a kept answer instead of its failure (`stale`).
+    pub fn served_stale(&mut self) {
+        self.stats.stale += 1;
+    }
+
     /// Forgets its breaker, budget, pacing, throttle, latency and counters. Calls in flight
     /// keep their bulkhead slots and stay counted in `in_flight`.
     pub fn reset(&mut self) {

@@ -54,6 +54,9 @@ pub enum Returned {
         /// The receiving client's policy.
         policy: std::rc::Rc<crate::policy::Policy>,
     },
+    /// A call was served a kept answer instead of its failure (none without `stale`, whose
+    /// [`crate::stale::Told`] cannot be made).
+    ServedStale(crate::stale::Told),
 }
 
 /// A client's registry, owned: the one way to its origins' state.
@@ -272,6 +275,7 @@ fn apply(registry: &mut Registry, origin: &str, id: Option<EntryId>, what: Retur
         Returned::Unbook(ticket) => entry(registry, origin, id)?.unbook(ticket),
         Returned::WaitEnds => entry(registry, origin, id)?.wait_ends(),
         Returned::BodyTimedOut => entry(registry, origin, id)?.body_timed_out(),
+        Returned::ServedStale(_) => entry(registry, origin, id)?.served_stale(),
         Returned::Ended {
             permit,
             ended,

@@ -102,6 +102,8 @@ pub struct OriginStats {
     pub offline: u64,
     /// Calls a hedge answered first.
     pub hedge_wins: u64,
+    /// Calls served a kept answer instead of their failure (`stale`).
+    pub stale: u64,
 }
 
 /// What a call asks its origin for.

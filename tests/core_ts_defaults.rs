@@ -18,6 +18,10 @@ const DECLARATIONS: &str = concat!(
     include_str!("../src/outbox/types.rs"),
     include_str!("../src/coalesce/shell.rs"),
     include_str!("../src/share/shell.rs"),
+    include_str!("../src/stale/types.rs"),
+    include_str!("../src/failover/shell.rs"),
+    include_str!("../src/resume/shell.rs"),
+    include_str!("../src/sse/types.rs"),
 );
 
 /// "Interface.field" -> the text after `@default`, up to a parenthesis or the comment's end.
@@ -195,6 +199,37 @@ fn typescript_defaults_match_the_core() {
             d::OUTBOX_MAX_BODY_BYTES.to_string(),
         ),
         (
+            "Policy.stale",
+            if d::STALE_ENABLED { "{}" } else { "false" }.into(),
+        ),
+        ("StalePolicy.maxStaleMs", d::STALE_MAX_STALE_MS.to_string()),
+        ("StalePolicy.capMs", d::STALE_CAP_MS.to_string()),
+        (
+            "StalePolicy.maxBodyBytes",
+            d::STALE_MAX_BODY_BYTES.to_string(),
+        ),
+        ("StalePolicy.maxEntries", d::STALE_MAX_ENTRIES.to_string()),
+        ("StalePolicy.maxBytes", d::STALE_MAX_BYTES.to_string()),
+        ("StalePolicy.private", d::STALE_PRIVATE.to_string()),
+        (
+            "Policy.failover",
+            match Policy::default().failover {
+                None => "false".into(),
+                Some(_) => "an object".into(),
+            },
+        ),
+        (
+            "Policy.resume",
+            if d::RESUME_ENABLED { "{}" } else { "false" }.into(),
+        ),
+        ("ResumePolicy.maxResumes", d::MAX_RESUMES.to_string()),
+        (
+            "Policy.events",
+            if d::EVENTS_ENABLED { "{}" } else { "false" }.into(),
+        ),
+        ("EventsPolicy.idleMs", d::IDLE_MS.to_string()),
+        ("EventsPolicy.maxReconnects", d::MAX_RECONNECTS.to_string()),
+        (
             "Policy.share",
             match Policy::default().share {
                 None => "false".into(),
@@ -248,6 +283,9 @@ fn the_readme_table_shows_every_declared_default() {
             "ThrottlePolicy" => format!("throttle.{field}"),
             "HedgePolicy" => format!("hedge.{field}"),
             "OutboxPolicy" => format!("outbox.{field}"),
+            "StalePolicy" => format!("stale.{field}"),
+            "ResumePolicy" => format!("resume.{field}"),
+            "EventsPolicy" => format!("events.{field}"),
             other => panic!("unknown interface {other}"),
         };
         let shown = rows
@@ -285,6 +323,9 @@ fn declared_docs() -> BTreeMap<String, String> {
                 "HedgePolicy" => Some("hedge."),
                 "OutboxPolicy" => Some("outbox."),
                 "SharePolicy" => Some("share."),
+                "StalePolicy" => Some("stale."),
+                "ResumePolicy" => Some("resume."),
+                "EventsPolicy" => Some("events."),
                 _ => None,
             };
             doc.clear();

@@ -1,6 +1,6 @@
-// Joined by scripts/join-js.mjs from js/request.js, js/chain.js, js/install.js, js/cors.js, js/send.js, js/hooks.js, js/policy-arg.js, src/coalesce/coalesce.js: edit those, then run it.
+// Joined by scripts/join-js.mjs from js/request.js, js/chain.js, js/install.js, js/cors.js, js/send.js, js/hooks.js, js/policy-arg.js, src/coalesce/coalesce.js, src/resume/resume.js: edit those, then run it.
 import { BODY_NONE, BODY_REPLAYABLE, BODY_STREAM, makeTimeoutError, TIMEOUT_KIND_ATTEMPT, TIMEOUT_KIND_CALL, SEND_FLAG_REPLAY, SEND_FLAG_HEDGE, STATUS_FLAG_LIMITS, HOOK_SAID_NO, HOOK_SAID_YES, HOOK_SAID_DEFAULT } from "../errors.js";
-import { linkCopy } from "../body.js";
+import { linkCopy, readThrough, BODY } from "../body.js";
 
 // The caller's arguments, read once, in JS, when the call is made (as fetch reads them), so that
 // the wasm shell gets what it needs in one call: input and init, the caller's signal, the
@@ -381,6 +381,15 @@ function setSettler(settler) {
 }
 
 /**
+ * Reports how `promise` settles to the wasm's `slot` (`value` maps what it fulfils with): for
+ * modules joined apart, whose CommonJS copy cannot see SETTLER change (src/sse/events.js).
+ */
+function settleLater(promise, slot, generation, value = (v) => v) {
+  const settler = SETTLER;
+  promise.then((v) => settler(slot, generation, true, value(v)), (e) => settler(slot, generation, false, e));
+}
+
+/**
  * Calls `fetchFn` (undefined: the platform's fetch now) for one attempt run by
  * `controller`, in call chain `chain`, within `ms`, and reports how it settles to the
  * settler under (slot, generation): when the limit runs out first, the controller is
@@ -716,7 +725,7 @@ function readPolicy(policy) {
 // The policy fields that hold functions, taken out of the copy (in the schema's order).
 const FUNCTIONS = ["retry.shouldRetry", "breaker.isFailure", "breaker.key", "outbox.onReplay", "onEvent", "fetch"];
 // The policy fields that hold objects the client keeps as they are (in the schema's order).
-const HELD = ["share.durableObject", "outbox.store"];
+const HELD = ["share.durableObject", "outbox.store", "stale.store"];
 
 function copyObject(object, path, depth, ancestors, functions) {
   ancestors.push(object);
@@ -730,8 +739,9 @@ function copyObject(object, path, depth, ancestors, functions) {
       }
       functions[at] = value;
     } else if (HELD.includes(at)) {
-      const [methods, what] = at === "outbox.store" ? [["put", "delete", "list"], "an object with put, delete and list methods"]
-        : [["idFromName", "get"], "a Durable Object namespace (OriginHealth's binding)"];
+      const methods = at === "outbox.store" ? ["put", "delete", "list"] : at === "stale.store" ? ["get", "put", "delete"] : ["idFromName", "get"];
+      const what = methods.length > 2 ? `an object with ${methods[0]}, ${methods[1]} and ${methods[2]} methods`
+        : "a Durable Object namespace (OriginHealth's binding)";
       if (value !== undefined && value !== null && !methods.every((m) => typeof value?.[m] === "function")) {
         throw new TypeError(`policy.${at} must be ${what}`);
       }
@@ -874,4 +884,119 @@ function joinFlight(client, key, signal, start) {
 }
 
 
-export { INIT_MEMBERS, readArguments, headerOf, originKey, setKey, requestError, keepReferrer, CHAIN, SENDING, chainOf, isLocalError, ATTEMPT, platformFetch, fetchToWrap, installFetch, uninstallFetch, crossOrigin, isTimeout, SETTLER, setSettler, sendAttempt, sendLocal, statusOf, limitsOf, isOffline, onlineWait, callListener, makeEvent, hookContext, askIsFailure, askShouldRetry, discardBody, readPolicy, flightKey, joinFlight };
+// Resumed downloads (policy resume): a GET's body that breaks is asked for again from the
+// byte it broke at, and the rest is read on in the caller's one stream (js/body.js `readThrough`).
+// Whether it may, the request's headers and the answer are judged in Rust (src/resume/body.rs);
+// the waits and attempts are the engine's (src/resume/shell.rs). Here: what Rust reads of a
+// response, the range request, and handing the rest's reader to the guard.
+// Keep the single `export { ... }` line last (scripts/join-js.mjs joins the concern files).
+
+const HEAD = ["etag", "last-modified", "date", "content-encoding", "accept-ranges", "content-range", "content-length"];
+
+/** What a resume reads of `response`: [status, then each of HEAD's values or undefined]. */
+function resumeHead(response) {
+  const out = [response.status];
+  for (const name of HEAD) out.push(response.headers.get(name) ?? undefined);
+  return out;
+}
+
+/**
+ * The call's request asking for the rest: `input` (a Request, or the fast path's URL with
+ * its `init`) with `Range` and `If-Range` set.
+ */
+function rangeRequest(input, init, range, ifRange) {
+  const request = new Request(input, init);
+  const headers = new Headers(request.headers);
+  headers.set("range", range);
+  headers.set("if-range", ifRange);
+  return new Request(request, { headers });
+}
+
+/** Schedules `fn` after `ms`; the timer does not keep Node or Deno alive by itself. */
+function unrefTimer(fn, ms) {
+  const id = setTimeout(fn, ms);
+  if (typeof id === "object" && typeof id?.unref === "function") id.unref();
+  return id;
+}
+
+/**
+ * Makes `response`'s guarded body (js/body.js) read a stream that goes on past a break: its
+ * reads come from the platform's body, then from each resumed answer's. `resumer.resume(bytes,
+ * error, gap)` (src/resume/shell.rs) resolves with [the answer, its AbortController] whose body
+ * is the rest, or null when nothing is left, or rejects with why not; `resumer.cancel()` stops
+ * the one under way. The guard keeps the
+ * deadline and the caller's signal (aborting the current attempt's controller); the gaps of
+ * bodyTimeoutMs are timed here, for a gap is resumed, not fatal. (A clone of the response reads
+ * its own branch of the first answer, bounded by the deadline.)
+ */
+function attachResume(response, resumer) {
+  let reader = null;
+  let got = 0;
+  let cancelled = false;
+  let shared;
+  let idleMs = 0;
+  const read = (controller, resolve, reject) => {
+    let gap = false;
+    const t = idleMs > 0 ? unrefTimer(() => {
+      gap = true;
+      let error;
+      try { error = shared.expire(false, idleMs, shared.origin, shared.onEvent); } catch { /* the client is gone */ }
+      try { shared.controller.abort(error); } catch { /* ended */ }
+    }, idleMs) : undefined;
+    reader.read().then(({ done, value }) => {
+      clearTimeout(t);
+      try {
+        if (done) {
+          controller.close();
+        } else {
+          got += value.byteLength;
+          controller.enqueue(value);
+        }
+      } catch { /* cancelled meanwhile */ }
+      resolve();
+    }, (error) => {
+      clearTimeout(t);
+      if (shared.failed !== undefined || cancelled) return reject(shared.failed ?? error);
+      resumer.resume(got, error, gap).then((answer) => {
+        if (answer === null) {
+          if (!cancelled) controller.close();
+          return resolve();
+        }
+        // Ended meanwhile (the deadline, the caller's signal, a cancel): the answer is let go.
+        if (shared.failed !== undefined || cancelled) {
+          answer[1].abort(shared.failed);
+          return shared.failed === undefined ? resolve() : reject(shared.failed);
+        }
+        shared.controller = answer[1];
+        reader = answer[0].body.getReader();
+        read(controller, resolve, reject);
+      }, reject);
+    });
+  };
+  const stream = new ReadableStream({
+    pull(controller) {
+      reader ??= BODY.call(response).getReader();
+      return new Promise((resolve, reject) => read(controller, resolve, reject));
+    },
+    cancel(reason) {
+      cancelled = true;
+      resumer.cancel();
+      // The current body may have failed already (the break): its cancel's failure is not the caller's.
+      return (reader ?? BODY.call(response))?.cancel(reason).catch(() => {});
+    },
+  }, { highWaterMark: 0 });
+  shared = readThrough(response, stream);
+  if (shared === undefined) return;
+  idleMs = shared.idleMs;
+  shared.idleMs = 0;
+}
+
+/** The TypeError a body that could not be resumed errors with (as fetch's own broken body does): `message` says why, `reason` names it, `cause` is the failure it could not resume. */
+function resumeError(message, reason, cause) {
+  const error = new TypeError(`resilient-fetch: ${message}`, cause === undefined ? undefined : { cause });
+  error.reason = reason;
+  return error;
+}
+
+
+export { INIT_MEMBERS, readArguments, headerOf, originKey, setKey, requestError, keepReferrer, CHAIN, SENDING, chainOf, isLocalError, ATTEMPT, platformFetch, fetchToWrap, installFetch, uninstallFetch, crossOrigin, isTimeout, SETTLER, setSettler, settleLater, sendAttempt, sendLocal, statusOf, limitsOf, isOffline, onlineWait, callListener, makeEvent, hookContext, askIsFailure, askShouldRetry, discardBody, readPolicy, flightKey, joinFlight, resumeHead, rangeRequest, attachResume, resumeError };

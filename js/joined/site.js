@@ -1,6 +1,6 @@
-// Joined by scripts/join-js.mjs from src/share/share.js, src/outbox/outbox.js, src/outbox/outbox-store.js, src/outbox/outbox-replay.js: edit those, then run it.
+// Joined by scripts/join-js.mjs from src/share/share.js, src/outbox/outbox.js, src/outbox/outbox-store.js, src/outbox/outbox-replay.js, src/stale/stale.js, src/failover/failover.js, src/sse/events.js: edit those, then run it.
 import { SHARE_VERSION, NOTE_KIND_HELLO, NOTE_KIND_HOLD, makeQueuedError, JUDGED_EXPIRED, REPLAY_STATUS_UNSENT, TOLD_NEXT_REPLAY, JUDGED_DELIVERED, JUDGED_WAIT, JUDGED_REFUSED, JUDGED_SEND, JUDGED_UNSENDABLE, REPLAY_STATUS_NO_ANSWER, REPLAY_STATUS_UNSENDABLE, TOLD_REPLAYED, TOLD_DELIVERED, TOLD_DEAD_LETTERED, TOLD_ROUND_ENDED, DEAD_N_EXPIRED, DEAD_N_INVALID } from "../errors.js";
-import { callListener, discardBody } from "./arguments.js";
+import { callListener, discardBody, settleLater } from "./arguments.js";
 
 // Shared origin health (policy `share`; the rules are in src/share/rules.rs, the protocol in
 // src/share/note.rs; the shell's part in src/share/shell.rs).
@@ -653,4 +653,479 @@ async function outboxRetry(box, id) {
 }
 
 
-export { shareOpen, shareSend, sharePoke, shareClose, STORE_MS, outboxOpen, outboxClose, CLOSED, ask, later, unref, outboxKeep, KEEPS, TURNS, inTurn, judgeAge, bounded, call, taken, takeBack, stored, entries, find, count, builtIn, outboxFlush, outboxList, outboxDiscard, outboxRetry };
+// Stale answers (policy `stale`; the rules are in src/stale/*.rs): the stores, reading the
+// request's and the answer's headers, keeping a copy of an answer (a tee: the caller's reading
+// is never delayed), and the answer served instead of a failure.
+// Keep the single `export { ... }` line last (scripts/join-js.mjs joins the concern files).
+
+// What a kept copy carries of its own, in one header: [sent, received, shared, vary, status,
+// statusText, ...the answer's own header names and values]. The copy's other headers only let
+// the Cache API keep it for its window (it honours Cache-Control); the answer's own come back
+// when it is served.
+const KEPT = "resilient-fetch-kept";
+// The header a served answer carries: why it was served ("timeout", "breakerOpen", ...).
+const MARKER = "resilient-fetch-stale";
+// The bytes of a copy staleKeep made, for the memory store to keep as they are (at once: the
+// answer is kept as soon as its copy is read).
+const BYTES = Symbol("bytes");
+// The Cache API keys its entries by request: a key is the query of a URL of no server.
+const KEY_URL = "https://resilient-fetch.invalid/stale?key=";
+
+/** A header list as one flat array: name, value, name, value. */
+function flat(headers) {
+  const out = [];
+  for (const [name, value] of headers) out.push(name, value);
+  return out;
+}
+
+/**
+ * `work` (a promise), or undefined once `ms` pass first; never rejects. The timer of a lookup
+ * (`awaited`: a call waits for it) keeps Node alive, a put's or a delete's does not.
+ */
+function settled(work, ms, awaited = false) {
+  let timer;
+  const late = new Promise((resolve) => {
+    timer = setTimeout(resolve, Math.max(0, ms));
+    if (!awaited && typeof timer === "object") timer.unref?.();
+  });
+  return Promise.race([work, late]).catch(() => undefined).finally(() => clearTimeout(timer));
+}
+
+/** `store[method](key, value)` as a promise (a store may be synchronous, or throw). */
+function storeCall(store, method, key, value) {
+  return new Promise((resolve) => resolve(store[method](key, value)));
+}
+
+/**
+ * Whether this runtime's own store serves one user: a page's or a browser worker's (its Cache
+ * API and memory are the user's). A Worker's cache serves every user, and a server's memory too.
+ */
+function privateRuntime() {
+  const g = globalThis;
+  if (typeof g.navigator === "object" && g.navigator?.userAgent === "Cloudflare-Workers") return false;
+  return typeof g.document === "object" || typeof g.DedicatedWorkerGlobalScope === "function" ||
+    typeof g.SharedWorkerGlobalScope === "function" || typeof g.ServiceWorkerGlobalScope === "function";
+}
+
+/**
+ * The Cache API's `resilient-fetch` cache as a store; `memory` from the first time it cannot be
+ * opened or used (workerd run locally without a cache service throws "No Cache was configured").
+ */
+function cacheStore(memory) {
+  let opened;
+  const cache = () => (opened ??= caches.open("resilient-fetch").catch(() => null));
+  const request = (key) => new Request(KEY_URL + encodeURIComponent(key));
+  const use = (method, work) => async (key, value) => {
+    const c = await cache();
+    if (c !== null) {
+      try {
+        return await work(c, request(key), value);
+      } catch {
+        opened = Promise.resolve(null);
+      }
+    }
+    return memory[method](key, value);
+  };
+  return {
+    get: use("get", async (c, r) => (await c.match(r)) ?? undefined),
+    put: use("put", (c, r, response) => c.put(r, response)),
+    delete: use("delete", (c, r) => c.delete(r)),
+  };
+}
+
+/** A store in this realm's memory: at most `maxEntries` answers and `maxBytes` of bodies, the least recently used out first. */
+function memoryStore(maxEntries, maxBytes) {
+  const entries = new Map();
+  let bytes = 0;
+  const drop = (key) => {
+    const e = entries.get(key);
+    if (e === undefined) return;
+    bytes -= e.body.byteLength;
+    entries.delete(key);
+  };
+  return {
+    async get(key) {
+      const e = entries.get(key);
+      if (e === undefined) return undefined;
+      entries.delete(key);
+      entries.set(key, e);
+      const body = e.body.byteLength === 0 ? null : e.body.slice(0);
+      return new Response(body, { status: e.status, statusText: e.statusText, headers: e.headers });
+    },
+    async put(key, response) {
+      const body = response[BYTES] ?? (await response.arrayBuffer());
+      drop(key);
+      if (body.byteLength > maxBytes) return;
+      const { status, statusText } = response;
+      entries.set(key, { status, statusText, headers: [...response.headers], body });
+      bytes += body.byteLength;
+      for (const old of entries.keys()) {
+        if (entries.size <= maxEntries && bytes <= maxBytes) break;
+        drop(old);
+      }
+    },
+    async delete(key) { drop(key); },
+  };
+}
+
+/**
+ * A client's store: `given` (an object with get, put and delete), else the Cache API where the
+ * runtime has one, else memory; and whether the runtime's own store is shared (a given one is
+ * taken to be: `stale.private` says otherwise).
+ */
+function staleOpen(given, maxEntries, maxBytes) {
+  if (given !== undefined && given !== null) return [given, true];
+  const memory = memoryStore(maxEntries, maxBytes);
+  const store = typeof globalThis.caches?.open === "function" ? cacheStore(memory) : memory;
+  return [store, !privateRuntime()];
+}
+
+/** What keeping and serving need of the request: [its URL, ...its header names and values]. */
+function staleRequest(source, init) {
+  const request = source instanceof Request ? source : undefined;
+  const url = request?.url ?? new URL(String(source), globalThis.location?.href).href;
+  const headers = init?.headers !== undefined ? new Headers(init.headers) : (request?.headers ?? []);
+  return [url, ...flat(headers)];
+}
+
+/** What keeping needs of an answer: [its status, ...its header names and values]. */
+function staleHeaders(response) {
+  try {
+    return [response.status, ...flat(response.headers)];
+  } catch {
+    return [0];
+  }
+}
+
+/**
+ * Keeps a copy of `response` under `key` (and, when its Vary names fields, `vary` under `base`:
+ * a lookup finds the names there), its body read beside the caller's (a tee) up to `limit`
+ * bytes: a larger one is not kept, and that branch is cancelled. `maxAgeS`: how long the Cache
+ * API may keep it. Never awaited by the call; each store call bounded by `ms`.
+ */
+function staleKeep(store, response, key, base, vary, sent, shared, limit, maxAgeS, ms) {
+  let copy;
+  try {
+    copy = response.clone();
+  } catch {
+    return;
+  }
+  const received = Date.now();
+  (async () => {
+    const chunks = [];
+    let size = 0;
+    if (copy.body !== null) {
+      const reader = copy.body.getReader();
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        size += value.byteLength;
+        if (size > limit) return reader.cancel().catch(() => {});
+        chunks.push(value);
+      }
+    }
+    const kept = (status, statusText, own) => new Headers({
+      "cache-control": `max-age=${maxAgeS}`,
+      [KEPT]: JSON.stringify([sent, received, shared, vary, status, statusText, ...own]),
+    });
+    const own = flat(copy.headers);
+    const bytes = new Uint8Array(size);
+    let at = 0;
+    for (const chunk of chunks) {
+      bytes.set(chunk, at);
+      at += chunk.byteLength;
+    }
+    const { status, statusText } = copy;
+    const stored = new Response(size === 0 ? null : bytes, { headers: kept(status, statusText, own) });
+    stored[BYTES] = bytes.buffer;
+    await settled(storeCall(store, "put", key, stored), ms);
+    if (base !== key) await settled(storeCall(store, "put", base, new Response(null, { headers: kept(0, "", []) })), ms);
+  })().catch(() => {});
+}
+
+/**
+ * The answer kept under `key`, within `ms`: [the stored copy, sent, received, shared, vary,
+ * status, statusText, ...its own header names and values], or undefined (none, a store that
+ * failed or did not answer, or not one of ours).
+ */
+async function staleGet(store, key, ms) {
+  const found = await settled(storeCall(store, "get", key), ms, true);
+  try {
+    const meta = JSON.parse(found.headers.get(KEPT));
+    return Array.isArray(meta) && meta.length >= 6 ? [found, ...meta] : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The answer `entry` (from staleGet) as served for `reason`: its status and own headers, its
+ * `Age`, and the marker; what the call would have resolved with (`replaced`) has its body cancelled.
+ */
+function staleServe(entry, age, reason, replaced) {
+  const [found, , , , , status, statusText, ...own] = entry;
+  const headers = new Headers();
+  for (let i = 0; i + 1 < own.length; i += 2) headers.append(own[i], own[i + 1]);
+  headers.set("age", String(age));
+  headers.set(MARKER, reason);
+  if (replaced instanceof Response && !replaced.bodyUsed) replaced.body?.cancel().catch(() => {});
+  const nullBody = [101, 103, 204, 205, 304].includes(status);
+  return new Response(nullBody ? null : found.body, { status, statusText, headers });
+}
+
+/** Deletes what is kept under `keys` (a write made it out of date), each within `ms`; never awaited. */
+function staleDelete(store, keys, ms) {
+  for (const key of keys) settled(storeCall(store, "delete", key), ms);
+}
+
+
+// Failover (policy `failover`): an attempt's request sent to an alternate origin instead of the
+// call's own, with the same path, query, method, headers (the idempotency key among them) and body.
+// Keep the single `export { ... }` line last (scripts/join-js.mjs joins the concern files).
+// What a Request is built with beside its URL, method, headers and body: copied when set.
+const REQUEST_OPTIONS = ["mode", "credentials", "cache", "redirect", "referrer", "referrerPolicy", "integrity"];
+
+/**
+ * Reports to `settler` (the wasm's, src/wasm/settle.rs) under (slot, generation) what an attempt to `origin` sends instead of
+ * `input`: for an absolute URL string, that URL at `origin`; for a Request, a Request of that URL
+ * with the same method, headers, options and body (read from a clone when `replay`, so that the
+ * Request can be cloned for each attempt; else its one stream, passed on). A failure (a body that
+ * cannot be read) is reported as a rejection: the attempt's own error, not the origin's.
+ */
+function failoverTo(input, origin, replay, settler, slot, generation) {
+  const at = (url) => {
+    const u = new URL(url);
+    return origin + u.pathname + u.search + u.hash;
+  };
+  try {
+    if (typeof input === "string") return settler(slot, generation, true, at(input));
+    const init = { method: input.method, headers: input.headers };
+    for (const name of REQUEST_OPTIONS) {
+      const value = input[name];
+      if (value !== undefined && value !== "" && value !== "navigate") init[name] = value;
+    }
+    if (input.keepalive === true) init.keepalive = true;
+    const url = at(input.url);
+    if (input.body === null) return settler(slot, generation, true, new Request(url, init));
+    if (!replay) return settler(slot, generation, true, new Request(url, { ...init, body: input.body, duplex: "half" }));
+    input.clone().arrayBuffer().then((body) => settler(slot, generation, true, new Request(url, { ...init, body })),
+      (error) => settler(slot, generation, false, error));
+  } catch (error) {
+    settler(slot, generation, false, error);
+  }
+}
+
+
+// `client.events()` (policy `events`; the parser and the reconnect loop are in src/sse/, in Rust):
+// the object JS gets, an EventTarget with EventSource's events, readyState and close(), that is
+// also async-iterable, and the few reads of requests and responses the loop asks for.
+// Keep the single `export { ... }` line last (scripts/join-js.mjs joins the concern files).
+
+const SSE_CONNECTING = 0;
+const SSE_OPEN = 1;
+const SSE_CLOSED = 2;
+/** What src/sse/shell.rs tells a stream (`eventsEmit`'s `kind`; 1: an event). */
+const SSE_EMIT_OPEN = 0;
+const SSE_EMIT_ERROR = 2;
+
+// Set by EventStream's static block: they reach its private fields.
+let eventsEmit;
+let eventsEnd;
+
+const SseTarget = typeof EventTarget === "function" ? EventTarget : class {};
+
+// Whether the platform's dispatchEvent calls an `on<type>` property itself (workerd's does).
+let sseCallsOn;
+function sseDispatchCallsOn() {
+  if (sseCallsOn === undefined) {
+    const probe = new SseTarget();
+    sseCallsOn = false;
+    probe.onprobe = () => { sseCallsOn = true; };
+    probe.dispatchEvent(new Event("probe"));
+  }
+  return sseCallsOn;
+}
+
+/** A DOM event of `type`, with a MessageEvent's fields for an event of the stream. */
+function sseEvent(type, fields) {
+  if (fields && typeof MessageEvent === "function") return new MessageEvent(type, fields);
+  const event = new Event(type);
+  if (fields) for (const [k, v] of Object.entries(fields)) Object.defineProperty(event, k, { value: v });
+  return event;
+}
+
+/**
+ * An event stream (`client.events()`, `resilientEvents()`): EventSource's events (`open`,
+ * `message`, named events, `error` on each drop before a reconnect and at the end), `readyState`,
+ * `close()`; iterated, `{ data, event, id, retry }` in order, ending at `close()` and throwing the
+ * error that ended the stream. An iterator sees the events from its creation on; leaving a
+ * `for await` loop closes the stream.
+ */
+class EventStream extends SseTarget {
+  #stop;
+  #iterators = new Set();
+  #error;
+  #origin;
+  // Listeners added per event type: an event nobody listens to costs no DOM event.
+  #listening = new Map();
+  constructor(url, stop) {
+    super();
+    this.url = url;
+    this.#origin = sseOrigin(url);
+    this.readyState = SSE_CONNECTING;
+    this.lastEventId = "";
+    this.onopen = this.onmessage = this.onerror = null;
+    this.#stop = stop;
+  }
+
+  /** Stops the stream at once: the connection is aborted, a wait for a reconnect ends. */
+  close() {
+    if (this.readyState === SSE_CLOSED) return;
+    this.#stop.abort();
+    eventsEnd(this, undefined);
+  }
+
+  addEventListener(type, listener, options) {
+    this.#listening.set(type, (this.#listening.get(type) ?? 0) + 1);
+    super.addEventListener(type, listener, options);
+  }
+
+  /** Dispatches `type` (with `fields`, a MessageEvent's) if anyone listens: a listener or on<type>. */
+  #dispatch(type, fields) {
+    const handler = ["open", "message", "error"].includes(type) ? this[`on${type}`] : null;
+    if (typeof handler !== "function" && !this.#listening.get(type)) return;
+    const event = sseEvent(type, fields);
+    if (typeof handler === "function" && !sseDispatchCallsOn()) {
+      try { handler.call(this, event); } catch (e) { queueMicrotask(() => { throw e; }); }
+    }
+    this.dispatchEvent(event);
+  }
+
+  static {
+    // An event's `type` undefined: "message"; its `id` undefined: the last event ID, unchanged.
+    eventsEmit = (stream, kind, data, type = "message", id = stream.lastEventId, retry) => {
+      if (stream.readyState === SSE_CLOSED) return;
+      if (kind === SSE_EMIT_OPEN) {
+        stream.readyState = SSE_OPEN;
+        stream.#dispatch("open");
+      } else if (kind === SSE_EMIT_ERROR) {
+        stream.readyState = SSE_CONNECTING;
+        stream.#dispatch("error");
+      } else {
+        stream.lastEventId = id;
+        const item = { data, event: type, id, retry: retry < 0 ? undefined : retry };
+        for (const it of stream.#iterators) it.push(item);
+        stream.#dispatch(type, { data, lastEventId: id, origin: stream.#origin });
+      }
+    };
+    eventsEnd = (stream, error) => {
+      if (stream.readyState === SSE_CLOSED) return;
+      stream.readyState = SSE_CLOSED;
+      stream.#error = error;
+      for (const it of stream.#iterators) it.end();
+      if (error !== undefined) stream.#dispatch("error");
+    };
+  }
+
+  [Symbol.asyncIterator]() {
+    const queue = [];
+    let waiting = null;
+    let thrown = false;
+    const it = {
+      push: (item) => (waiting ? (waiting.resolve({ value: item, done: false }), (waiting = null)) : queue.push(item)),
+      end: () => {
+        if (!waiting) return;
+        const w = waiting;
+        waiting = null;
+        this.#iterators.delete(it);
+        settle(w.resolve, w.reject);
+      },
+    };
+    const settle = (resolve, reject) => {
+      if (this.#error !== undefined && !thrown) {
+        thrown = true;
+        reject(this.#error);
+      } else resolve({ value: undefined, done: true });
+    };
+    if (this.readyState !== SSE_CLOSED) this.#iterators.add(it);
+    return {
+      next: () => new Promise((resolve, reject) => {
+        if (queue.length) resolve({ value: queue.shift(), done: false });
+        else if (this.readyState === SSE_CLOSED) settle(resolve, reject);
+        else waiting = { resolve, reject };
+      }),
+      return: () => {
+        this.#iterators.delete(it);
+        queue.length = 0;
+        this.close();
+        return Promise.resolve({ value: undefined, done: true });
+      },
+      [Symbol.asyncIterator]() { return this; },
+    };
+  }
+}
+for (const [name, value] of Object.entries({ CONNECTING: SSE_CONNECTING, OPEN: SSE_OPEN, CLOSED: SSE_CLOSED })) {
+  Object.defineProperty(EventStream, name, { value });
+  Object.defineProperty(EventStream.prototype, name, { value });
+}
+
+function sseOrigin(url) {
+  try { return new URL(url).origin; } catch { return ""; }
+}
+
+/** A new stream of `input` (a URL or a Request); `stop` (an AbortController) is what close() aborts. */
+function eventsOpen(input, stop) {
+  return new EventStream(typeof input === "object" && input !== null && "url" in input ? String(input.url) : String(input), stop);
+}
+
+/**
+ * One connection's input, init and policy: a Request is cloned (its body is sent again at each
+ * reconnect), the headers are the caller's with `Accept`, `Cache-Control: no-store` and
+ * `Last-Event-ID` (undefined: none), the signal is the stream's; the policy is the caller's with
+ * one attempt (the loop in src/sse/shell.rs is the retry) and no `bodyTimeoutMs` (the idle rule
+ * is the stream's).
+ */
+function eventsConnect(input, init, policy, lastEventId, signal) {
+  const request = typeof Request === "function" && input instanceof Request;
+  const headers = new Headers(init?.headers ?? (request ? input.headers : undefined));
+  headers.set("accept", "text/event-stream");
+  headers.set("cache-control", "no-store");
+  if (lastEventId == null) headers.delete("last-event-id");
+  else headers.set("last-event-id", lastEventId);
+  const retry = policy?.retry;
+  const once = retry === false ? false : { ...(typeof retry === "object" ? retry : {}), maxAttempts: 1 };
+  return [request ? input.clone() : input, { ...init, headers, signal }, { ...policy, retry: once, bodyTimeoutMs: false }];
+}
+
+/** A response's status, its Content-Type (null: none) and a reader of its body (null: none). */
+function eventsHead(response) {
+  return [response.status, response.headers.get("content-type"), response.body ? response.body.getReader() : null];
+}
+
+/** Reports the next chunk of `reader` (a Uint8Array, or undefined at the end) to the settler's `slot`. */
+function eventsRead(reader, slot, generation) {
+  settleLater(reader.read(), slot, generation, (r) => (r.done ? undefined : r.value));
+}
+
+/** Lets a reader go (idle, or stopped): its stream is cancelled, its errors ignored. */
+function eventsCancel(reader) {
+  reader.cancel().catch(() => {});
+}
+
+/** The error a stream ends with, from src/sse/reconnect.rs's `Ended` (status 0: none). */
+function eventsError(code, message, status) {
+  const error = new Error(message);
+  error.name = "EventStreamError";
+  error.code = code;
+  if (status) error.status = status;
+  return error;
+}
+
+/** What a connection's error means to the loop: the ms to wait at least before reconnecting (an open breaker's or a rate limit's `retryAfterMs`, else 0); -1: stopped. */
+function eventsFailure(error) {
+  if (error?.name === "AbortError") return -1;
+  return typeof error?.retryAfterMs === "number" ? error.retryAfterMs : 0;
+}
+
+
+export { shareOpen, shareSend, sharePoke, shareClose, STORE_MS, outboxOpen, outboxClose, CLOSED, ask, later, unref, outboxKeep, KEEPS, TURNS, inTurn, judgeAge, bounded, call, taken, takeBack, stored, entries, find, count, builtIn, outboxFlush, outboxList, outboxDiscard, outboxRetry, staleOpen, staleRequest, staleHeaders, staleKeep, staleGet, staleServe, staleDelete, failoverTo, EventStream, eventsOpen, eventsEmit, eventsEnd, eventsConnect, eventsHead, eventsRead, eventsCancel, eventsError, eventsFailure };

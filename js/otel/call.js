@@ -2,8 +2,8 @@
 // attempt is sent with, in its span's context.
 // Keep the single `export { ... }` line last (scripts/join-js.mjs joins js/otel/ into pkg-template/otel.js).
 import { context, propagation, trace, SpanKind, SpanStatusCode } from "@opentelemetry/api";
-import { redact, errorType, safely } from "./target.js";
-import { P, METHOD, ORIGIN, REASON, STATE, PREVIOUS, STATUS, ERROR_TYPE, RESEND, ATTEMPTS, HEDGE, KEY, GIVE_UP } from "./names.js";
+import { atOrigin, redact, errorType, safely } from "./target.js";
+import { P, METHOD, ORIGIN, REASON, STATE, PREVIOUS, STATUS, ERROR_TYPE, RESEND, ATTEMPTS, HEDGE, KEY, GIVE_UP, STALE } from "./names.js";
 
 /** One call: its span, its attempts' spans, and the onEvent and fetch its call policy carries. */
 class Call {
@@ -48,7 +48,8 @@ class Call {
     const span = this.span;
     switch (e.type) {
       case "attemptStart": {
-        const attributes = { ...this.target.attributes };
+        // An attempt to an alternate origin (failover) names that origin.
+        const attributes = e.origin === this.target.origin ? { ...this.target.attributes } : atOrigin(this.target, e.origin);
         if (e.attempt > 1) attributes[RESEND] = e.attempt - 1;
         const attempt = this.t.tracer.startSpan(this.target.spanMethod, { kind: SpanKind.CLIENT, attributes }, this.ctx);
         const started = { span: attempt, ctx: trace.setSpan(this.ctx, attempt) };
@@ -85,6 +86,10 @@ class Call {
       case "giveUp":
         span.setAttribute(GIVE_UP, e.reason);
         span.addEvent(P + "give_up", { [REASON]: e.reason, [ATTEMPTS]: e.attempts });
+        break;
+      case "stale":
+        span.setAttribute(STALE, e.reason);
+        span.addEvent(P + "stale", { [REASON]: e.reason, [P + "age_ms"]: e.ageMs });
         break;
       case "shortCircuit": span.addEvent(P + "short_circuit", { [P + "retry_after_ms"]: e.delayMs }); break;
       case "bulkheadRejected": span.addEvent(P + "bulkhead_rejected"); break;

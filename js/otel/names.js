@@ -24,6 +24,8 @@ const ATTEMPTS = P + "attempts";
 const HEDGE = P + "hedge";
 const KEY = P + "idempotency_key";
 const GIVE_UP = P + "give_up.reason";
+// The failure a kept answer stood in for (policy stale): one of the `stale` event's reasons.
+const STALE = P + "stale.reason";
 const OUTBOX_NAME = P + "outbox.name";
 const OUTBOX_STATE = P + "outbox.state";
 
@@ -51,4 +53,4 @@ const OTHER = "_OTHER";
 // Request headers whose values are credentials: none may reach a span or a metric.
 const SECRET_HEADERS = ["authorization", "cookie", "proxy-authorization"];
 
-export { SCOPE, VERSION, P, METHOD, METHOD_ORIGINAL, URL_FULL, ADDRESS, PORT, STATUS, ERROR_TYPE, RESEND, ORIGIN, CLIENT, OUTCOME, REASON, STATE, PREVIOUS, ATTEMPTS, HEDGE, KEY, GIVE_UP, OUTBOX_NAME, OUTBOX_STATE, BREAKER_STATES, STANDARD_METHODS, KNOWN, SECRET_PARAMS, DURATIONS, WAITS, RETRY_COUNTS, MAX_ORIGINS, OTHER, SECRET_HEADERS };
+export { SCOPE, VERSION, P, METHOD, METHOD_ORIGINAL, URL_FULL, ADDRESS, PORT, STATUS, ERROR_TYPE, RESEND, ORIGIN, CLIENT, OUTCOME, REASON, STATE, PREVIOUS, ATTEMPTS, HEDGE, KEY, GIVE_UP, STALE, OUTBOX_NAME, OUTBOX_STATE, BREAKER_STATES, STANDARD_METHODS, KNOWN, SECRET_PARAMS, DURATIONS, WAITS, RETRY_COUNTS, MAX_ORIGINS, OTHER, SECRET_HEADERS };

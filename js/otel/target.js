@@ -41,7 +41,7 @@ function targetOf(input, init, keepQuery) {
   // fetch sends the normalized methods upper-cased, any other as given.
   if (method === "_OTHER") attributes[METHOD_ORIGINAL] = given;
   return {
-    origin: url.origin, href: url.href, sent, attributes, spanMethod: method === "_OTHER" ? "HTTP" : method,
+    origin: url.origin, href: url.href, path: url.pathname + query, sent, attributes, spanMethod: method === "_OTHER" ? "HTTP" : method,
     secrets: secretsOf(url, input, init, isRequest),
   };
 }
@@ -95,4 +95,19 @@ function safely(f) {
   }
 }
 
-export { targetOf, redact, errorType, safely };
+/**
+ * The attributes of an attempt sent to `origin`, an alternate origin (`failover`): the call's, with
+ * url.full, server.address and server.port naming that origin (the same path and query).
+ */
+function atOrigin(target, origin) {
+  const url = safely(() => new URL(origin));
+  if (url === undefined) return { ...target.attributes };
+  return {
+    ...target.attributes,
+    [URL_FULL]: `${url.protocol}//${url.host}${target.path}`,
+    [ADDRESS]: url.hostname.replace(/^\[(.*)\]$/, "$1"),
+    [PORT]: url.port !== "" ? Number(url.port) : url.protocol === "https:" ? 443 : 80,
+  };
+}
+
+export { targetOf, atOrigin, redact, errorType, safely };

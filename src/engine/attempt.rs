@@ -22,6 +22,8 @@ use crate::policy::Policy;
 /// One attempt of the call: its number, its hold on the origin, when it started, its limit.
 pub(crate) struct Flight<'a> {
     pub(crate) attempt: u32,
+    /// The alternate origin it goes to (`None`: the call's own URL).
+    pub(crate) to: Option<crate::failover::Alternate<'a>>,
     pub(super) guard: AttemptGuard<'a>,
     pub(crate) start: f64,
     pub(crate) limit: AttemptLimit,
@@ -51,6 +53,7 @@ impl<'a> Flight<'a> {
             AttemptGuard::begin(ctx, now, attempt, Ask::Hedge, &|| env.random(), on_event).ok()?;
         Some(Flight {
             attempt,
+            to: ctx.to(),
             guard,
             start: now,
             limit: AttemptLimit::at(ctx.policy, ctx.deadline - now),
@@ -177,6 +180,15 @@ pub(crate) fn ask<'t, T: Transport, E: Env>(
 }
 
 impl<'a> Flight<'a> {
+    /// The origin it went to: its registry entry's name.
+    #[allow(
+        dead_code,
+        reason = "a hedged race's (crate::hedge), which the lean build lacks"
+    )]
+    pub(crate) fn origin(&self) -> &'a str {
+        self.guard.origin()
+    }
+
     /// Ends the attempt with `outcome`: `(judgement, end, retry_after_ms, learn_latency)`
     /// recorded against its origin (its latency too when the origin is hedged), then its
     /// `attemptEnd` and any breaker transition reported. With `hold`, the call keeps the
@@ -201,14 +213,16 @@ impl<'a> Flight<'a> {
             duration_ms: end - self.start,
             ..ended
         };
+        let origin = self.guard.origin();
         let (transition, hold) = self.guard.finish(ended, end);
         on_event(&Event::AttemptEnd {
             attempt: self.attempt,
+            origin,
             outcome: outcome.kind(),
             status: outcome.status(),
             duration_ms: end - self.start,
         });
-        report(transition, ctx.origin, on_event);
+        report(transition, origin, on_event);
         // A hedge's own slot goes back once its end is told.
         drop(self.slot);
         hold

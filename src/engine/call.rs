@@ -11,8 +11,9 @@ use super::{
     AttemptLimit, Call, CallResult, Ctx, Either, Env, Facts, MIN_ATTEMPT_MS, Next, Transport,
     admit, decide, give_up, race, retry_after_of,
 };
-use crate::classify::{AttemptOutcome, Verdict};
+use crate::classify::{AttemptOutcome, Verdict, classify};
 use crate::events::{Event, GiveUpReason};
+use crate::failover::{At, Route};
 use crate::origin::{Ask, Refusal};
 use crate::owner::Owner;
 use crate::policy::Policy;
@@ -48,6 +49,7 @@ struct Hold<'a, O> {
 }
 
 /// Where the retry loop stands.
+#[derive(Clone, Copy, Debug, Default)]
 pub(super) struct Progress {
     /// The current attempt's number, from 1.
     pub(super) attempt: u32,
@@ -56,6 +58,8 @@ pub(super) struct Progress {
     /// Budget tokens the retry that led to this attempt cost (`None` for the first attempt
     /// or without a budget).
     spent: Option<u32>,
+    /// Where in its route the current attempt went (with failover; else 0).
+    at: usize,
 }
 
 /// What asking the origin for an attempt came to.
@@ -82,6 +86,24 @@ enum Applied<'a> {
     ),
 }
 
+/// Where a call stands once its loop has returned, for one more attempt of it
+/// ([`run_course`]): when it started (its deadline runs from then), the attempts it made and
+/// its last backoff.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Course {
+    /// When the call started (monotonic ms).
+    pub called_at: f64,
+    /// Its attempts and last backoff.
+    progress: Progress,
+}
+
+impl Course {
+    /// Attempts made.
+    pub fn attempts(&self) -> u32 {
+        self.progress.attempt
+    }
+}
+
 /// Runs one call: bulkhead, attempts, retries, bookkeeping and events.
 pub async fn run<T: Transport, E: Env>(
     owner: &Owner,
@@ -91,45 +113,109 @@ pub async fn run<T: Transport, E: Env>(
     env: &E,
     on_event: &mut dyn FnMut(&Event<'_>),
 ) -> CallResult<T::Output> {
-    let called_at = env.now_ms();
+    let mut course = Course::default();
+    run_course(
+        owner,
+        policy,
+        call,
+        transport,
+        env,
+        on_event,
+        &mut course,
+        None,
+    )
+    .await
+}
+
+/// [`run`], keeping where the call stands in `course`; with `broke`, one more attempt of a
+/// call that ended (`course`, as it left it) after what its answer's body came to (a
+/// network error or a timeout, with the output it leaves the caller: [`crate::resume::Broke`],
+/// none without `resume`): decided as a retry of that failure ([`decide`]: attempts left,
+/// the deadline, the budget, the breaker), then waited for, sent, recorded and decided as
+/// the call's attempts are. Its bulkhead slot is not taken again. `broke`'s output is the
+/// call's if no attempt goes (a `giveUp` event says why).
+#[allow(clippy::too_many_arguments)]
+pub async fn run_course<T: Transport, E: Env>(
+    owner: &Owner,
+    policy: &Policy,
+    call: Call<'_>,
+    transport: &mut T,
+    env: &E,
+    on_event: &mut dyn FnMut(&Event<'_>),
+    course: &mut Course,
+    broke: Option<crate::resume::Broke<T::Output>>,
+) -> CallResult<T::Output> {
+    if broke.is_none() {
+        course.called_at = env.now_ms();
+    }
+    let called_at = course.called_at;
+    let route = Route::new(call.origin, call.alternates);
     let ctx = Ctx {
         owner,
         policy,
-        origin: call.origin,
+        at: At::new(&route),
+        route,
         safe: call.replayable && (call.has_key || Method(call.method).is_idempotent()),
         called_at,
         deadline: called_at + f64::from(policy.total_timeout_ms),
         kept: call.kept,
     };
-    let hedge =
-        (policy.hedge.as_ref()).filter(|_| crate::hedge::may_hedge(call.method, call.has_body));
     if env.aborted() {
         return CallResult::Aborted;
     }
-    let _slot = match admit(&ctx, env, on_event).await {
-        Ok(slot) => slot,
-        Err(refusal) => return refusal.into(),
+    let progress = &mut course.progress;
+    let (mut phase, _slot, mut hold) = match broke {
+        None => {
+            let slot = match admit(&ctx, env, on_event).await {
+                Ok(slot) => slot,
+                Err(refusal) => return refusal.into(),
+            };
+            *progress = Progress {
+                attempt: 0,
+                last_delay_ms: policy
+                    .retry
+                    .as_ref()
+                    .map_or(0.0, |r| f64::from(r.base_delay_ms)),
+                spent: None,
+                at: 0,
+            };
+            // The first attempt starts when the call is made, unless a bulkhead (which may
+            // queue the call) stands in between: one clock read fewer per call.
+            let start = policy.bulkhead.is_none().then_some(called_at);
+            // The first attempt goes to the first origin whose breaker is not open (with
+            // failover).
+            ctx.route_first(|| start.unwrap_or_else(|| env.now_ms()));
+            (Phase::Begin { start }, slot, Hold::new())
+        }
+        Some(broke) => {
+            let (outcome, output) = broke.parts();
+            progress.spent = None;
+            // The body broke at the origin its answer came from: a resume is a retry from there.
+            ctx.at.set(&ctx.route, progress.at);
+            let end = env.now_ms();
+            let verdict = classify(&outcome, policy.retry.as_ref(), ctx.safe);
+            let answered = Answered {
+                attempt: progress.attempt,
+                outcome,
+                output,
+                end,
+                retry_after_ms: None,
+                verdict,
+                asks: false,
+                asked: false,
+                waiting: None,
+                offline: matches!(verdict, Verdict::Retry(_)) && env.offline(),
+            };
+            let mut hold = Hold::new();
+            match hold.decide(&ctx, env, progress, answered, on_event) {
+                Ok(Some(delay_ms)) => (Phase::Wait(delay_ms), None, hold),
+                Ok(None) => (Phase::Offline, None, hold),
+                Err(result) => return result,
+            }
+        }
     };
-    let mut progress = Progress {
-        attempt: 0,
-        last_delay_ms: policy
-            .retry
-            .as_ref()
-            .map_or(0.0, |r| f64::from(r.base_delay_ms)),
-        spent: None,
-    };
-    let mut hold = Hold {
-        previous: None,
-        reserved: None,
-        booking: None,
-        waiting: None,
-        paced_ms: 0.0,
-    };
-    // The first attempt starts when the call is made, unless a bulkhead (which may queue the
-    // call) stands in between: one clock read fewer per call.
-    let mut phase = Phase::Begin {
-        start: policy.bulkhead.is_none().then_some(called_at),
-    };
+    let hedge =
+        (policy.hedge.as_ref()).filter(|_| crate::hedge::may_hedge(call.method, call.has_body));
     loop {
         phase = match phase {
             Phase::Wait(ms) => {
@@ -150,7 +236,7 @@ pub async fn run<T: Transport, E: Env>(
                 if env.aborted() {
                     return CallResult::Aborted;
                 }
-                match hold.begin(&ctx, env, &mut progress, start, on_event) {
+                match hold.begin(&ctx, env, progress, start, on_event) {
                     Began::Go(flight) => Phase::Send(flight),
                     Began::Wait(ms) => Phase::Wait(ms),
                     Began::End(result) => return result,
@@ -163,8 +249,8 @@ pub async fn run<T: Transport, E: Env>(
                 // was asked.
                 let answered = match hedge {
                     None => {
-                        let (attempt, limit) = (first.attempt, first.limit);
-                        let sent = transport.send(attempt, limit).await;
+                        let (attempt, limit, to) = (first.attempt, first.limit, first.to);
+                        let sent = transport.send(attempt, limit, to).await;
                         let answered = settle(&ctx, &*transport, env, first, sent, false, on_event);
                         if answered.asks {
                             let answer = ask(&ctx, &*transport, env, &answered).await;
@@ -189,7 +275,7 @@ pub async fn run<T: Transport, E: Env>(
                 let Some(answered) = answered else {
                     return CallResult::Aborted;
                 };
-                match hold.decide(&ctx, env, &mut progress, answered, on_event) {
+                match hold.decide(&ctx, env, progress, answered, on_event) {
                     Ok(Some(delay_ms)) => Phase::Wait(delay_ms),
                     Ok(None) => Phase::Offline,
                     Err(result) => return result,
@@ -200,6 +286,18 @@ pub async fn run<T: Transport, E: Env>(
 }
 
 impl<'a, O> Hold<'a, O> {
+    /// Nothing held yet.
+    #[inline(always)]
+    fn new() -> Self {
+        Hold {
+            previous: None,
+            reserved: None,
+            booking: None,
+            waiting: None,
+            paced_ms: 0.0,
+        }
+    }
+
     /// Asks the origin for the next attempt, at `start` (else now): it goes, the call waits
     /// for its origin (the origin held in use meanwhile, a booked send kept), or the call ends
     /// (refused before any attempt, or giving up with the last answer).
@@ -251,7 +349,7 @@ impl<'a, O> Hold<'a, O> {
             }
             if told {
                 on_event(&Event::RateLimitWait {
-                    origin: ctx.origin,
+                    origin: ctx.origin(),
                     wait_ms,
                     reason: why,
                 });
@@ -276,8 +374,10 @@ impl<'a, O> Hold<'a, O> {
         let refusal = match began {
             Ok(guard) => {
                 progress.spent = self.reserved.take().map(Reservation::commit);
+                progress.at = ctx.at.get();
                 return Began::Go(Flight {
                     attempt,
+                    to: ctx.to(),
                     guard,
                     start,
                     limit: AttemptLimit::at(policy, remaining),
@@ -354,17 +454,32 @@ impl<'a, O> Hold<'a, O> {
         } else {
             (end, retry_after_ms)
         };
+        // Where a retry would go (with failover, the next origin whose breaker is not open):
+        // the decision reads that origin's breaker and budget.
+        let next_at = ctx.route_after(now);
         // A call an outbox keeps is not held for the network: the outbox sends it then.
         let facts = Facts {
             offline,
             kept: ctx.kept,
-            ..facts(ctx, verdict, &outcome, retry_after_ms, progress, now)
+            ..facts(
+                ctx,
+                next_at,
+                verdict,
+                &outcome,
+                retry_after_ms,
+                progress,
+                now,
+            )
         };
         let next = decide(policy, &facts, &|| env.random());
+        if let Next::Retry { .. } = next {
+            // The retry goes there: that origin's budget pays for it, and it is asked next.
+            ctx.at.set(&ctx.route, next_at);
+        }
         let budget = policy.retry_budget.as_ref();
         let next = match (next, budget) {
             (Next::Success { refund: Some(n) }, Some(b)) => {
-                ctx.owner.with(ctx.origin, |_, s| s.refund(n, b.capacity));
+                ctx.owner.with(ctx.origin(), |_, s| s.refund(n, b.capacity));
                 Applied::Success
             }
             (Next::Success { .. }, _) => Applied::Success,
@@ -404,6 +519,7 @@ impl<'a, O> Hold<'a, O> {
             Applied::Retry(delay_ms, reason, retry_after, tokens) => {
                 on_event(&Event::Retry {
                     attempt: attempts + 1,
+                    origin: ctx.origin(),
                     delay_ms,
                     reason,
                     retry_after,
@@ -418,9 +534,12 @@ impl<'a, O> Hold<'a, O> {
     }
 }
 
-/// The facts a decision needs, read from the origin's entry (not marked used).
+/// The facts a decision needs, read from the entry of the origin at `at` in the route, where a
+/// retry would go (not marked used).
+#[allow(clippy::too_many_arguments)]
 fn facts<'o>(
     ctx: &Ctx<'_>,
+    at: usize,
     verdict: Verdict,
     outcome: &'o AttemptOutcome,
     retry_after_ms: Option<f64>,
@@ -428,7 +547,7 @@ fn facts<'o>(
     now: f64,
 ) -> Facts<'o> {
     let registry = ctx.owner.lend();
-    let state = registry.peek(ctx.origin);
+    let state = registry.peek(ctx.route.origin(at));
     let capacity = ctx.policy.retry_budget.as_ref().map_or(0, |b| b.capacity);
     Facts {
         verdict,

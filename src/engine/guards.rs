@@ -32,10 +32,10 @@ impl<'a> Reservation<'a> {
     pub(super) fn withdraw(ctx: &Ctx<'a>, cost: u32, capacity: u32) -> Option<Self> {
         let (id, withdrawn) = ctx
             .owner
-            .with(ctx.origin, |id, s| (id, s.withdraw(cost, capacity)));
+            .with(ctx.origin(), |id, s| (id, s.withdraw(cost, capacity)));
         withdrawn.then_some(Reservation {
             owner: ctx.owner,
-            origin: ctx.origin,
+            origin: ctx.origin(),
             id,
             cost,
             capacity,
@@ -78,7 +78,7 @@ impl<'a> Booking<'a> {
     pub(super) fn new(ctx: &Ctx<'a>, id: EntryId, ticket: Ticket) -> Self {
         Booking {
             owner: ctx.owner,
-            origin: ctx.origin,
+            origin: ctx.origin(),
             id,
             ticket,
             used: false,
@@ -114,13 +114,13 @@ impl<'a> WaitHold<'a> {
     /// Marks the origin in use while the call waits for it (its rate limit), so that it is
     /// not evicted with what its pacing knows.
     pub(super) fn take(ctx: &Ctx<'a>) -> Self {
-        let id = ctx.owner.with(ctx.origin, |id, s| {
+        let id = ctx.owner.with(ctx.origin(), |id, s| {
             s.wait_begins();
             id
         });
         WaitHold {
             owner: ctx.owner,
-            origin: ctx.origin,
+            origin: ctx.origin(),
             id,
         }
     }
@@ -159,10 +159,11 @@ impl<'a> AttemptGuard<'a> {
         random: &dyn Fn() -> f64,
         on_event: &mut dyn FnMut(&Event<'_>),
     ) -> Result<Self, (Refusal, EntryId)> {
-        let (lease, transition) = match ctx.owner.admit(ctx.origin, ask, now, ctx.policy, random) {
+        let (lease, transition) = match ctx.owner.admit(ctx.origin(), ask, now, ctx.policy, random)
+        {
             Ok(leased) => leased,
             Err((refusal, id)) => {
-                let origin = ctx.origin;
+                let origin = ctx.origin();
                 match refusal {
                     Refusal::Breaker(retry_after_ms) => on_event(&Event::ShortCircuit {
                         origin,
@@ -184,18 +185,23 @@ impl<'a> AttemptGuard<'a> {
                 return Err((refusal, id));
             }
         };
-        report(transition, ctx.origin, on_event);
+        report(transition, ctx.origin(), on_event);
         on_event(&Event::AttemptStart {
             attempt,
-            origin: ctx.origin,
+            origin: ctx.origin(),
         });
         Ok(AttemptGuard {
             owner: ctx.owner,
             policy: ctx.policy,
-            origin: ctx.origin,
+            origin: ctx.origin(),
             lease: Some(lease),
             started_ms: now,
         })
+    }
+
+    /// The origin it was admitted by.
+    pub(super) fn origin(&self) -> &'a str {
+        self.origin
     }
 
     /// Records the attempt's end (`ended.hold`: the call goes on to retry, holding the

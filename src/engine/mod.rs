@@ -9,6 +9,11 @@
 //! an [`Env`]; requests go out through a [`Transport`]. Both are the shell's in production
 //! and fakes in tests.
 //!
+//! Each attempt has its own origin: the call's, or with failover ([`crate::failover`]) the first
+//! of its route whose breaker is not open for the first attempt, the next one for a retry. The
+//! holds, the admission, the record of its end, the decision's facts and the retry's tokens are
+//! that origin's registry entry's; the bulkhead is the call's own origin's.
+//!
 //! Order of a call: bulkhead (may queue), then per attempt: the origin's admission (pacing,
 //! throttle, breaker), send (limited by the
 //! per-attempt timeout and what is left of the total deadline), record, decide; a retry
@@ -33,12 +38,13 @@ mod call;
 mod decide;
 mod guards;
 
-pub use call::run;
+pub use call::{Course, run, run_course};
 pub use decide::{Facts, Next, decide};
 
 use crate::breaker::Transition;
 use crate::bulkhead::{Admission, BulkheadPermit};
 use crate::events::{Event, GiveUpReason};
+use crate::failover::{Alternate, Route};
 use crate::origin::{Ask, Refusal};
 use crate::owner::Owner;
 use crate::policy::Policy;
@@ -114,12 +120,15 @@ impl AttemptLimit {
 pub trait Transport {
     /// What the shell gets back from an attempt (a JS `Response` or error), opaque here.
     type Output;
-    /// Sends attempt number `attempt` (from 1) within `limit`. Hedged reads have several
-    /// in flight at once; dropping one before it ends aborts it (its request is cancelled).
+    /// Sends attempt number `attempt` (from 1) within `limit`, to the call's own URL, or with
+    /// `to` an alternate origin ([`crate::failover`]), to that origin instead (the same path,
+    /// query, method, headers and body). Hedged reads have several in flight at once;
+    /// dropping one before it ends aborts it (its request is cancelled).
     fn send(
         &self,
         attempt: u32,
         limit: AttemptLimit,
+        to: Option<Alternate<'_>>,
     ) -> impl Future<Output = (AttemptOutcome, Self::Output)>;
 
     /// The caller's answer to "does this outcome count against the breaker?" (by default the
@@ -188,8 +197,12 @@ pub enum HookAnswer<O> {
 /// What the engine needs to know about a request.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Call<'a> {
-    /// The origin, as the platform's URL parser serialises it (the registry's key).
+    /// The origin, as the platform's URL parser serialises it (the registry's key), or the
+    /// name `breaker.key` gives the call.
     pub origin: &'a str,
+    /// The alternates of its URL's origin (`failover`), tried in order when its breaker is
+    /// open or an attempt fails; each keyed by its origin. None without failover.
+    pub alternates: crate::failover::AlternateOrigins<'a>,
     /// HTTP method.
     pub method: &'a str,
     /// Whether the request carries an idempotency key.
@@ -248,11 +261,16 @@ pub fn refused_at_once(
     owner: &Owner,
     policy: &Policy,
     origin: &str,
+    alternates: crate::failover::AlternateOrigins<'_>,
     now: &dyn Fn() -> f64,
     on_event: &mut dyn FnMut(&Event<'_>),
 ) -> Option<f64> {
-    // A bulkhead may queue the call before its first attempt asks.
-    if policy.bulkhead.is_some() || f64::from(policy.total_timeout_ms) < MIN_ATTEMPT_MS {
+    // A bulkhead may queue the call before its first attempt asks; an alternate may take the
+    // call its origin refuses (the loop asks them).
+    if policy.bulkhead.is_some()
+        || f64::from(policy.total_timeout_ms) < MIN_ATTEMPT_MS
+        || !alternates.is_empty()
+    {
         return None;
     }
     let mut registry = owner.free()?;
@@ -276,7 +294,10 @@ pub fn refused_at_once(
 pub(crate) struct Ctx<'a> {
     pub(crate) owner: &'a Owner,
     pub(crate) policy: &'a Policy,
-    pub(crate) origin: &'a str,
+    /// The call's origins: its own, then its alternates ([`crate::failover`]).
+    route: Route<'a>,
+    /// Where in the route the current attempt goes (or the next, once a retry is decided).
+    at: crate::failover::At<'a>,
     /// Whether repeating the request is safe.
     pub(crate) safe: bool,
     /// When the call started (monotonic ms).
@@ -285,6 +306,66 @@ pub(crate) struct Ctx<'a> {
     pub(crate) deadline: f64,
     /// Whether an outbox keeps it when it gets no definite answer ([`Call::kept`]).
     kept: bool,
+}
+
+impl<'a> Ctx<'a> {
+    /// The origin the current attempt goes to (or the next, once a retry is decided): its
+    /// registry entry is asked, charged and told.
+    #[inline(always)]
+    pub(crate) fn origin(&self) -> &'a str {
+        self.at.origin(&self.route)
+    }
+
+    /// The call's own origin (or its `breaker.key` name): its bulkhead is the call's.
+    #[inline(always)]
+    pub(crate) fn primary(&self) -> &'a str {
+        self.route.origin(0)
+    }
+
+    /// The alternate origin the current attempt goes to; `None`: the call's own URL.
+    #[inline(always)]
+    pub(crate) fn to(&self) -> Option<Alternate<'a>> {
+        self.route.alternate(self.at.get())
+    }
+
+    /// Whether `origin`'s breaker would refuse an attempt at `now`: open, or half-open with
+    /// every probe it lets through already out.
+    fn is_open(&self, origin: &str, now: f64) -> bool {
+        use crate::vocab::BreakerState;
+        let Some(rules) = &self.policy.breaker else {
+            return false;
+        };
+        let registry = self.owner.lend();
+        registry
+            .peek(origin)
+            .is_some_and(|s| match s.breaker.state(now) {
+                BreakerState::Open => true,
+                BreakerState::HalfOpen => s.breaker.probes_in_flight() >= rules.half_open_max_calls,
+                BreakerState::Closed => false,
+            })
+    }
+
+    /// Sends the first attempt to the first origin of the route whose breaker is not open
+    /// `now()` (the call's own unless it is; its own when all are). Without alternates the
+    /// clock is not read.
+    #[inline(always)]
+    fn route_first(&self, now: impl FnOnce() -> f64) {
+        if !self.route.is_empty() {
+            let now = now();
+            let first = self.route.first(|o| self.is_open(o, now));
+            self.at.set(&self.route, first);
+        }
+    }
+
+    /// Where a retry after the current attempt goes, judged at `now`: the next origin of the
+    /// route whose breaker is not open (see [`crate::failover::Route::after`]).
+    #[inline(always)]
+    fn route_after(&self, now: f64) -> usize {
+        if self.route.is_empty() {
+            return self.at.get();
+        }
+        self.route.after(self.at.get(), |o| self.is_open(o, now))
+    }
 }
 
 impl Ctx<'_> {
@@ -358,11 +439,13 @@ async fn admit<E: Env>(
     let Some(policy) = &ctx.policy.bulkhead else {
         return Ok(None);
     };
-    let bulkhead = ctx.owner.with(ctx.origin, |_, s| s.bulkhead.clone());
+    let bulkhead = ctx.owner.with(ctx.primary(), |_, s| s.bulkhead.clone());
     let wait = match bulkhead.acquire(policy) {
         Admission::Admitted(permit) => return Ok(Some(permit)),
         Admission::Full => {
-            on_event(&Event::BulkheadRejected { origin: ctx.origin });
+            on_event(&Event::BulkheadRejected {
+                origin: ctx.primary(),
+            });
             return Err(NoSlot::Full);
         }
         Admission::Queued(wait) => wait,

@@ -8,6 +8,60 @@
 //! origins are all open goes to the primary, which refuses it as it does without failover:
 //! failover never makes a call fail differently.
 
+use std::cell::Cell;
+
+/// The alternates of a call's origin, in the order they are tried (none: no failover).
+pub type AlternateOrigins<'a> = &'a [String];
+
+/// Where in its route a call's current attempt goes (index 0: its own origin), and that
+/// origin (asked for at every step of an attempt: kept, not looked up).
+#[derive(Debug)]
+pub struct At<'a> {
+    i: Cell<usize>,
+    origin: Cell<&'a str>,
+}
+
+impl<'a> At<'a> {
+    /// At the start of `route`: its primary.
+    #[inline(always)]
+    pub fn new(route: &Route<'a>) -> Self {
+        At {
+            i: Cell::new(0),
+            origin: Cell::new(route.primary),
+        }
+    }
+
+    /// The index.
+    #[inline(always)]
+    pub fn get(&self) -> usize {
+        self.i.get()
+    }
+
+    /// Moves to the origin at `i` of `route`.
+    #[inline(always)]
+    pub fn set(&self, route: &Route<'a>, i: usize) {
+        self.i.set(i);
+        self.origin.set(route.origin(i));
+    }
+
+    /// The origin it is at (of the `route` it was made for).
+    #[inline(always)]
+    pub fn origin(&self, _route: &Route<'a>) -> &'a str {
+        self.origin.get()
+    }
+}
+
+/// An alternate origin an attempt goes to instead of the call's own URL's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Alternate<'a>(&'a str);
+
+impl<'a> Alternate<'a> {
+    /// The origin, normalised.
+    pub fn origin(self) -> &'a str {
+        self.0
+    }
+}
+
 /// A call's origins: index 0 the primary, `i` the alternate `i - 1`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Route<'a> {
@@ -40,6 +94,13 @@ impl<'a> Route<'a> {
             Some(alternate) => alternate,
             None => self.primary,
         }
+    }
+
+    /// The alternate at `i` (`None` for the primary, and for an index past the end): where
+    /// an attempt that does not go to the call's own URL goes.
+    pub fn alternate(&self, i: usize) -> Option<Alternate<'a>> {
+        let alternate = self.alternates.get(i.checked_sub(1)?)?;
+        Some(Alternate(alternate))
     }
 
     /// Where the first attempt goes, given `is_open(origin)`: whether that origin's breaker

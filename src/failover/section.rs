@@ -1,21 +1,39 @@
 //! `failover`: each primary origin's alternates, in the order they are tried (see
-//! [`crate::failover`]).
+//! [`crate::failover`]): the policy's section, its schema row and its row in the build's table
+//! of capabilities.
 //!
 //! `failover: { "<origin>": ["<alternate origin>", ...] }`. Keys and alternates are origins
 //! (`scheme://host[:port]`, http or https, nothing after but one `/`); kept normalised, as the
 //! platform serialises origins, so that they compare with the origin a call is keyed by. Its
-//! keys are the caller's, so no schema row lists fields under it, and no `Kind` of the schema
-//! says "an object of origins" yet: [`check`] reads the field itself, with the schema's
-//! sentences.
+//! keys are the caller's, so no schema row lists fields under it: its one row
+//! ([`Kind::Origins`]) says how many of each it takes (the constants below, which the check
+//! applies), and the check words its errors as every field's (`Check::fail`).
 
 use super::route::Route;
 use super::url::{NotOrigin, origin};
-use crate::policy::{PolicyError, PolicyErrorKind, Value};
+use crate::policy::field::{Field, Kind, field};
+use crate::policy::messages::{push_quoted, push_u64};
+use crate::policy::reader::{Check, Object, Rows};
+use crate::policy::value::Value;
 
 /// Primary origins listed at most.
 pub const MAX_PRIMARIES: usize = 64;
 /// Alternates of one primary at most.
 pub const MAX_ALTERNATES: usize = 8;
+
+/// The capability's row in the build's table ([`crate::policy::CAPABILITIES`]): its option,
+/// what it does, and that this build has it.
+pub const CAPABILITY: (&str, &str, bool) = ("failover", "failover origins", true);
+
+/// The `failover` row of the schema ([`crate::policy::schema::FIELDS`]): given to a client, a
+/// call, or both (a call's origins lie over the client's, primary by primary).
+pub const FIELDS: &[Field] = &[field(
+    "failover",
+    Kind::Origins {
+        keys: MAX_PRIMARIES as u32,
+        items: MAX_ALTERNATES as u32,
+    },
+)];
 
 /// One primary origin and its alternates, each normalised.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -49,64 +67,67 @@ impl FailoverPolicy {
     }
 }
 
-const ORIGIN: &str =
-    "an origin, scheme://host[:port] with http or https and nothing after but \"/\"";
+/// The `failover` a policy starts with: none.
+pub(crate) fn initial() -> Option<FailoverPolicy> {
+    None
+}
 
-/// The `failover` field's value checked: `None` when absent, `null`, `false` or `{}`. The error
+/// The policy's `failover` from its fields `o`: `None` when absent, `false` or `{}`. An error
 /// names the first bad key or alternate (`failover["https://a.test"][1]`) and what it must be.
-pub fn check(value: Option<&Value>) -> Result<Option<FailoverPolicy>, PolicyError> {
-    let map = match value {
-        None | Some(Value::Null) | Some(Value::Bool(false)) => return Ok(None),
-        Some(Value::Map(map)) => map,
-        Some(other) => {
-            let expected = "an object of origins to lists of alternate origins";
-            return Err(type_error("failover".to_owned(), expected, other));
+pub(crate) fn read<R: Rows>(c: &mut Check<R>, o: &Object) -> Option<FailoverPolicy> {
+    let map = match o.get("failover")? {
+        Value::Bool(false) => return None,
+        Value::Map(map) => map,
+        other => {
+            let expected = "an object of origins, each to a list of alternate origins, or false";
+            c.fail("failover".to_owned(), expected, other, false);
+            return None;
         }
     };
+    // The bounds of the schema's row (`FIELDS`).
     if map.len() > MAX_PRIMARIES {
-        let mut message = "failover must list at most 64 origins (got ".to_owned();
-        message.push_str(&map.len().to_string());
-        message.push(')');
-        return Err(range("failover".to_owned(), message));
+        let expected = "an object of at most 64 origins";
+        c.fail("failover".to_owned(), expected, &count(map.len()), true);
+        return None;
     }
     let mut policy = FailoverPolicy::default();
     for (key, list) in map.iter() {
         let path = key_path(key);
-        let primary = origin(key).map_err(|why| bad_origin(&path, key, why))?;
-        if let Some(before) = map
-            .iter()
-            .take_while(|(k, _)| k != key)
-            .find(|(k, _)| origin(k).as_deref() == Ok(primary.as_str()))
-        {
-            return Err(repeated(&path, key, &key_path(&before.0)));
+        let primary = checked(c, &path, key)?;
+        // Keys before it are in `policy.origins`, in order.
+        if let Some(i) = policy.origins.iter().position(|a| a.primary == primary) {
+            let expected = other_than(&key_path(&map[i].0));
+            c.fail(path, &expected, &Value::String(key.clone()), true);
+            return None;
         }
-        let items = match list {
-            Value::List(items) if (1..=MAX_ALTERNATES).contains(&items.len()) => items,
-            Value::List(items) => {
-                let mut message = path.clone();
-                message.push_str(" must be a list of 1 to 8 origins (got ");
-                message.push_str(&items.len().to_string());
-                message.push(')');
-                return Err(range(path, message));
+        let expected = "a list of 1 to 8 origins";
+        let list = match list {
+            Value::List(list) if (1..=MAX_ALTERNATES).contains(&list.len()) => list,
+            Value::List(list) => {
+                c.fail(path, expected, &count(list.len()), true);
+                return None;
             }
-            other => return Err(type_error(path, "a list of 1 to 8 origins", other)),
+            other => {
+                c.fail(path, expected, other, false);
+                return None;
+            }
         };
-        let mut alternates: Vec<String> = Vec::with_capacity(items.len());
-        for (i, item) in items.iter().enumerate() {
-            let item_path = index_path(&path, i);
+        let mut alternates: Vec<String> = Vec::with_capacity(list.len());
+        for (j, item) in list.iter().enumerate() {
+            let item_path = index_path(&path, j);
             let Value::String(s) = item else {
-                return Err(type_error(item_path, ORIGIN, item));
+                c.fail(item_path, "an origin (scheme://host[:port])", item, false);
+                return None;
             };
-            let alternate = origin(s).map_err(|why| bad_origin(&item_path, s, why))?;
-            if alternate == primary {
-                let mut message = item_path.clone();
-                message.push_str(" must be an origin other than its primary (got ");
-                push_quoted(&mut message, s);
-                message.push(')');
-                return Err(range(item_path, message));
-            }
-            if let Some(j) = alternates.iter().position(|a| *a == alternate) {
-                return Err(repeated(&item_path, s, &index_path(&path, j)));
+            let alternate = checked(c, &item_path, s)?;
+            let same = if alternate == primary {
+                Some("its primary".to_owned())
+            } else {
+                (alternates.iter().position(|a| *a == alternate)).map(|k| index_path(&path, k))
+            };
+            if let Some(same) = same {
+                c.fail(item_path, &other_than(&same), item, true);
+                return None;
             }
             alternates.push(alternate);
         }
@@ -115,13 +136,37 @@ pub fn check(value: Option<&Value>) -> Result<Option<FailoverPolicy>, PolicyErro
             alternates,
         });
     }
-    Ok((!policy.origins.is_empty()).then_some(policy))
+    (!policy.origins.is_empty()).then_some(policy)
+}
+
+/// The origin `given` at `path` names, normalised; else the error says what it lacks.
+fn checked<R: Rows>(c: &mut Check<R>, path: &str, given: &str) -> Option<String> {
+    match origin(given) {
+        Ok(origin) => Some(origin),
+        Err(why) => {
+            let value = Value::String(given.to_owned());
+            c.fail(path.to_owned(), why.expected(), &value, true);
+            None
+        }
+    }
+}
+
+/// What a count is shown as: "(got 9)".
+fn count(n: usize) -> Value {
+    Value::Number(n as f64)
+}
+
+/// "an origin other than `what`".
+fn other_than(what: &str) -> String {
+    let mut expected = "an origin other than ".to_owned();
+    expected.push_str(what);
+    expected
 }
 
 /// `failover["<key>"]`.
 fn key_path(key: &str) -> String {
     let mut path = "failover[".to_owned();
-    push_quoted(&mut path, key);
+    push_quoted(&mut path, key, true);
     path.push(']');
     path
 }
@@ -130,79 +175,26 @@ fn key_path(key: &str) -> String {
 fn index_path(path: &str, i: usize) -> String {
     let mut p = path.to_owned();
     p.push('[');
-    p.push_str(&i.to_string());
+    push_u64(&mut p, i as u64);
     p.push(']');
     p
 }
 
-fn range(path: String, message: String) -> PolicyError {
-    PolicyError {
-        path,
-        message,
-        kind: PolicyErrorKind::Range,
-    }
-}
-
-/// "`path` must be an origin, … (got "`given`": `why`)".
-fn bad_origin(path: &str, given: &str, why: NotOrigin) -> PolicyError {
-    let mut message = path.to_owned();
-    message.push_str(" must be ");
-    message.push_str(ORIGIN);
-    message.push_str(" (got ");
-    push_quoted(&mut message, given);
-    message.push_str(", with ");
-    message.push_str(why.found());
-    message.push(')');
-    range(path.to_owned(), message)
-}
-
-/// "`path` must be an origin not listed before (got "`given`", as at `before`)".
-fn repeated(path: &str, given: &str, before: &str) -> PolicyError {
-    let mut message = path.to_owned();
-    message.push_str(" must be an origin not listed before it (got ");
-    push_quoted(&mut message, given);
-    message.push_str(", the origin of ");
-    message.push_str(before);
-    message.push(')');
-    range(path.to_owned(), message)
-}
-
-/// "`path` must be `expected` (got a …)".
-fn type_error(path: String, expected: &str, got: &Value) -> PolicyError {
-    let mut message = path.clone();
-    message.push_str(" must be ");
-    message.push_str(expected);
-    message.push_str(" (got ");
-    message.push_str(match got {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::List(_) => "an array",
-        Value::Map(_) => "an object",
-    });
-    message.push(')');
-    PolicyError {
-        path,
-        message,
-        kind: PolicyErrorKind::Type,
-    }
-}
-
-/// `s` in double quotes, `"` and `\` and control characters escaped, cut after 80 characters.
-fn push_quoted(out: &mut String, s: &str) {
-    out.push('"');
-    for (i, c) in s.chars().enumerate() {
-        if i == 80 {
-            out.push_str("\"…");
-            return;
-        }
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            c if c.is_control() => out.extend(c.escape_unicode()),
-            c => out.push(c),
+impl NotOrigin {
+    /// What the field must be instead, for its error's "must be …".
+    pub fn expected(self) -> &'static str {
+        match self {
+            NotOrigin::Scheme => "an origin of scheme http or https (scheme://host[:port])",
+            NotOrigin::UserInfo => {
+                "an origin without a user name or password (scheme://host[:port])"
+            }
+            NotOrigin::Path => {
+                "an origin without a path, query or fragment (scheme://host[:port], and at most \"/\" after it)"
+            }
+            NotOrigin::Host => {
+                "an origin whose host is ASCII letters, digits, '-', '.' and '_' (punycode for others), or [IPv6] (scheme://host[:port])"
+            }
+            NotOrigin::Port => "an origin whose port is 1 to 65535 (scheme://host[:port])",
         }
     }
-    out.push('"');
 }

@@ -1,6 +1,8 @@
 use super::*;
-use crate::policy::{PolicyErrorKind, Value};
+use crate::policy::test_support::{input, parse};
+use crate::policy::{Policy, PolicyErrorKind};
 use proptest::prelude::*;
+use serde_json::json;
 use std::collections::HashSet;
 
 #[test]
@@ -57,7 +59,7 @@ fn what_is_not_an_origin_says_why() {
         ("https://[::1]:", NotOrigin::Port),
     ] {
         assert_eq!(origin(given), Err(why), "{given}");
-        assert!(!why.found().is_empty());
+        assert!(why.expected().starts_with("an origin"));
     }
 }
 
@@ -218,37 +220,22 @@ proptest! {
     }
 }
 
-fn list(items: &[&str]) -> Value {
-    Value::List(
-        items
-            .iter()
-            .map(|s| Value::String((*s).to_owned()))
-            .collect(),
-    )
-}
-
-fn policy(entries: Vec<(&str, Value)>) -> Value {
-    Value::Map(
-        entries
-            .into_iter()
-            .map(|(k, v)| (k.to_owned(), v))
-            .collect(),
-    )
+fn failover(v: serde_json::Value) -> Result<Option<FailoverPolicy>, crate::policy::PolicyError> {
+    parse(json!({ "failover": v })).map(|p| p.failover)
 }
 
 #[test]
 fn the_section_reads_origins_normalised() {
-    assert_eq!(section::check(None), Ok(None));
-    assert_eq!(section::check(Some(&Value::Bool(false))), Ok(None));
-    assert_eq!(section::check(Some(&policy(vec![]))), Ok(None));
-    let given = policy(vec![
-        (
-            "https://API.example.com/",
-            list(&["https://api-eu.example.com:443", "http://b:8080"]),
-        ),
-        ("http://[::1]:3000", list(&["http://[::1]:3001"])),
-    ]);
-    let p = section::check(Some(&given)).expect("valid").expect("on");
+    assert_eq!(parse(json!({})).map(|p| p.failover), Ok(None));
+    assert_eq!(failover(json!(null)), Ok(None));
+    assert_eq!(failover(json!(false)), Ok(None));
+    assert_eq!(failover(json!({})), Ok(None));
+    let p = failover(json!({
+        "https://API.example.com/": ["https://api-eu.example.com:443", "http://b:8080"],
+        "http://[::1]:3000": ["http://[::1]:3001"],
+    }))
+    .expect("valid")
+    .expect("on");
     assert_eq!(
         p.alternates("https://api.example.com"),
         ["https://api-eu.example.com", "http://b:8080"]
@@ -257,111 +244,142 @@ fn the_section_reads_origins_normalised() {
     assert!(p.alternates("https://other").is_empty());
     let route = p.route("http://[::1]:3000");
     assert_eq!((route.len(), route.origin(1)), (2, "http://[::1]:3001"));
+    assert_eq!(
+        (
+            route.alternate(0),
+            route.alternate(1).map(Alternate::origin)
+        ),
+        (None, Some("http://[::1]:3001"))
+    );
+    assert_eq!(route.alternate(2), None);
     assert!(p.route("https://other").is_empty());
     let eight: Vec<String> = (0..8).map(|i| format!("https://m{i}")).collect();
-    let eight: Vec<&str> = eight.iter().map(String::as_str).collect();
-    assert!(section::check(Some(&policy(vec![("https://a", list(&eight))]))).is_ok());
-    let many: Vec<(String, Value)> = (0..64)
-        .map(|i| (format!("https://p{i}"), list(&["https://alt"])))
+    assert!(failover(json!({ "https://a": eight })).is_ok());
+    let many: serde_json::Map<String, serde_json::Value> = (0..64)
+        .map(|i| (format!("https://p{i}"), json!(["https://alt"])))
         .collect();
-    assert!(section::check(Some(&Value::Map(many))).is_ok());
+    assert!(failover(serde_json::Value::Object(many)).is_ok());
+}
+
+#[test]
+fn a_call_s_failover_lies_over_the_client_s_origin_by_origin() {
+    let client =
+        input(json!({"failover": {"https://a": ["https://b"], "https://c": ["https://d"]}}));
+    let call = input(json!({"failover": {"https://a": ["https://e"]}}));
+    let p = Policy::from_input(&client.merge(&call)).expect("valid");
+    let p = p.failover.expect("on");
+    assert_eq!(p.alternates("https://a"), ["https://e"]);
+    assert_eq!(p.alternates("https://c"), ["https://d"]);
+    let off = Policy::from_input(&client.merge(&input(json!({"failover": false}))));
+    assert_eq!(off.map(|p| p.failover), Ok(None));
+}
+
+#[test]
+fn the_schema_row_holds_the_bounds_the_check_reads() {
+    let row = crate::policy::schema::get("failover").expect("a row");
+    assert_eq!(
+        row.kind,
+        crate::policy::schema::Kind::Origins {
+            keys: MAX_PRIMARIES as u32,
+            items: MAX_ALTERNATES as u32
+        }
+    );
+    assert_eq!(row.scope, crate::policy::schema::Scope::Both);
 }
 
 #[test]
 fn the_section_names_the_bad_key_or_alternate() {
     let nine: Vec<String> = (0..9).map(|i| format!("https://m{i}")).collect();
-    let nine: Vec<&str> = nine.iter().map(String::as_str).collect();
-    let many: Vec<(String, Value)> = (0..65)
-        .map(|i| (format!("https://p{i}"), list(&["https://alt"])))
+    let many: serde_json::Map<String, serde_json::Value> = (0..65)
+        .map(|i| (format!("https://p{i}"), json!(["https://alt"])))
         .collect();
     for (given, kind, path, words) in [
         (
-            Value::Bool(true),
+            json!(true),
             PolicyErrorKind::Type,
             "failover",
-            "failover must be an object of origins to lists of alternate origins (got a boolean)",
+            "failover must be an object of origins, each to a list of alternate origins, or false (got a boolean)",
         ),
         (
-            Value::Map(many),
+            serde_json::Value::Object(many),
             PolicyErrorKind::Range,
             "failover",
-            "failover must list at most 64 origins (got 65)",
+            "failover must be an object of at most 64 origins (got 65)",
         ),
         (
-            policy(vec![("https://a/v1", list(&["https://b"]))]),
+            json!({"https://a/v1": ["https://b"]}),
             PolicyErrorKind::Range,
             "failover[\"https://a/v1\"]",
-            "failover[\"https://a/v1\"] must be an origin, scheme://host[:port] with http or https \
-             and nothing after but \"/\" (got \"https://a/v1\", with a path, query or fragment)",
+            "failover[\"https://a/v1\"] must be an origin without a path, query or fragment \
+             (scheme://host[:port], and at most \"/\" after it) (got \"https://a/v1\")",
         ),
         (
-            policy(vec![
-                ("https://a", list(&["https://b"])),
-                ("HTTPS://A:443", list(&["https://c"])),
-            ]),
+            // (serde_json's objects keep their keys sorted: "HTTPS…" comes first.)
+            json!({"https://a": ["https://b"], "HTTPS://A:443": ["https://c"]}),
             PolicyErrorKind::Range,
-            "failover[\"HTTPS://A:443\"]",
-            "failover[\"HTTPS://A:443\"] must be an origin not listed before it (got \
-             \"HTTPS://A:443\", the origin of failover[\"https://a\"])",
+            "failover[\"https://a\"]",
+            "failover[\"https://a\"] must be an origin other than failover[\"HTTPS://A:443\"] \
+             (got \"https://a\")",
         ),
         (
-            policy(vec![("https://a", Value::String("https://b".into()))]),
+            json!({"https://a": "https://b"}),
             PolicyErrorKind::Type,
             "failover[\"https://a\"]",
             "failover[\"https://a\"] must be a list of 1 to 8 origins (got a string)",
         ),
         (
-            policy(vec![("https://a", list(&[]))]),
+            json!({"https://a": []}),
             PolicyErrorKind::Range,
             "failover[\"https://a\"]",
             "failover[\"https://a\"] must be a list of 1 to 8 origins (got 0)",
         ),
         (
-            policy(vec![("https://a", list(&nine))]),
+            json!({ "https://a": nine }),
             PolicyErrorKind::Range,
             "failover[\"https://a\"]",
             "failover[\"https://a\"] must be a list of 1 to 8 origins (got 9)",
         ),
         (
-            policy(vec![("https://a", Value::List(vec![Value::Number(1.0)]))]),
+            json!({"https://a": [1]}),
             PolicyErrorKind::Type,
             "failover[\"https://a\"][0]",
-            "failover[\"https://a\"][0] must be an origin, scheme://host[:port] with http or \
-             https and nothing after but \"/\" (got a number)",
+            "failover[\"https://a\"][0] must be an origin (scheme://host[:port]) (got a number)",
         ),
         (
-            policy(vec![("https://a", list(&["https://b", "https://u:p@c"]))]),
+            json!({"https://a": ["https://b", "https://u:p@c"]}),
             PolicyErrorKind::Range,
             "failover[\"https://a\"][1]",
-            "failover[\"https://a\"][1] must be an origin, scheme://host[:port] with http or \
-             https and nothing after but \"/\" (got \"https://u:p@c\", with a user name or \
-             password)",
+            "failover[\"https://a\"][1] must be an origin without a user name or password \
+             (scheme://host[:port]) (got \"https://u:p@c\")",
         ),
         (
-            policy(vec![("https://a", list(&["https://b", "https://A:443/"]))]),
+            json!({"https://a": ["ftp://b"]}),
+            PolicyErrorKind::Range,
+            "failover[\"https://a\"][0]",
+            "failover[\"https://a\"][0] must be an origin of scheme http or https",
+        ),
+        (
+            json!({"https://a": ["https://b", "https://A:443/"]}),
             PolicyErrorKind::Range,
             "failover[\"https://a\"][1]",
             "failover[\"https://a\"][1] must be an origin other than its primary (got \
              \"https://A:443/\")",
         ),
         (
-            policy(vec![(
-                "https://a",
-                list(&["https://b", "https://c", "HTTPS://B"]),
-            )]),
+            json!({"https://a": ["https://b", "https://c", "HTTPS://B"]}),
             PolicyErrorKind::Range,
             "failover[\"https://a\"][2]",
-            "failover[\"https://a\"][2] must be an origin not listed before it (got \
-             \"HTTPS://B\", the origin of failover[\"https://a\"][0])",
+            "failover[\"https://a\"][2] must be an origin other than failover[\"https://a\"][0] \
+             (got \"HTTPS://B\")",
         ),
         (
-            policy(vec![("https://\"q\"", list(&["https://b"]))]),
+            json!({"https://\"q\"": ["https://b"]}),
             PolicyErrorKind::Range,
             "failover[\"https://\\\"q\\\"\"]",
             "failover[\"https://\\\"q\\\"\"] must be",
         ),
     ] {
-        let e = section::check(Some(&given)).expect_err("rejected");
+        let e = failover(given).expect_err("rejected");
         assert_eq!((e.kind, e.path.as_str()), (kind, path), "{}", e.message);
         assert!(e.message.starts_with(words), "{}", e.message);
     }

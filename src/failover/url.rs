@@ -22,25 +22,15 @@ pub enum NotOrigin {
     Port,
 }
 
-impl NotOrigin {
-    /// What was found, for an error's "(got …)".
-    pub fn found(self) -> &'static str {
-        match self {
-            NotOrigin::Scheme => "a scheme other than http or https",
-            NotOrigin::UserInfo => "a user name or password",
-            NotOrigin::Path => "a path, query or fragment",
-            NotOrigin::Host => "a bad host: ASCII letters, digits, '-', '.' and '_', or [IPv6]",
-            NotOrigin::Port => "a bad port: 1 to 65535",
-        }
-    }
-}
-
 /// The origin `s` names, normalised as the platform serialises origins: scheme and host in
 /// lower case, the scheme's default port (80, 443) left out, no trailing `/`.
 pub fn origin(s: &str) -> Result<String, NotOrigin> {
     let (scheme, rest) = split_scheme(s).ok_or(NotOrigin::Scheme)?;
-    let authority = rest.strip_suffix('/').unwrap_or(rest);
-    if authority.contains(['/', '?', '#', '\\']) {
+    let authority = match rest.split_last() {
+        Some((b'/', before)) => before,
+        _ => rest,
+    };
+    if authority_end(authority) < authority.len() {
         return Err(NotOrigin::Path);
     }
     normal(scheme, authority)
@@ -58,25 +48,27 @@ pub fn origin_of(url: &str) -> Result<String, NotOrigin> {
 pub fn with_origin(url: &str, origin: &str) -> Result<String, NotOrigin> {
     let (_, rest) = split_scheme(url).ok_or(NotOrigin::Scheme)?;
     let end = authority_end(rest);
-    if rest[..end].contains('@') {
+    if rest[..end].contains(&b'@') {
         return Err(NotOrigin::UserInfo);
     }
-    let mut out = String::with_capacity(origin.len() + rest.len() - end);
+    // What follows the authority starts at an ASCII byte (or is empty): a char boundary.
+    let tail = url.get(url.len() - (rest.len() - end)..).unwrap_or("");
+    let mut out = String::with_capacity(origin.len() + tail.len());
     out.push_str(origin);
-    out.push_str(&rest[end..]);
+    out.push_str(tail);
     Ok(out)
 }
 
-/// The scheme in lower case (`http` or `https`) and what follows `://`.
-fn split_scheme(s: &str) -> Option<(&'static str, &str)> {
+/// The scheme in lower case (`http` or `https`) and the bytes that follow `://`.
+fn split_scheme(s: &str) -> Option<(&'static str, &[u8])> {
+    let b = s.as_bytes();
     for scheme in ["https", "http"] {
         let n = scheme.len();
-        if s.len() >= n + 3
-            && s.is_char_boundary(n)
-            && s[..n].eq_ignore_ascii_case(scheme)
-            && s[n..].starts_with("://")
+        if b.len() >= n + 3
+            && b[..n].eq_ignore_ascii_case(scheme.as_bytes())
+            && &b[n..n + 3] == b"://"
         {
-            return Some((scheme, &s[n + 3..]));
+            return Some((scheme, &b[n + 3..]));
         }
     }
     None
@@ -84,57 +76,65 @@ fn split_scheme(s: &str) -> Option<(&'static str, &str)> {
 
 /// Where the authority of `rest` (what follows `scheme://`) ends: at its first `/`, `?`, `#`
 /// or `\` (the URL standard reads `\` as `/` in http URLs), else at its end.
-fn authority_end(rest: &str) -> usize {
-    rest.find(['/', '?', '#', '\\']).unwrap_or(rest.len())
+fn authority_end(rest: &[u8]) -> usize {
+    rest.iter()
+        .position(|&b| matches!(b, b'/' | b'?' | b'#' | b'\\'))
+        .unwrap_or(rest.len())
 }
 
-/// `scheme://host[:port]` from an authority, checked and normalised.
-fn normal(scheme: &str, authority: &str) -> Result<String, NotOrigin> {
-    if authority.contains('@') {
+/// `scheme://host[:port]` from an authority, checked and normalised. Every byte of a host
+/// that passes is ASCII.
+fn normal(scheme: &str, authority: &[u8]) -> Result<String, NotOrigin> {
+    if authority.contains(&b'@') {
         return Err(NotOrigin::UserInfo);
     }
-    let (host, port) = if let Some(v6) = authority.strip_prefix('[') {
-        let (inside, after) = v6.split_once(']').ok_or(NotOrigin::Host)?;
-        let ok = |b: u8| b.is_ascii_hexdigit() || b == b':' || b == b'.';
-        if !inside.contains(':') || !inside.bytes().all(ok) {
+    let (host, port) = if let Some(v6) = authority.strip_prefix(b"[") {
+        let close = v6.iter().position(|&b| b == b']').ok_or(NotOrigin::Host)?;
+        let inside = &v6[..close];
+        let ok = |&b: &u8| b.is_ascii_hexdigit() || b == b':' || b == b'.';
+        if !inside.contains(&b':') || !inside.iter().all(ok) {
             return Err(NotOrigin::Host);
         }
-        let port = match after {
-            "" => None,
-            p => Some(p.strip_prefix(':').ok_or(NotOrigin::Host)?),
+        let port = match &v6[close + 1..] {
+            [] => None,
+            [b':', port @ ..] => Some(port),
+            _ => return Err(NotOrigin::Host),
         };
-        (&authority[..inside.len() + 2], port)
+        (&authority[..close + 2], port)
     } else {
-        match authority.split_once(':') {
-            Some((host, port)) => (host, Some(port)),
+        let (host, port) = match authority.iter().position(|&b| b == b':') {
+            Some(i) => (&authority[..i], Some(&authority[i + 1..])),
             None => (authority, None),
-        }
-    };
-    if !host.starts_with('[') {
-        let ok = |b: u8| b.is_ascii_alphanumeric() || b == b'-' || b == b'_';
-        if host.split('.').any(|l| l.is_empty() || !l.bytes().all(ok)) {
+        };
+        let ok = |&b: &u8| b.is_ascii_alphanumeric() || b == b'-' || b == b'_';
+        if host
+            .split(|&b| b == b'.')
+            .any(|label| label.is_empty() || !label.iter().all(ok))
+        {
             return Err(NotOrigin::Host);
         }
-    }
+        (host, port)
+    };
     let mut out = String::with_capacity(scheme.len() + 3 + authority.len());
     out.push_str(scheme);
     out.push_str("://");
-    out.push_str(&host.to_ascii_lowercase());
+    out.extend(host.iter().map(|&b| char::from(b.to_ascii_lowercase())));
     if let Some(port) = port {
         let n = port_number(port).ok_or(NotOrigin::Port)?;
         let default = if scheme == "https" { 443 } else { 80 };
         if n != default {
             out.push(':');
-            out.push_str(&n.to_string());
+            crate::policy::messages::push_u64(&mut out, n.into());
         }
     }
     Ok(out)
 }
 
 /// 1 to 5 digits naming a port from 1 to 65535.
-fn port_number(port: &str) -> Option<u16> {
-    if port.is_empty() || port.len() > 5 || !port.bytes().all(|b| b.is_ascii_digit()) {
+fn port_number(port: &[u8]) -> Option<u32> {
+    if port.is_empty() || port.len() > 5 || !port.iter().all(u8::is_ascii_digit) {
         return None;
     }
-    port.parse::<u16>().ok().filter(|&n| n != 0)
+    let n = port.iter().fold(0u32, |n, &d| n * 10 + u32::from(d - b'0'));
+    (1..=65_535).contains(&n).then_some(n)
 }

@@ -81,11 +81,11 @@ pub(crate) async fn send<'a, T: Transport, E: Env>(
     on_event: &mut dyn FnMut(&Event<'_>),
 ) -> Option<Answered<'a, T::Output>> {
     let first_attempt = first.attempt;
-    let delay = ctx.owner.with(ctx.origin, |_, s| s.hedge_delay(policy));
+    let delay = ctx.owner.with(ctx.origin(), |_, s| s.hedge_delay(policy));
     let mut hedges_left = policy.max_hedges;
     let mut timer = Box::pin(env.sleep(delay));
     let mut sending = vec![Sending {
-        send: Box::pin(transport.send(first.attempt, first.limit)),
+        send: Box::pin(transport.send(first.attempt, first.limit, first.to)),
         flight: first,
     }];
     let mut asking = Vec::new();
@@ -126,7 +126,7 @@ pub(crate) async fn send<'a, T: Transport, E: Env>(
                     Some(flight) => {
                         *attempts = flight.attempt;
                         sending.push(Sending {
-                            send: Box::pin(transport.send(flight.attempt, flight.limit)),
+                            send: Box::pin(transport.send(flight.attempt, flight.limit, flight.to)),
                             flight,
                         });
                     }
@@ -196,7 +196,7 @@ pub(crate) async fn send<'a, T: Transport, E: Env>(
         abort(sending, env, on_event);
         drop(asking);
         if answered.attempt != first_attempt && !worth {
-            ctx.owner.with(ctx.origin, |_, s| s.hedge_won());
+            ctx.owner.with(ctx.origin(), |_, s| s.hedge_won());
         }
         return Some(answered);
     }
@@ -223,6 +223,7 @@ fn abort<E: Env, F>(sending: Vec<Sending<'_, F>>, env: &E, on_event: &mut dyn Fn
         drop(loser.send);
         on_event(&Event::AttemptEnd {
             attempt: loser.flight.attempt,
+            origin: loser.flight.origin(),
             outcome: OutcomeKind::Aborted,
             status: None,
             duration_ms: now - loser.flight.start,
@@ -251,7 +252,8 @@ fn begin<'a, E: Env>(
     // (it never queues), and gives it up to a call that finds none.
     let slot = match &policy.bulkhead {
         Some(b) => {
-            let bulkhead = ctx.owner.with(ctx.origin, |_, s| s.bulkhead.clone());
+            // The call's bulkhead: its primary's, wherever its attempts go.
+            let bulkhead = ctx.owner.with(ctx.primary(), |_, s| s.bulkhead.clone());
             Some(bulkhead.hedge(b)?)
         }
         None => None,

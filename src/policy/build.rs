@@ -9,13 +9,17 @@ use super::error::{PolicyError, PolicyErrorKind};
 use super::value::{Map, Value};
 
 /// Each opt-in capability: its top-level option, what it does, and whether this build has it.
-pub const CAPABILITIES: [(&str, &str, bool); 6] = [
+pub const CAPABILITIES: [(&str, &str, bool); 10] = [
     crate::pacing::CAPABILITY,
     crate::throttle::CAPABILITY,
     crate::hedge::CAPABILITY,
     crate::coalesce::CAPABILITY,
     crate::share::CAPABILITY,
     ("outbox", "the outbox", crate::outbox::BUILT),
+    crate::stale::CAPABILITY,
+    crate::failover::CAPABILITY,
+    crate::resume::CAPABILITY,
+    crate::sse::CAPABILITY,
 ];
 
 /// Whether this build has every capability (the full build): then nothing is looked for.

@@ -72,6 +72,10 @@ impl Policy {
             coalesce: coalesce(&mut c, &o),
             hedge: crate::hedge::read(&mut c, &o),
             outbox: crate::outbox::check(&mut c, &o),
+            stale: crate::stale::read(&mut c, &o),
+            failover: crate::failover::read(&mut c, &o),
+            resume: crate::resume::read(&mut c, &o),
+            events: crate::sse::read(&mut c, &o),
         };
         match c.error {
             Some(error) => Err(error),
@@ -109,6 +113,7 @@ mod tests {
             "throttle": {"k": 1.5, "windowMs": 1000},
             "idempotencyKey": "k-1", "idempotencyHeader": "X-Key", "maxOrigins": 1000000, "coalesce": true,
             "outbox": {"name": "é".repeat(64), "maxEntries": 100000, "maxAgeMs": 1000, "maxBodyBytes": 0},
+            "events": {"idleMs": false, "maxReconnects": 1000},
             "onEvent": "ignored by the core"
         }))
         .expect("valid");
@@ -164,6 +169,13 @@ mod tests {
                 max_entries: 100_000,
                 max_age_ms: 1000,
                 max_body_bytes: 0,
+            }),
+            stale: None,
+            failover: None,
+            resume: None,
+            events: Some(crate::sse::EventsPolicy {
+                idle_ms: None,
+                max_reconnects: 1000,
             }),
         };
         assert_eq!(p, expected);

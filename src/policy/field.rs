@@ -71,6 +71,14 @@ pub enum Kind {
     /// An object the client holds as it is (`outbox.store`, `share.durableObject`): taken
     /// out in JS too.
     Held,
+    /// `failover`: an object of at most `keys` origins, each to a list of 1 to `items` other
+    /// origins, or `false` (none, the default). Its keys are the caller's: no rows under it.
+    Origins {
+        /// Origins listed at most.
+        keys: u32,
+        /// Alternates of one origin at most.
+        items: u32,
+    },
 }
 
 /// Where a field may be given.

@@ -50,7 +50,7 @@ pub(super) fn push_digits(out: &mut String, mut n: u64, width: usize) {
     }
 }
 
-pub(super) fn push_u64(out: &mut String, n: u64) {
+pub(crate) fn push_u64(out: &mut String, n: u64) {
     push_digits(out, n, 1);
 }
 
@@ -140,7 +140,7 @@ pub(super) fn push_number(out: &mut String, n: f64) {
 /// Appends `s` quoted and escaped for an error message (backslash escapes as in Rust
 /// string literals for quotes, backslashes and control characters); with `cut`, after
 /// 40 characters the rest is dropped and `…` follows the closing quote.
-pub(super) fn push_quoted(out: &mut String, s: &str, cut: bool) {
+pub(crate) fn push_quoted(out: &mut String, s: &str, cut: bool) {
     out.push('"');
     for (i, ch) in s.chars().enumerate() {
         if cut && i == 40 {

@@ -35,6 +35,7 @@ pub(crate) mod value;
 pub use crate::hedge::{HedgeDelay, HedgePolicy};
 pub use crate::outbox::OutboxPolicy;
 pub use crate::pacing::RateLimitPolicy;
+pub use crate::resume::ResumePolicy;
 pub use crate::throttle::ThrottlePolicy;
 pub use build::CAPABILITIES;
 pub use error::{PolicyError, PolicyErrorKind};

@@ -19,11 +19,15 @@ const SECTIONS: &[&[Field]] = &[
     crate::pacing::FIELDS,
     crate::throttle::FIELDS,
     crate::hedge::FIELDS,
+    crate::failover::FIELDS,
     TAIL,
     crate::coalesce::FIELDS,
     CLIENT,
     crate::share::FIELDS,
     crate::outbox::FIELDS,
+    crate::stale::FIELDS,
+    crate::resume::FIELDS,
+    crate::sse::FIELDS,
     LAST,
 ];
 
@@ -210,6 +214,21 @@ pub fn check_scope(root: &Value, per_call: bool) -> Result<(), PolicyError> {
             Some(Scope::Client) if per_call => crate::share::client_only(key).unwrap_or(
                 "maxOrigins sizes a client's registry: give it to new ResilientClient(...), not to one call",
             ),
+            // A client-only field of an object given to a call (`stale`'s store).
+            Some(Scope::Both) if per_call && nested_client_only(key, value) => {
+                let Value::Map(inner) = value else { continue };
+                let Some((field, _)) = inner.iter().find(|(k, _)| client_scoped(key, k)) else {
+                    continue;
+                };
+                let mut path = key.clone();
+                path.push('.');
+                path.push_str(field);
+                return Err(PolicyError {
+                    path,
+                    message: crate::stale::CLIENT_ONLY.to_owned(),
+                    kind: PolicyErrorKind::Type,
+                });
+            }
             Some(Scope::StringPerCall) if !per_call && matches!(value, Value::String(_)) => {
                 "idempotencyKey: a key string names one operation; give it per call, not to a \
                  ResilientClient (whose every POST would then share it)"
@@ -223,6 +242,23 @@ pub fn check_scope(root: &Value, per_call: bool) -> Result<(), PolicyError> {
         });
     }
     Ok(())
+}
+
+/// Whether `key.field` is a client-only field of the object at `key`.
+fn client_scoped(key: &str, field: &str) -> bool {
+    FIELDS.iter().any(|f| {
+        f.scope == Scope::Client
+            && f.path.strip_prefix(key).and_then(|r| r.strip_prefix('.')) == Some(field)
+    })
+}
+
+/// Whether `value`, given at `key` to one call, is an object with a client-only field (only
+/// `stale` has such fields).
+fn nested_client_only(key: &str, value: &Value) -> bool {
+    // Without `stale` there is none (its message is empty): the check is gone.
+    !crate::stale::CLIENT_ONLY.is_empty()
+        && key == "stale"
+        && matches!(value, Value::Map(inner) if inner.iter().any(|(k, _)| client_scoped(key, k)))
 }
 
 #[cfg(test)]

@@ -2,6 +2,7 @@
 //! default gathered in [`defaults`] (each section's written once, in its own file).
 
 use crate::coalesce::Coalesce;
+use crate::failover::FailoverPolicy;
 use crate::hedge::HedgePolicy;
 use crate::outbox::OutboxPolicy;
 use crate::pacing::RateLimitPolicy;
@@ -10,6 +11,8 @@ use crate::policy::sections::bulkhead::BulkheadPolicy;
 use crate::policy::sections::idempotency::IdempotencyKey;
 use crate::policy::sections::retry::RetryPolicy;
 use crate::policy::sections::retry_budget::BudgetPolicy;
+use crate::resume::ResumePolicy;
+use crate::sse::EventsPolicy;
 use crate::throttle::ThrottlePolicy;
 
 /// Every default of the policy, with the JS field it fills: the policy's own fields' here,
@@ -35,6 +38,9 @@ pub mod defaults {
     pub use crate::policy::sections::idempotency::defaults::*;
     pub use crate::policy::sections::retry::defaults::*;
     pub use crate::policy::sections::retry_budget::defaults::*;
+    pub use crate::resume::defaults::*;
+    pub use crate::sse::defaults::*;
+    pub use crate::stale::defaults::*;
     pub use crate::throttle::defaults::*;
 }
 
@@ -77,6 +83,19 @@ pub struct Policy {
     pub hedge: Option<HedgePolicy>,
     /// The outbox; `None` (the default) keeps nothing (always, in a build without `outbox`).
     pub outbox: Option<OutboxPolicy>,
+    /// Stale answers served when the origin fails; `None` (the default) keeps nothing
+    /// (always, in a build without `stale`).
+    pub stale: Option<crate::stale::StalePolicy>,
+    /// Each origin's alternates, tried when its breaker is open or an attempt to it fails;
+    /// `None` (the default) sends every attempt to the call's own origin (always, in a build
+    /// without `failover`).
+    pub failover: Option<FailoverPolicy>,
+    /// Resumed downloads; `None` (the default) lets a broken body error (always, in a build
+    /// without `resume`).
+    pub resume: Option<ResumePolicy>,
+    /// How `client.events()` streams reconnect (`events`); `None` (`events: false`): never
+    /// (always, and nothing, in a build without `sse`). Plain calls ignore it.
+    pub events: Option<EventsPolicy>,
 }
 
 impl Policy {
@@ -125,6 +144,10 @@ impl Default for Policy {
             coalesce: crate::coalesce::DEFAULT,
             hedge: crate::hedge::initial(),
             outbox: OutboxPolicy::by_default(),
+            stale: crate::stale::initial(),
+            failover: crate::failover::initial(),
+            resume: crate::resume::initial(),
+            events: crate::sse::initial(),
         }
     }
 }

@@ -31,6 +31,11 @@ pub enum Ended {
     NotEventStream,
     /// `events.maxReconnects` reconnects in a row brought no event.
     Exhausted,
+    /// It ended or broke, and the policy says `events: false`: no reconnect.
+    Off,
+    /// The origin's retry budget has too few tokens for another reconnect (each is paid as a
+    /// retry is: a storm of reconnects is bounded as a storm of retries is).
+    Budget,
 }
 
 impl Ended {
@@ -41,6 +46,8 @@ impl Ended {
             Ended::Status(_) => "status",
             Ended::NotEventStream => "not-event-stream",
             Ended::Exhausted => "exhausted",
+            Ended::Off => "no-reconnect",
+            Ended::Budget => "budget",
         }
     }
 
@@ -54,6 +61,12 @@ impl Ended {
             }
             Ended::Exhausted => {
                 "the event stream ended: events.maxReconnects reconnects in a row brought no event"
+            }
+            Ended::Off => {
+                "the event stream ended: the policy says events: false, so it does not reconnect"
+            }
+            Ended::Budget => {
+                "the event stream ended: its origin's retry budget (retryBudget) is spent, so it does not reconnect"
             }
         }
     }
@@ -89,11 +102,12 @@ pub fn next_reconnect(previous: u32, dispatched: bool) -> u32 {
 }
 
 /// Whether reconnect number `k` may go (`events.maxReconnects` in a row); `None` policy
-/// (`events: false`): never.
+/// (`events: false`): never ([`Ended::Off`]).
 pub fn may_reconnect(k: u32, policy: Option<&EventsPolicy>) -> Result<(), Ended> {
     match policy {
         Some(p) if k < p.max_reconnects => Ok(()),
-        _ => Err(Ended::Exhausted),
+        Some(_) => Err(Ended::Exhausted),
+        None => Err(Ended::Off),
     }
 }
 
@@ -184,6 +198,7 @@ mod tests {
             Ended::Status(1),
             Ended::NotEventStream,
             Ended::Exhausted,
+            Ended::Off,
         ] {
             assert!(e.message().starts_with("the event stream ended") && !e.code().is_empty());
         }
@@ -228,7 +243,7 @@ mod tests {
         assert_eq!(next_reconnect(u32::MAX, false), u32::MAX);
         assert!(may_reconnect(9, Some(&p)).is_ok());
         assert_eq!(may_reconnect(10, Some(&p)), Err(Ended::Exhausted));
-        assert_eq!(may_reconnect(0, None), Err(Ended::Exhausted));
+        assert_eq!(may_reconnect(0, None), Err(Ended::Off));
     }
 
     #[test]

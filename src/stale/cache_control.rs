@@ -56,28 +56,20 @@ impl CacheControl {
             None => (member, None),
         };
         let seconds = || argument.as_deref().and_then(delta_seconds);
-        let is = |known: &str| name.eq_ignore_ascii_case(known);
-        if is("no-store") {
-            self.no_store = true;
-        } else if is("no-cache") {
-            self.no_cache = true;
-        } else if is("private") {
-            self.private = true;
-        } else if is("public") {
-            self.public = true;
-        } else if is("must-revalidate") {
-            self.must_revalidate = true;
-        } else if is("proxy-revalidate") {
-            self.proxy_revalidate = true;
-        } else if is("max-age") {
+        // One match on the name in lower case (a comparison per name is larger wasm).
+        match name.to_ascii_lowercase().as_str() {
+            "no-store" => self.no_store = true,
+            "no-cache" => self.no_cache = true,
+            "private" => self.private = true,
+            "public" => self.public = true,
+            "must-revalidate" => self.must_revalidate = true,
+            "proxy-revalidate" => self.proxy_revalidate = true,
             // A malformed lifetime is none: stale at once.
-            least(&mut self.max_age, Some(seconds().unwrap_or(0)));
-        } else if is("s-maxage") {
-            least(&mut self.s_maxage, Some(seconds().unwrap_or(0)));
-        } else if is("stale-if-error") {
-            least(&mut self.stale_if_error, seconds());
-        } else if is("stale-while-revalidate") {
-            least(&mut self.stale_while_revalidate, seconds());
+            "max-age" => least(&mut self.max_age, Some(seconds().unwrap_or(0))),
+            "s-maxage" => least(&mut self.s_maxage, Some(seconds().unwrap_or(0))),
+            "stale-if-error" => least(&mut self.stale_if_error, seconds()),
+            "stale-while-revalidate" => least(&mut self.stale_while_revalidate, seconds()),
+            _ => {}
         }
     }
 }

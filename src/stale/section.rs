@@ -1,14 +1,16 @@
 //! `stale`: serving the last good answer when the origin fails: how stale it may be, how much
-//! is kept, and whether the store is private (see [`crate::stale`]).
+//! is kept, and whether the store is private (see [`crate::stale`]): the policy's section, its
+//! schema rows, its check and its row in the build's table of capabilities.
 //!
-//! `stale: true | false | { maxStaleMs, capMs, maxBodyBytes, maxEntries, maxBytes, private }`.
-//! Its rows ([`FIELDS`]) are written in the schema's words, for the schema to list; until it
-//! does, [`check`] reads them itself, with the schema's sentences.
+//! `stale: true | false | { maxStaleMs, capMs, maxBodyBytes, maxEntries, maxBytes, private, store }`.
+//! `maxEntries`, `maxBytes`, `private` and `store` describe a client's store: client only.
 
-use crate::policy::schema::{Field, Kind, MAX_MS, Scope};
-use crate::policy::{PolicyError, PolicyErrorKind, Value};
+use crate::policy::field::{Field, Kind, MAX_MS, Scope, bounded, field, int};
+use crate::policy::messages::int_range;
+use crate::policy::reader::{Check, Object, Rows};
+use crate::policy::value::{Map, Value};
 
-/// The `stale` defaults, each written once.
+/// The `stale` defaults, each written once ([`crate::policy::defaults`] holds them all).
 pub mod defaults {
     /// No answer is kept unless the policy sets `stale`.
     pub const STALE_ENABLED: bool = false;
@@ -27,6 +29,10 @@ pub mod defaults {
     /// The store is taken to be shared where the runtime's is (JS `stale.private`).
     pub const STALE_PRIVATE: bool = false;
 }
+
+/// The capability's row in the build's table ([`crate::policy::CAPABILITIES`]): its option,
+/// what it does, and that this build has it.
+pub const CAPABILITY: (&str, &str, bool) = ("stale", "stale answers", true);
 
 /// The largest `stale.maxBodyBytes`: 64 MiB, as `outbox.maxBodyBytes`.
 pub const MAX_BODY_BYTES: u32 = 67_108_864;
@@ -79,228 +85,119 @@ impl StalePolicy {
     }
 }
 
-const fn row(path: &'static str, kind: Kind, scope: Scope, range: Option<&'static str>) -> Field {
+/// A row of a client's store: given to a client only.
+const fn client(path: &'static str, kind: Kind) -> Field {
     Field {
         path,
         kind,
-        scope,
-        range_text: range,
+        scope: Scope::Client,
+        range_text: None,
     }
 }
 
-const fn int(path: &'static str, min: u32, max: u32, default: u32, scope: Scope) -> Field {
-    row(path, Kind::Int { min, max, default }, scope, None)
-}
-
-/// The section's rows, the object first (`maxEntries`, `maxBytes` and `private` size and
-/// describe a client's store: client-only).
+/// The `stale` rows of the schema ([`crate::policy::schema::FIELDS`]), the object first.
 pub const FIELDS: &[Field] = &[
-    row(
+    field(
         "stale",
         Kind::Feature {
             on: defaults::STALE_ENABLED,
         },
-        Scope::Both,
-        None,
     ),
-    row(
+    bounded(
         "stale.maxStaleMs",
         Kind::Int {
             min: 0,
             max: MAX_MS,
             default: defaults::STALE_MAX_STALE_MS,
         },
-        Scope::Both,
-        Some("0..=capMs"),
+        "0..=capMs",
     ),
-    int(
-        "stale.capMs",
-        0,
-        MAX_MS,
-        defaults::STALE_CAP_MS,
-        Scope::Both,
-    ),
-    row(
+    int("stale.capMs", 0, MAX_MS, defaults::STALE_CAP_MS),
+    bounded(
         "stale.maxBodyBytes",
         Kind::Int {
             min: 0,
             max: MAX_BODY_BYTES,
             default: defaults::STALE_MAX_BODY_BYTES,
         },
-        Scope::Both,
-        Some("0..=maxBytes, ..=67108864"),
+        "0..=maxBytes, ..=67108864",
     ),
-    int(
+    client(
         "stale.maxEntries",
-        1,
-        100_000,
-        defaults::STALE_MAX_ENTRIES,
-        Scope::Client,
+        Kind::Int {
+            min: 1,
+            max: 100_000,
+            default: defaults::STALE_MAX_ENTRIES,
+        },
     ),
-    int(
+    client(
         "stale.maxBytes",
-        1,
-        MAX_BYTES,
-        defaults::STALE_MAX_BYTES,
-        Scope::Client,
+        Kind::Int {
+            min: 1,
+            max: MAX_BYTES,
+            default: defaults::STALE_MAX_BYTES,
+        },
     ),
-    row(
+    client(
         "stale.private",
         Kind::Bool {
             default: defaults::STALE_PRIVATE,
         },
-        Scope::Client,
-        None,
     ),
+    client("stale.store", Kind::Held),
 ];
 
-/// The `stale` field's value checked: `None` when absent, `null` or `false`; the defaults for
-/// `true`; an object's fields over them. The error names the first bad field and its range.
-pub fn check(value: Option<&Value>) -> Result<Option<StalePolicy>, PolicyError> {
-    let map = match value {
-        None | Some(Value::Null) | Some(Value::Bool(false)) => return Ok(None),
-        Some(Value::Bool(true)) => return Ok(Some(StalePolicy::default())),
-        Some(Value::Map(map)) => map,
-        Some(other) => return Err(fail("stale", "true, false or an object", other, false)),
-    };
-    let given = |key: &str| {
-        map.iter()
-            .rev()
-            .find(|(k, v)| k == key && !matches!(v, Value::Null))
-            .map(|(_, v)| v)
-    };
-    for (key, _) in map.iter() {
-        if !FIELDS
-            .iter()
-            .any(|f| f.path.strip_prefix("stale.") == Some(key))
-        {
-            let mut message = "unknown policy field \"stale.".to_owned();
-            message.push_str(key);
-            message.push('"');
-            return Err(PolicyError {
-                path: format_path(key),
-                message,
-                kind: PolicyErrorKind::Type,
-            });
+/// Why a field of a client's store given to one call is a `TypeError` (they are client only).
+pub const CLIENT_ONLY: &str = "stale.maxEntries, stale.maxBytes, stale.private and stale.store \
+    describe a client's store: give them to new ResilientClient(...), not to one call";
+
+/// The `stale` a policy starts with (its default: off).
+pub(crate) fn initial() -> Option<StalePolicy> {
+    defaults::STALE_ENABLED.then(StalePolicy::default)
+}
+
+/// The policy's `stale` from its fields `o`: `None` when off.
+pub(crate) fn read<R: Rows>(c: &mut Check<R>, o: &Object) -> Option<StalePolicy> {
+    c.feature(o, "stale").map(|m| stale_policy(c, m))
+}
+
+fn stale_policy<R: Rows>(c: &mut Check<R>, map: &Map) -> StalePolicy {
+    let o = c.object(map, "stale");
+    let cap_ms = c.int(&o, "capMs");
+    let max_bytes = c.int(&o, "maxBytes");
+    // A bound another field sets: a default above it follows it, a value given above it is
+    // an error naming that field.
+    let under = |c: &mut Check<R>, key: &str, bound: &str, top: u32| {
+        let n = c.int(&o, key);
+        if o.get(key).is_none() {
+            return n.min(top);
         }
-    }
-    let int = |key: &str, max: Option<(&str, u32)>| -> Result<u32, PolicyError> {
-        let path = format_path(key);
-        let Some(Kind::Int {
-            min,
-            max: top,
-            default,
-        }) = FIELDS.iter().find(|f| f.path == path).map(|f| f.kind)
-        else {
-            return Ok(0);
-        };
-        let (label, top) = max.map_or(("", top), |(label, n)| (label, n.min(top)));
-        match given(key) {
-            None => Ok(default.min(top)),
-            Some(Value::Number(n)) if n.fract() == 0.0 && *n >= f64::from(min) => {
-                if *n <= f64::from(top) {
-                    Ok(*n as u32)
-                } else {
-                    Err(fail(
-                        &path,
-                        &int_range(min, label, top),
-                        &Value::Number(*n),
-                        true,
-                    ))
-                }
-            }
-            Some(v) => Err(fail(
-                &path,
-                &int_range(min, label, top),
-                v,
-                matches!(v, Value::Number(_)),
-            )),
+        if n > top {
+            c.fail(
+                o.path(key),
+                &int_range("", 0, bound, top),
+                &Value::Number(f64::from(n)),
+                true,
+            );
         }
+        n
     };
-    let cap_ms = int("capMs", None)?;
-    let max_stale_ms = int("maxStaleMs", Some(("stale.capMs", cap_ms)))?;
-    let max_bytes = int("maxBytes", None)?;
-    let max_body_bytes = int("maxBodyBytes", Some(("stale.maxBytes", max_bytes)))?;
-    let private = match given("private") {
+    let max_stale_ms = under(c, "maxStaleMs", "stale.capMs", cap_ms);
+    let max_body_bytes = under(c, "maxBodyBytes", "stale.maxBytes", max_bytes);
+    let private = match o.get("private") {
         None => defaults::STALE_PRIVATE,
         Some(Value::Bool(b)) => *b,
-        Some(v) => return Err(fail("stale.private", "true or false", v, false)),
+        Some(other) => {
+            c.fail(o.path("private"), "true or false", other, false);
+            defaults::STALE_PRIVATE
+        }
     };
-    Ok(Some(StalePolicy {
+    StalePolicy {
         max_stale_ms,
         cap_ms,
         max_body_bytes,
-        max_entries: int("maxEntries", None)?,
+        max_entries: c.int(&o, "maxEntries"),
         max_bytes,
         private,
-    }))
-}
-
-fn format_path(key: &str) -> String {
-    let mut path = "stale.".to_owned();
-    path.push_str(key);
-    path
-}
-
-/// "an integer from `min` to `max`", the upper bound labelled with the field that sets it.
-fn int_range(min: u32, max_label: &str, max: u32) -> String {
-    let mut s = "an integer from ".to_owned();
-    s.push_str(&min.to_string());
-    s.push_str(" to ");
-    if max_label.is_empty() {
-        s.push_str(&max.to_string());
-    } else {
-        s.push_str(max_label);
-        s.push_str(" (");
-        s.push_str(&max.to_string());
-        s.push(')');
-    }
-    s
-}
-
-/// "`path` must be `expected` (got …)": a range error showing a number of the wrong value
-/// (`right_type`), else a type error naming the type given.
-fn fail(path: &str, expected: &str, got: &Value, right_type: bool) -> PolicyError {
-    let mut message = path.to_owned();
-    message.push_str(" must be ");
-    message.push_str(expected);
-    message.push_str(" (got ");
-    let kind = match got {
-        Value::Number(n) if right_type => {
-            push_number(&mut message, *n);
-            PolicyErrorKind::Range
-        }
-        other => {
-            message.push_str(match other {
-                Value::Null => "null",
-                Value::Bool(_) => "a boolean",
-                Value::Number(_) => "a number",
-                Value::String(_) => "a string",
-                Value::List(_) => "an array",
-                Value::Map(_) => "an object",
-            });
-            PolicyErrorKind::Type
-        }
-    };
-    message.push(')');
-    PolicyError {
-        path: path.to_owned(),
-        message,
-        kind,
-    }
-}
-
-/// A number about as JS shows it: whole numbers below 2^53 exactly, `NaN`, `Infinity`;
-/// others as Rust's shortest form (the schema's `push_number` will replace this when the
-/// section is wired).
-fn push_number(out: &mut String, n: f64) {
-    if n.is_nan() {
-        out.push_str("NaN");
-    } else if n.is_infinite() {
-        out.push_str(if n > 0.0 { "Infinity" } else { "-Infinity" });
-    } else if n.fract() == 0.0 && n.abs() < 9_007_199_254_740_992.0 {
-        out.push_str(&(n as i64).to_string());
-    } else {
-        out.push_str(&n.to_string());
     }
 }

@@ -132,6 +132,21 @@ pub enum Failure {
 }
 
 impl Failure {
+    /// Its JS name, as the `stale` event and the marker header give it: `networkError`,
+    /// `timeout`, `breakerOpen`, `throttled`, `rateLimit`, `budget`, `deadline` or `status`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Failure::Network => "networkError",
+            Failure::Timeout => "timeout",
+            Failure::BreakerOpen => "breakerOpen",
+            Failure::Throttled => "throttled",
+            Failure::RateLimited => "rateLimit",
+            Failure::BudgetSpent => "budget",
+            Failure::Deadline => "deadline",
+            Failure::Status(_) => "status",
+        }
+    }
+
     /// Whether the call failed before anything was sent (so the kept answer is served without
     /// sending).
     pub fn before_sending(self) -> bool {
@@ -149,6 +164,23 @@ pub struct Served {
     pub age_s: u32,
     /// How far past its freshness lifetime it is, in ms (0 when still fresh).
     pub stale_ms: f64,
+}
+
+/// A kept answer served instead of a failure, as the `stale` event tells it
+/// (`Event::Stale`; none without `stale`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Told {
+    /// Its age when served, in ms.
+    pub age_ms: f64,
+    /// The failure it stands in for.
+    pub reason: Failure,
+}
+
+impl Told {
+    /// Its age in ms, and the failure's JS name.
+    pub fn parts(&self) -> (f64, &'static str) {
+        (self.age_ms, self.reason.as_str())
+    }
 }
 
 /// Why a kept answer may not be served.

@@ -24,6 +24,8 @@ use crate::coalesce::shell::{self as coalesce, Joinable};
 use crate::engine::{self, Call};
 use crate::outbox::{Keepable, Outbox};
 use crate::policy::{Value, check_key};
+use crate::resume::shell as resume;
+use crate::stale::{self, Lookup};
 
 /// A call ready to run: everything read from the caller's arguments at once,
 /// as `fetch` reads them before it returns.
@@ -47,6 +49,10 @@ pub struct Ready {
     /// When the client's outbox may keep it (it has one, and this is not a replay of a kept
     /// call): what keeping it needs from its start. None without `outbox`.
     keepable: Option<Keepable>,
+    /// With `stale` on: what keeping its answer, or serving a kept one, needs from its start.
+    lookup: Option<Lookup>,
+    /// Its URL's origin when the policy lists alternates for it (`failover`).
+    failover: crate::failover::shell::Listed,
 }
 
 /// Starts one call: reads the arguments, resolves the policy and attaches the key now
@@ -147,8 +153,11 @@ fn prepare(
         request.as_ref(),
         signal.as_ref(),
     );
+    // Alternate origins are listed by the URL's origin (`failover`), whatever names the call.
+    let failover = crate::failover::shell::Listed::of(&resolved.policy, &origin);
     // The registry's name for the call (its breaker, budget, stats, events and errors): its
     // origin, or what `breaker.key` returns. The origin still decides where a key may go.
+    // An attempt to an alternate is named by the alternate's origin.
     let (origin_js, origin) = match &resolved.hooks.key {
         None => (origin_js, origin),
         Some(name) => named(name, &input, request.as_ref(), &method)?,
@@ -159,9 +168,13 @@ fn prepare(
         .filter(|_| keep)
         .map(Outbox::may_keep);
     // A read that may join a flight on its way is not refused here; a write the outbox may
-    // keep goes through the loop.
-    if flight.is_none()
-        && !(keepable.is_some() && key.is_some())
+    // keep goes through the loop, and so do a read a kept answer may stand in for and a call
+    // with alternates to go to.
+    let through_loop = flight.is_some()
+        || (keepable.is_some() && key.is_some())
+        || stale::serves(&resolved.policy, &method)
+        || failover.is_listed();
+    if !through_loop
         && let Some(refused) =
             refused_at_once(&client, &resolved, &origin, &origin_js, key.as_deref())
     {
@@ -185,7 +198,9 @@ fn prepare(
             key: key.clone(),
         },
     );
+    let lookup = Lookup::of(&resolved.policy, &method, transport.request());
     Ok(Prepared::Run(Ready {
+        lookup,
         guard,
         client,
         resolved,
@@ -199,6 +214,7 @@ fn prepare(
         coalesced: flight.is_some(),
         flight,
         keepable,
+        failover,
     }))
 }
 
@@ -250,6 +266,7 @@ fn refused_at_once(
         &client.registry,
         &resolved.policy,
         origin,
+        Default::default(),
         &performance_now,
         &mut |event| {
             if let Some(f) = &resolved.on_event {
@@ -277,13 +294,17 @@ impl Ready {
             flight: _,
             coalesced,
             keepable,
+            lookup,
+            failover,
         } = self;
         let env = JsEnv {
             abort: guard.state().clone(),
             started: Default::default(),
         };
+        let alternates = failover.alternates(&resolved.policy);
         let call = Call {
             origin: &origin,
+            alternates,
             method: &method,
             has_key: key.is_some(),
             replayable,
@@ -295,15 +316,19 @@ impl Ready {
                 emit(f, &origin, key.as_deref(), event);
             }
         };
-        let result = engine::run(
+        let mut course = engine::Course::default();
+        let result = engine::run_course(
             &client.registry,
             &resolved.policy,
             call,
             &mut transport,
             &env,
             &mut on_event,
+            &mut course,
+            None,
         )
         .await;
+        let resumable = resume::wanted(&resolved.policy, &method, coalesced);
         // The engine reads the clock first when the call starts.
         let started = env.started.get().unwrap_or_else(performance_now);
         let ended = Reply {
@@ -312,21 +337,56 @@ impl Ready {
             origin: &origin,
             origin_js: &origin_js,
             started,
-            // A coalesced call's response is guarded with no signal yet: each caller links its own.
+            // A coalesced call's response is guarded with no signal yet: each caller links its own;
+            // a resumable one is guarded with none (its body's reads go through the guard).
             signal: if coalesced {
                 JsValue::NULL
             } else {
-                guard.state().signal()
+                resume::guarded_signal(resumable, guard.state().signal())
             },
         };
         let keeping = keepable.map(|k| (k, end_of(&result, &transport)));
+        let failure = lookup
+            .as_ref()
+            .and_then(|l| l.after(&client.stale, &resolved.policy, &result, &transport));
         let mapped = ended.map(result, &transport, guard.state());
-        drop(guard);
-        match (keeping, key.as_deref()) {
+        // A call that failed may be answered by a kept answer (`stale`); one that did not may
+        // have its body resumed if it breaks (`resume`).
+        let serving = failure.is_some();
+        let mapped = match (lookup, failure) {
+            (Some(lookup), Some(failure)) => {
+                let (counted, origin) = (client.clone(), origin.clone());
+                let count = move |told| {
+                    let back = crate::owner::Returned::ServedStale(told);
+                    counted.registry.update(&origin, None, back);
+                };
+                lookup.serve(&client.stale, failure, &ended, mapped, count)
+            }
+            _ => mapped,
+        };
+        let answer = match (keeping, key.as_deref()) {
             (Some((keepable, end)), Some(key)) => {
                 keepable.keep(end, &ended, transport.request(), key, mapped)
             }
-            _ => mapped,
-        }
+            // A GET's body that breaks is asked for again from where it broke (`resume`).
+            _ => resume::offered!(
+                resumable && !serving,
+                mapped,
+                resume::Resumable {
+                    client,
+                    resolved,
+                    origin,
+                    origin_js,
+                    method,
+                    key,
+                    transport,
+                    course,
+                    failover,
+                    signal: guard.state().signal(),
+                }
+            ),
+        };
+        drop(guard);
+        answer
     }
 }

@@ -44,6 +44,7 @@ impl ClientInner {
             let sharing = share::open(&validated, options.share_object, weak, &mut registry);
             let outbox = (validated.outbox.clone())
                 .map(|policy| Outbox::open(policy, options.outbox, weak.clone()));
+            let stale = crate::stale::Store::new(validated.stale.as_ref(), options.stale);
             let weak = weak.clone();
             let expire = Closure::new(
                 move |deadline: bool, ms: f64, origin: String, on_event: JsValue| {
@@ -69,6 +70,7 @@ impl ClientInner {
                 registry: Owner::new(registry),
                 sharing,
                 outbox,
+                stale,
                 validated: Rc::new(validated),
                 policy: options.input,
                 on_event: options.on_event,
@@ -134,7 +136,8 @@ thread_local! {
     static DEFAULT_CLIENT: RefCell<Option<Rc<ClientInner>>> = const { RefCell::new(None) };
 }
 
-fn default_client() -> Result<Rc<ClientInner>, JsValue> {
+/// The module-wide client (`resilientFetch`'s, and `resilientEvents`'), made on first use.
+pub(crate) fn default_client() -> Result<Rc<ClientInner>, JsValue> {
     DEFAULT_CLIENT.with(|cell| {
         let mut slot = cell.borrow_mut();
         if let Some(client) = slot.as_ref() {

@@ -56,6 +56,7 @@ pub fn to_js(origin: &str, key: Option<&str>, event: &Event) -> JsValue {
             outcome,
             status: s,
             duration_ms,
+            ..
         } => (
             "attempt outcome status durationMs",
             [
@@ -70,6 +71,7 @@ pub fn to_js(origin: &str, key: Option<&str>, event: &Event) -> JsValue {
             delay_ms,
             reason,
             retry_after,
+            ..
         } => (
             "attempt delayMs reason retryAfter",
             [
@@ -133,6 +135,13 @@ pub fn to_js(origin: &str, key: Option<&str>, event: &Event) -> JsValue {
                 [n(attempt), Some(N(delay_ms)), None, None],
             )
         }
+        Event::Stale(told) => {
+            let (age_ms, reason) = told.parts();
+            (
+                "ageMs reason",
+                [Some(N(age_ms)), Some(T(reason)), None, None],
+            )
+        }
         Event::Success { attempts } => ("attempts", [n(attempts), None, None, None]),
         Event::Offline { attempt } => ("attempt", [n(attempt), None, None, None]),
         Event::Queued { id, reason } => (
@@ -155,6 +164,12 @@ pub fn to_js(origin: &str, key: Option<&str>, event: &Event) -> JsValue {
         ),
     };
     let [a, b, c, d] = values.map(|v| v.map_or(JsValue::UNDEFINED, JsValue::from));
+    // An attempt's event names the origin it went to (with failover, maybe an alternate;
+    // without it, always the call's).
+    let origin = match event.origin() {
+        Some(own) if crate::failover::BUILT => own,
+        _ => origin,
+    };
     make_event(event.kind(), origin, names, &a, &b, &c, &d)
 }
 
@@ -186,7 +201,7 @@ impl Serialize for JsOriginStats<'_> {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let (snapshot, s) = (self.0, &self.0.stats);
         let count = |n: u64| Some(Field::Number(n as f64));
-        let mut map = serializer.serialize_map(Some(17))?;
+        let mut map = serializer.serialize_map(Some(18))?;
         entries(
             &mut map,
             &[
@@ -210,6 +225,7 @@ impl Serialize for JsOriginStats<'_> {
                 ("hedges", count(s.hedges)),
                 ("hedgeWins", count(s.hedge_wins)),
                 ("offline", count(s.offline)),
+                ("stale", count(s.stale)),
                 (
                     "quotaRemaining",
                     snapshot

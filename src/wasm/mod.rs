@@ -30,20 +30,20 @@
 // SAFETY: the wasm module is single-threaded, which is what TalckWasm requires.
 static ALLOCATOR: talc::TalckWasm = unsafe { talc::TalckWasm::new_global() };
 
-mod abort;
+pub(crate) mod abort;
 pub(crate) mod bindings;
-mod call;
-mod client;
+pub(crate) mod call;
+pub(crate) mod client;
 pub(crate) mod codes;
 pub(crate) mod ended;
 pub(crate) mod env;
 pub(crate) mod events;
 mod key;
 mod options;
-mod resolve;
-mod settle;
-mod state;
-mod transport;
+pub(crate) mod resolve;
+pub(crate) mod settle;
+pub(crate) mod state;
+pub(crate) mod transport;
 mod types;
 
 pub use client::{ResilientClient, memory_bytes, resilient_fetch};

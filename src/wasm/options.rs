@@ -27,6 +27,8 @@ pub struct Options {
     pub outbox: crate::outbox::Held,
     /// `share.durableObject`, as given (never read without `share`).
     pub share_object: crate::share::shell::DurableObject,
+    /// `stale.store`, as given (undefined when not; not read without `stale`).
+    pub stale: crate::stale::Held,
 }
 
 /// The caller's own decisions, as given.
@@ -92,7 +94,7 @@ pub fn decode(policy: &JsValue) -> Result<Options, JsValue> {
         return Ok(Options::default());
     }
     // [plain copy without functions, retry.shouldRetry, breaker.isFailure, breaker.key,
-    //  outbox.onReplay, onEvent, fetch, share.durableObject, outbox.store]
+    //  outbox.onReplay, onEvent, fetch, share.durableObject, outbox.store, stale.store]
     let read = read_policy(policy)?;
     let input = PolicyInput::new(to_value(&read.get(0)));
     let hooks = Hooks {
@@ -107,6 +109,7 @@ pub fn decode(policy: &JsValue) -> Result<Options, JsValue> {
         hooks,
         outbox: crate::outbox::Held::new(|| (read.get(8), read.get(4))),
         share_object: crate::share::shell::DurableObject::read(|| read.get(7)),
+        stale: crate::stale::Held::new(|| read.get(9)),
     })
 }
 

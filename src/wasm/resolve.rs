@@ -36,6 +36,9 @@ pub fn resolve_policy(client: &ClientInner, policy: &JsValue) -> Result<Resolved
         .input
         .check_scope(true)
         .map_err(|e| policy_error(&e))?;
+    if options.stale.given() {
+        return Err(js_sys::TypeError::new(crate::stale::CLIENT_ONLY).into());
+    }
     let on_event = options.on_event.or_else(|| client.on_event.clone());
     let fetch = options.fetch.or_else(|| client.fetch.clone());
     Ok(Resolved {

@@ -68,6 +68,19 @@ pub struct Settled {
     generation: u32,
 }
 
+/// The settlement callback itself, for a JS module apart from js/send.js's that reports to it
+/// (the CommonJS copy of a module imports a value, not a live binding, so it cannot import it).
+#[cfg_attr(
+    not(feature = "failover"),
+    allow(
+        dead_code,
+        reason = "failover's (src/failover/shell.rs), which the lean build lacks"
+    )
+)]
+pub(crate) fn settler() -> JsValue {
+    SETTLER.with(|settler| settler.as_ref().clone())
+}
+
 impl Settled {
     /// Takes a slot (registering the callback with JS on first use).
     pub fn new() -> Self {

@@ -41,4 +41,6 @@ pub struct ClientInner {
     pub(super) sharing: Option<Sharing>,
     /// Its outbox, when it keeps writes (`outbox`; never without the feature).
     pub outbox: Option<Outbox>,
+    /// Its store of kept answers (`stale`; opened on first use, nothing without the feature).
+    pub stale: crate::stale::Store,
 }

@@ -193,6 +193,29 @@ impl FetchTransport {
         }
     }
 
+    /// The same call's transport sending `request` instead (a resumed body's range request,
+    /// src/resume/shell.rs), its attempts reached by the caller's abort through `abort`.
+    pub fn resend(&self, request: JsValue, abort: Rc<AbortState>) -> FetchTransport {
+        FetchTransport {
+            source: Source::Template(request),
+            fetch: self.fetch.clone(),
+            chain: self.chain.clone(),
+            replayable: true,
+            abort,
+            timeout_ms: self.timeout_ms,
+            total_timeout_ms: self.total_timeout_ms,
+            asking: Asking {
+                hooks: self.asking.hooks.clone(),
+                method: self.asking.method.clone(),
+                key: self.asking.key.clone(),
+            },
+            paced: self.paced,
+            previous: RefCell::new(Vec::new()),
+            on_wire: std::cell::Cell::new(0),
+            last: std::cell::Cell::new(None),
+        }
+    }
+
     /// The limit that applies and whether it is the whole call's.
     fn timeout_of(&self, limit: &AttemptLimit) -> (bool, f64) {
         if limit.is_deadline {
@@ -284,18 +307,45 @@ impl Transport for FetchTransport {
         }
     }
 
-    async fn send(&self, attempt: u32, limit: AttemptLimit) -> (AttemptOutcome, Self::Output) {
-        let sent = self.send_one(attempt, limit).await;
+    async fn send(
+        &self,
+        attempt: u32,
+        limit: AttemptLimit,
+        to: Option<crate::failover::Alternate<'_>>,
+    ) -> (AttemptOutcome, Self::Output) {
+        let _ = attempt;
+        let sent = match to {
+            None => self.send_one(limit, None).await,
+            Some(to) => self.send_alternate(limit, to).await,
+        };
         self.last.set(Some(sent.0.kind()));
         sent
     }
 }
 
 impl FetchTransport {
+    /// An attempt to an alternate origin (`failover`): the call's request (or URL) made for that
+    /// origin, then sent as the call's own would be. Never in a build without failover (no
+    /// [`crate::failover::Alternate`] exists there).
+    async fn send_alternate(
+        &self,
+        limit: AttemptLimit,
+        to: crate::failover::Alternate<'_>,
+    ) -> (AttemptOutcome, Result<JsValue, JsValue>) {
+        let (Source::Direct { input, .. } | Source::Template(input)) = &self.source;
+        match crate::failover::shell::at(input, to, self.replayable).await {
+            Ok(made) => self.send_one(limit, Some(made)).await,
+            // The caller's request, not the origin, is at fault.
+            Err(e) => (AttemptOutcome::InvalidRequest, Err(e)),
+        }
+    }
+
+    /// One attempt, of the call's request or, `instead`, of what was made for an alternate
+    /// origin.
     async fn send_one(
         &self,
-        _attempt: u32,
         limit: AttemptLimit,
+        instead: Option<crate::failover::shell::Made>,
     ) -> (AttemptOutcome, Result<JsValue, JsValue>) {
         // Another attempt of the call still on the wire: this one is a hedge.
         let hedge = self.on_wire.get() > 0;
@@ -338,6 +388,10 @@ impl FetchTransport {
             Source::Direct { input, init } => (input, init.as_ref()),
             Source::Template(request) => (request, &JsValue::UNDEFINED),
         };
+        // An attempt to an alternate origin sends what was made for it.
+        let input = instead
+            .as_ref()
+            .map_or(input, crate::failover::shell::Made::value);
         let sent = send(
             &self.fetch,
             input,

@@ -6,7 +6,7 @@ import { spawn } from "node:child_process";
 import net from "node:net";
 import path from "node:path";
 import readline from "node:readline";
-import { OUT, edgeLane, openDemo, outageLane, pacedBurstLane, hedgeLane, breakerLane, fallbackLane, layoutLane, outboxLane, postEffectsLane, root,
+import { OUT, edgeLane, openDemo, outageLane, pacedBurstLane, hedgeLane, breakerLane, staleLane, failoverLane, resumeLane, eventsLane, layoutLane, outboxLane, postEffectsLane, root,
   shareLane, shootLane, stormLane } from "./lanes.mjs";
 
 let server, urls, browser, page;
@@ -93,9 +93,24 @@ test("breaker rules: slow answers open the breaker, failed probes grow its coold
   await shot(12);
 });
 
-test("fallback: a backup origin while the primary is down, and the last good answer once the origin is", async () => {
-  await fallbackLane(page);
+test("stale answers: the last good answer served for each failure, nothing sent while open", async () => {
+  await staleLane(page);
   await shot(13);
+});
+
+test("failover: a backup origin answers while the primary is down, then the primary again", async () => {
+  await failoverLane(page);
+  await shot(16);
+});
+
+test("resumed downloads: a file whose connection breaks three times is read whole", async () => {
+  await resumeLane(page);
+  await shot(14);
+});
+
+test("event streams: a stream that drops reconnects with Last-Event-ID, each event once, and ends at 204", async () => {
+  await eventsLane(page);
+  await shot(15);
 });
 
 test("the outbox: 5 POSTs kept while origin B is down, each applied once when it is back", async () => {

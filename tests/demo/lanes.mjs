@@ -216,6 +216,20 @@ export async function hedgeLane(page) {
 }
 
 /**
+ * Lane 13: the origin down after one good answer; the kept answer is served for each failure, and
+ * without sending once the breaker is open.
+ */
+export async function staleLane(page) {
+  await page.click("#stale-button");
+  await page.waitForFunction(() => document.querySelector("#stale-summary").dataset.served !== undefined, null,
+    { timeout: 15000 });
+  const d = await page.locator("#stale-summary").evaluate((p) => ({ ...p.dataset }));
+  assert.equal(d.served, "5", JSON.stringify(d));
+  assert.equal(d.whileOpen, "0", JSON.stringify(d));
+  assert.equal(d.reasons, ",status,breakerOpen,breakerOpen,breakerOpen,breakerOpen", JSON.stringify(d));
+}
+
+/**
  * Lane 12: slow answers open a breaker with slowCallMs ("slowCallRate"; calls after it fail fast),
  * and each failed probe doubles the cooldown up to maxCooldownMs (each opening's cooldown as the
  * lane read it, from a call refused right then), so the dead origin gets far fewer probes.
@@ -305,20 +319,42 @@ export async function edgeLane(page) {
   assert.ok(ticks >= withCount + withoutCount, `${ticks} ticks`);
 }
 
-/**
- * The fallback lane: with failover no error reaches the caller while the primary is down (without
- * it some do), the backup answers meanwhile and calls come back to the primary; with stale every
- * GET after the origin went down gets the kept answer, marked, and without it every one fails.
- */
-export async function fallbackLane(page) {
-  await page.click("#fallback-button");
-  await page.waitForFunction(() => document.querySelector("#fallback-stale").dataset.served !== undefined, null,
+export async function eventsLane(page) {
+  await page.click("#events-button");
+  await page.waitForFunction(() => document.querySelector("#events-summary").dataset.ids !== undefined, null,
     { timeout: 30000 });
-  const f = await page.locator("#fallback-failover").evaluate((p) => ({ ...p.dataset }));
+  const d = await page.locator("#events-summary").evaluate((p) => ({ ...p.dataset }));
+  assert.equal(d.ids, Array.from({ length: 20 }, (_, i) => i + 1).join(" "), JSON.stringify(d));
+  assert.equal(d.lastIds, "none,5,10,10,20", JSON.stringify(d));
+  assert.equal(d.connections, "5", JSON.stringify(d));
+  assert.equal(d.ending, "no-content", JSON.stringify(d));
+  assert.equal(await page.locator("#events-strip span.drop").count(), 4);
+}
+
+/**
+ * The failover lane: with failover no error reaches the caller while the primary is down (without
+ * it some do), the backup answers meanwhile, and calls come back to the primary.
+ */
+export async function failoverLane(page) {
+  await page.click("#failover-button");
+  await page.waitForFunction(() => document.querySelector("#failover-summary").dataset.back !== undefined, null,
+    { timeout: 30000 });
+  const f = await page.locator("#failover-summary").evaluate((p) => ({ ...p.dataset }));
   assert.equal(f.errors, "0", JSON.stringify(f));
   assert.ok(Number(f.plainErrors) > 0, JSON.stringify(f));
   assert.ok(Number(f.backup) > 0 && f.back === "true", JSON.stringify(f));
-  const s = await page.locator("#fallback-stale").evaluate((p) => ({ ...p.dataset }));
-  assert.deepEqual([s.errors, s.served, s.plainErrors], ["0", "20", "20"], JSON.stringify(s));
-  assert.ok(s.marker.length > 0, JSON.stringify(s));
+}
+
+/**
+ * The resume lane: without resume the stream errors at the first break; with it the caller reads
+ * the whole file (its SHA-256), each range asked for from where the bytes read ended.
+ */
+export async function resumeLane(page) {
+  await page.click("#resume-button");
+  await page.waitForFunction(() => document.querySelector("#resume-summary").dataset.same !== undefined, null,
+    { timeout: 30000 });
+  const r = await page.locator("#resume-summary").evaluate((p) => ({ ...p.dataset }));
+  assert.deepEqual([r.bytes, r.same, r.error], [String(2 * 1024 * 1024), "true", ""], JSON.stringify(r));
+  assert.equal(r.ranges, "all bytes=400000- bytes=1000000- bytes=1600000-", JSON.stringify(r));
+  assert.deepEqual([r.plainBytes, r.plainError], ["400000", "TypeError"], JSON.stringify(r));
 }

@@ -10,7 +10,7 @@ import http from "node:http";
 import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
-import { OUT, openDemo, outageLane, pacedBurstLane, hedgeLane, breakerLane, fallbackLane, layoutLane, outboxLane, postEffectsLane, root,
+import { OUT, openDemo, outageLane, pacedBurstLane, hedgeLane, breakerLane, staleLane, failoverLane, resumeLane, eventsLane, layoutLane, outboxLane, postEffectsLane, root,
   settled, shareLane, shootLane, stormLane } from "./lanes.mjs";
 
 const BASE = "/resilient-fetch/"; // the site's path on its host, as a GitHub Pages project site's
@@ -109,8 +109,20 @@ test("breaker rules: slow answers open the breaker, failed probes grow its coold
   await breakerLane(page);
 });
 
-test("fallback: a backup origin while the primary is down, and the last good answer once the origin is", async () => {
-  await fallbackLane(page);
+test("stale answers: the last good answer served for each failure, nothing sent while open", async () => {
+  await staleLane(page);
+});
+
+test("failover: a backup origin answers while the primary is down, then the primary again", async () => {
+  await failoverLane(page);
+});
+
+test("resumed downloads: a file whose connection breaks three times is read whole", async () => {
+  await resumeLane(page);
+});
+
+test("event streams: a stream that drops reconnects with Last-Event-ID, each event once, and ends at 204", async () => {
+  await eventsLane(page);
 });
 
 test("the outbox: 5 POSTs kept while origin B is down, each applied once when it is back", async () => {

@@ -338,7 +338,9 @@ fn refused_at_once_is_what_the_loop_decides_for_an_open_breaker() {
     let now = sync_clock.now_ms();
     assert_eq!(now, run_clock.now_ms());
     let mut at_once = Log::default();
-    let refused = engine::refused_at_once(&sync, &p, A, &|| now, &mut |e| at_once.record(e));
+    let refused = engine::refused_at_once(&sync, &p, A, Default::default(), &|| now, &mut |e| {
+        at_once.record(e)
+    });
     let mut script = Script::new(&run_clock, &[Step::Status(200)]);
     let (result, looped) = call(&run, &p, get(A), &mut script);
     let Some(ms) = refused else {
@@ -360,7 +362,10 @@ fn refused_at_once_leaves_every_other_call_to_the_loop() {
     let (reg, clock) = opened(&p);
     let none = |reg: &Owner, p: &Policy, origin: &str, now: f64| {
         let mut events = 0;
-        let refused = engine::refused_at_once(reg, p, origin, &|| now, &mut |_| events += 1);
+        let refused =
+            engine::refused_at_once(reg, p, origin, Default::default(), &|| now, &mut |_| {
+                events += 1
+            });
         assert_eq!(events, u32::from(refused.is_some()));
         refused
     };

@@ -21,6 +21,8 @@ mod support;
 mod breaker;
 mod bulkhead;
 mod deadlines;
+#[cfg(feature = "failover")]
+mod failover;
 #[cfg(feature = "hedge")]
 mod hedging;
 mod hooks;
@@ -29,6 +31,8 @@ mod offline;
 mod pacing;
 mod properties;
 mod registry;
+#[cfg(feature = "resume")]
+mod resume;
 mod retries;
 // Read through the pacing events' helper (support's `paced_get`).
 #[cfg(all(feature = "throttle", feature = "pacing"))]

@@ -432,6 +432,7 @@ fn spawn_windowed<'a>(
             &self,
             attempt: u32,
             _: AttemptLimit,
+            _: Option<resilient_fetch::failover::Alternate<'_>>,
         ) -> impl Future<Output = (AttemptOutcome, u32)> {
             std::future::ready((self.0.answer(self.1), attempt))
         }
@@ -530,6 +531,7 @@ fn spawn_claims<'a>(
             &self,
             attempt: u32,
             _: AttemptLimit,
+            _: Option<resilient_fetch::failover::Alternate<'_>>,
         ) -> impl Future<Output = (AttemptOutcome, u32)> {
             let (took, status, quota) =
                 (self.0.script.borrow_mut().pop_front()).unwrap_or((0.0, 200, None));

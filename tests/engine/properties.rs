@@ -71,6 +71,7 @@ proptest! {
             replayable: !key_but_not_replayable,
             has_body: true,
             kept: false,
+            alternates: Default::default(),
         };
         let p = policy(serde_json::json!({"timeoutMs": 100, "retry": {"maxAttempts": 5}}));
         let mut script = Script::new(&clock, &steps);

@@ -22,6 +22,9 @@ const OPTIONS = {
   coalesce: true,
   share: "builds-test",
   outbox: { name: "builds-test" },
+  stale: { maxStaleMs: 1000 },
+  failover: { "https://a.test": ["https://b.test"] },
+  resume: { maxResumes: 2 },
 };
 
 /** Asserts `error` is the lean build's TypeError for `option`. */
@@ -99,7 +102,7 @@ void new ResilientClient(policy).stats();
   assert.equal(mission.status, 0, mission.stdout + mission.stderr);
   const off = compile("lean-off", `
 import { ResilientClient } from "resilient-fetch";
-void new ResilientClient({ rateLimit: false, throttle: false, hedge: false, coalesce: false, share: false, outbox: false });
+void new ResilientClient({ rateLimit: false, throttle: false, hedge: false, coalesce: false, share: false, outbox: false, failover: false });
 `);
   assert.equal(off.status, 0, off.stdout + off.stderr);
   for (const option of Object.keys(OPTIONS)) {

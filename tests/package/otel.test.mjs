@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { createRequire } from "node:module";
 import http from "node:http";
 import path from "node:path";
-import { ORIGIN_A, SCRATCH, errorOf, linkTools, serverLog, uid, fullOnly } from "./helpers.mjs";
+import { ORIGIN_A, ORIGIN_B, SCRATCH, errorOf, linkTools, serverLog, uid, fullOnly } from "./helpers.mjs";
 
 linkTools(["@opentelemetry/api", "@opentelemetry/core", "@opentelemetry/sdk-trace-base", "@opentelemetry/sdk-metrics",
   "@opentelemetry/context-async-hooks"]);
@@ -248,6 +248,43 @@ test("a hedged read: the hedge is a span event and an attribute of its attempt, 
   assert.equal(total(points(m, "hedges", o)), 1);
   assert.equal(total(points(m, "hedge.wins", o)), 1);
   assert.equal(total(points(m, "attempts", { ...o, [M + "outcome"]: "aborted" })), 1);
+  await t.shutdown();
+});
+
+test("a stale answer: the call span says which failure it stood in for (an attribute of a bounded set and a span event), and ends as its answer", fullOnly(), async () => {
+  const t = telemetry();
+  const client = instrument(ResilientClient, { stale: true, retry: false, breaker: false }, t.options);
+  const url = `${ORIGIN_A}/kept?id=${uid("otel-stale")}`;
+  await (await client.fetch(url)).text();
+  const served = await client.fetch(url);
+  assert.equal(await served.text(), "kept 1");
+  const calls = callSpans(t.spans()).sort(byStart);
+  assert.equal(calls[0].attributes[M + "stale.reason"], undefined);
+  assert.equal(calls[1].attributes[M + "stale.reason"], "status");
+  assert.equal(calls[1].attributes["http.response.status_code"], 200);
+  assert.deepEqual(eventsOf(calls[1], "stale").map((e) => e.attributes[M + "reason"]), ["status"]);
+  await t.shutdown();
+});
+
+test("failover: an attempt sent to an alternate origin has a span naming that origin; its metrics count it there", fullOnly(), async () => {
+  const t = telemetry();
+  const client = instrument(ResilientClient, {
+    failover: { [ORIGIN_A]: [ORIGIN_B] }, retry: { baseDelayMs: 0, maxDelayMs: 0 }, breaker: false,
+  }, t.options);
+  const id = uid("otel-failover");
+  assert.equal(await (await client.fetch(`${ORIGIN_A}/down?id=${id}&on=a&k=1`)).text(), "ok b");
+  const spans = t.spans();
+  const [call] = callSpans(spans);
+  const [first, second] = attemptsOf(spans, call);
+  const [a, b] = [new URL(ORIGIN_A), new URL(ORIGIN_B)];
+  assert.equal(first.attributes["url.full"], `${ORIGIN_A}/down`);
+  assert.equal(second.attributes["url.full"], `${ORIGIN_B}/down`, "the same path, at B; no query, as for A");
+  assert.deepEqual([second.attributes["server.address"], second.attributes["server.port"]], [b.hostname, Number(b.port)]);
+  assert.equal(first.attributes["server.port"], Number(a.port));
+  assert.equal(call.attributes["url.full"], `${ORIGIN_A}/down`, "the call's span keeps the URL the caller gave");
+  const m = await t.metrics();
+  const ends = (origin) => total(points(m, "attempts", { [M + "origin"]: origin }));
+  assert.deepEqual([ends(ORIGIN_A), ends(ORIGIN_B)], [1, 1]);
   await t.shutdown();
 });
 

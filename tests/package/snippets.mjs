@@ -56,7 +56,7 @@ export function runtimeOf(block) {
 
 // The hosts the pages use, and the fault server's endpoint for each path they name (a path
 // not listed fails the test: a new snippet says here what it reaches).
-const HOSTS = { "api.example.com": "A", "origin.example.com": "A", "api.github.com": "B" };
+const HOSTS = { "api.example.com": "A", "origin.example.com": "A", "api.github.com": "B", "api-eu.example.com": "B" };
 const PATHS = {
   "": "",
   "/orders": "/api?id=orders",
@@ -69,6 +69,10 @@ const PATHS = {
   "/api/events": "/trickle?id=events&chunks=3&everyMs=10",
   "/api/items": "/api?id=items",
   "/api/me": "/api?id=me",
+  "/downloads/app.zip": "/resource?id=download&bytes=3000000&cuts=1000000,2000000",
+  // docs/streams.md: event streams (the fault server's /sse plays the script).
+  "/v1/chat": `/sse?id=chat&script=${encodeURIComponent(JSON.stringify([{ chunks: ["data: Hel\n\n", "data: lo\n\n", "data: [DONE]\n\n"], then: "hang" }]))}`,
+  "/v1/prices": `/sse?id=prices&script=${encodeURIComponent(JSON.stringify([{ chunks: ['data: {"p":1}\n\n'], then: "hang" }]))}`,
 };
 // A page whose example is about what happens when the origin fails gets a failing endpoint.
 const PAGE_PATHS = { "docs/edge.md": { "/orders": "/status?code=503&id=edge-orders" } };

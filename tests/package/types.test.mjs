@@ -27,6 +27,7 @@ const policy: Policy = {
   rateLimit: { maxWaitMs: 5000 } satisfies RateLimitPolicy, throttle: { k: 1.5, windowMs: 60000 } satisfies ThrottlePolicy,
   idempotencyKey: true, idempotencyHeader: "Idempotency-Key", maxOrigins: 100,
   hedge: { delayMs: "auto", maxHedges: 2, minDelayMs: 5, maxDelayMs: 500 } satisfies HedgePolicy, coalesce: true,
+  failover: { "https://api.example.com": ["https://api-eu.example.com"] },
   onEvent: (e: ResilienceEvent) => {
     const t: string = e.type;
     if (e.type === "hedge") { const n: number = e.attempt + e.delayMs; void n; }

@@ -47,7 +47,17 @@
 //   /tail?id=X&slow=N&ms=M               the first N requests of X answer 200 "tail" after M ms, the rest at once
 //   /plan?id=X&answers=200@300,404@0     the n-th request of X answers the n-th STATUS@MS of the list (that
 //                                        status, body "STATUS n", after MS ms), the rest as the last one
+//   /kept?id=X&good=N&then=C&cc=CC&vary=V&bytes=B&chunked=1&private=1
+//                                        stale answers: the first N requests of X (1 by default) answer 200
+//                                        with Cache-Control CC and Vary V (each if given), ETag "n", body
+//                                        "kept n V:value" (the request's value of the varied header; or B bytes
+//                                        of "k", sent in two writes without Content-Length when chunked=1);
+//                                        the later ones fail with C (a status, drop or hang; 503 by default)
 //   /outage?id=X&from=T&ms=D             503 while the wall clock is in [T, T + D) (epoch ms), else 200 "ok"
+//   /down?id=X&on=a&fail=N&code=503      failover's: on the origins named in `on` (comma-separated: a, b)
+//                                        the first N requests of X (all of them without fail) fail with code
+//                                        (or drop, hang); on the others, and after them, 200 "ok NAME"; the
+//                                        log entry keeps the request's body (`body`, as text)
 //   /log?id=X                            JSON: every request of X {method, key, t, closedEarly, status,
 //                                        headers (the names the client sent), referer, traceparent,
 //                                        answered (when its answer began, status and headers;
@@ -57,10 +67,77 @@
 //                                        rateLimit N: /api takes N requests a second, advertises it, 429s beyond)
 //   /api?id=G                            answers according to /chaos; a POST applies its effect once
 //                                        per Idempotency-Key (see /effects?id=G), even when it then fails
+//   /resource?id=X&bytes=N&cuts=a,b&stalls=c&etag=E&ignoreRange=1&changeEtagAfter=K&encoding=gzip&text=1
+//                                        (GET) a deterministic body of N bytes (seeded bytes; text=1: UTF-8
+//                                        "a€😀é" repeated, multi-byte characters), with Content-Length,
+//                                        Accept-Ranges: bytes and ETag "E" ("v1"; etag=none: no ETag;
+//                                        etag=weak: W/"v1"; lastModified=1: a Last-Modified a day before
+//                                        Date); honours Range: bytes=S- (206 with Content-Range) when
+//                                        If-Range is absent or equals the ETag, else 200 with all of it;
+//                                        ignoreRange=1: always 200; changeEtagAfter=K: from the (K+1)-th
+//                                        request of X on, the ETag is "E-2" (the resource changed);
+//                                        encoding=gzip: the body is gzipped, Content-Encoding: gzip (the
+//                                        offsets count gzipped bytes). Each cut (an offset of the whole
+//                                        resource, counted from 0 across requests) is made once: the
+//                                        answer sends the bytes before it, then the socket is destroyed;
+//                                        each stall likewise sends the bytes before it, then nothing more
+//                                        (no end). The log entry of each request has range, ifRange,
+//                                        status, start (its first offset) and sent (bytes written);
+//                                        the headers a resume reads are exposed to other origins (CORS)
+//   /sse?id=X&script=JSON                server-sent events: the n-th connection of X plays the n-th plan of
+//                                        the JSON array (the last one again after it), each
+//                                        {status (200), type ("text/event-stream"), chunks: [text...] written
+//                                        everyMs (0) apart, echo (write "data: <request body>\n\n" first),
+//                                        then: "end" (the default) | "drop" (reset, 30 ms on) | "hang" (silent, open) |
+//                                        "beat" (":\n" every beatMs for beatForMs, then silent, open)}. The log entry
+//                                        has lastEventId (null: none), accept, cacheControl, body, closedAt
 // Every response but /strict-cors's allows CORS and exposes Retry-After.
 import http from "node:http";
+import zlib from "node:zlib";
 
 import { fileURLToPath } from "node:url";
+
+/** /sse: the n-th connection plays the n-th plan of `script` (see the header). */
+function sseRoute(req, res, q, entry, n) {
+  let plans;
+  try { plans = JSON.parse(q.get("script") || "[{}]"); } catch { plans = [{ status: 400 }]; }
+  const plan = plans[Math.min(n, plans.length - 1)] || {};
+  entry.lastEventId = req.headers["last-event-id"] ?? null;
+  entry.accept = req.headers.accept ?? null;
+  entry.cacheControl = req.headers["cache-control"] ?? null;
+  res.on("close", () => { entry.closedAt = Date.now(); });
+  let body = "";
+  req.on("data", (c) => { body += c; });
+  req.on("end", () => {
+    entry.body = body;
+    entry.status = plan.status ?? 200;
+    res.writeHead(entry.status, { "content-type": plan.type ?? "text/event-stream", "cache-control": "no-store" });
+    if (entry.status === 204 || entry.status >= 300 && plan.then !== "drop") { res.end(); return; }
+    if (plan.echo) res.write(`data: ${body}\n\n`);
+    const chunks = [...(plan.chunks ?? [])];
+    const timers = new Set();
+    const later = (fn, ms) => { const t = setTimeout(() => { timers.delete(t); fn(); }, ms); timers.add(t); };
+    res.on("close", () => { for (const t of timers) clearTimeout(t); });
+    const finish = () => {
+      if (res.destroyed) return;
+      // A reset once what was written has gone out (at once, the client might get nothing).
+      if (plan.then === "drop") later(() => req.socket.destroy(), 30);
+      else if (plan.then === "hang") return;
+      else if (plan.then === "beat") {
+        const until = Date.now() + (plan.beatForMs ?? 1000);
+        const beat = () => { if (Date.now() < until) { res.write(":\n"); later(beat, plan.beatMs ?? 100); } };
+        beat();
+      } else res.end();
+    };
+    const next = () => {
+      if (res.destroyed) return;
+      if (chunks.length === 0) return finish();
+      res.write(chunks.shift());
+      if (plan.everyMs) later(next, plan.everyMs); else next();
+    };
+    next();
+  });
+}
 
 function createOrigin(name) {
   const logs = new Map(); // id -> [{...}]
@@ -147,6 +224,78 @@ function createOrigin(name) {
     });
   };
 
+  // ---- /resource: a body that breaks at chosen offsets, resumed with Range (see the header).
+  const resources = new Map(); // id -> { requests, fired: Set of offsets cut or stalled }
+  const resourceBody = (q) => {
+    const n = Math.max(0, Math.min(Number(q.get("bytes") || 1000), 64 * 1024 * 1024));
+    let body;
+    if (q.get("text") === "1") {
+      const unit = Buffer.from("a€😀é");
+      body = Buffer.alloc(n);
+      for (let i = 0; i < n; i++) body[i] = unit[i % unit.length];
+    } else {
+      body = Buffer.alloc(n);
+      let x = 0x9e3779b9;
+      for (let i = 0; i < n; i++) { x ^= x << 13; x ^= x >>> 17; x ^= x << 5; body[i] = x & 0xff; }
+    }
+    return q.get("encoding") === "gzip" ? zlib.gzipSync(body) : body;
+  };
+  const resource = (req, res, q, id, entry) => {
+    record(id, entry);
+    const state = resources.get(id) ?? { requests: 0, fired: new Set() };
+    resources.set(id, state);
+    state.requests += 1;
+    const body = resourceBody(q);
+    const base = q.get("etag") ?? "v1";
+    const changed = q.has("changeEtagAfter") && state.requests > Number(q.get("changeEtagAfter"));
+    const tag = `"${base}${changed ? "-2" : ""}"`;
+    const headers = { "content-type": q.get("text") === "1" ? "text/plain; charset=utf-8" : "application/octet-stream",
+      "accept-ranges": "bytes", date: new Date().toUTCString(),
+      // What a resume reads, exposed to a page of another origin.
+      "access-control-expose-headers": "etag, content-range, accept-ranges, content-encoding, date, last-modified" };
+    if (base === "weak") headers.etag = `W/"v1"`;
+    else if (base !== "none") headers.etag = tag;
+    if (q.get("lastModified") === "1") headers["last-modified"] = new Date(Date.now() - 86_400_000).toUTCString();
+    if (q.get("encoding") === "gzip") headers["content-encoding"] = "gzip";
+    entry.range = req.headers.range ?? null;
+    entry.ifRange = req.headers["if-range"] ?? null;
+    const asked = /^bytes=(\d+)-$/.exec(req.headers.range ?? "");
+    const ifRange = req.headers["if-range"];
+    const honoured = asked !== null && q.get("ignoreRange") !== "1" && (ifRange === undefined || ifRange === headers.etag
+      || (headers.etag === undefined && ifRange === headers["last-modified"]));
+    const start = honoured ? Math.min(Number(asked[1]), body.length) : 0;
+    entry.start = start;
+    entry.sent = 0;
+    if (honoured && start < body.length) {
+      entry.status = 206;
+      headers["content-range"] = `bytes ${start}-${body.length - 1}/${body.length}`;
+    } else {
+      entry.status = 200;
+    }
+    headers["content-length"] = String(body.length - start);
+    res.writeHead(entry.status, headers);
+    const offsets = (name) => (q.get(name) ?? "").split(",").filter(Boolean).map(Number);
+    const breaks = [...offsets("cuts").map((at) => ({ at, cut: true })), ...offsets("stalls").map((at) => ({ at, cut: false }))]
+      .filter(({ at }) => at >= start && at < body.length && !state.fired.has(at)).sort((x, y) => x.at - y.at);
+    const stop = breaks[0];
+    const end = stop === undefined ? body.length : stop.at;
+    if (stop !== undefined) state.fired.add(stop.at);
+    let at = start;
+    const pump = () => {
+      while (at < end) {
+        const chunk = body.subarray(at, Math.min(end, at + 65536));
+        at += chunk.length;
+        entry.sent += chunk.length;
+        if (!res.write(chunk)) { res.once("drain", pump); return; }
+      }
+      if (stop === undefined) res.end();
+      // The bytes before a cut reach the client (a moment for them to be read: a stream that
+      // errors empties its queue), then the connection breaks; a stall sends no more.
+      else if (stop.cut) res.write("", () => setTimeout(() => res.socket?.destroy(), 20));
+    };
+    pump();
+  };
+
   return http.createServer((req, res) => {
     if (req.url.startsWith("/strict-cors")) { strictCors(req, res); return; }
     res.setHeader("access-control-allow-origin", "*");
@@ -171,6 +320,7 @@ function createOrigin(name) {
 
     switch (url.pathname) {
       case "/ok": record(id, entry).status = 200; send(res, 200, "ok"); return;
+      case "/resource": resource(req, res, q, id, entry); return;
       case "/status": record(id, entry); entry.status = Number(q.get("code") || 500);
         send(res, entry.status, "status " + entry.status); return;
       case "/flaky": {
@@ -229,6 +379,22 @@ function createOrigin(name) {
         const answers = (q.get("answers") || "200@0").split(",");
         const [code, ms] = answers[Math.min(n, answers.length - 1)].split("@").map(Number);
         setTimeout(() => { if (res.destroyed) return; entry.status = code; send(res, code, `${code} ${n + 1}`); }, ms || 0);
+        return;
+      }
+      case "/kept": {
+        const n = seen(id); record(id, entry);
+        if (n >= Number(q.get("good") || 1)) return fail(req, res, q.get("then") || "503", entry);
+        const vary = q.get("vary");
+        const headers = { etag: `"${n + 1}"`, "access-control-expose-headers": "age, etag, vary" };
+        if (q.has("cc")) headers["cache-control"] = q.get("cc");
+        if (vary) headers.vary = vary;
+        const body = q.has("bytes") ? "k".repeat(Number(q.get("bytes")))
+          : `kept ${n + 1}${vary ? ` ${vary}:${req.headers[vary.toLowerCase()] ?? ""}` : ""}`;
+        entry.status = 200;
+        if (q.get("chunked") !== "1") { send(res, 200, body, headers); return; }
+        res.writeHead(200, { "content-type": "text/plain", ...headers });
+        res.write(body.slice(0, body.length >> 1));
+        res.end(body.slice(body.length >> 1));
         return;
       }
       case "/outage": {
@@ -315,6 +481,19 @@ function createOrigin(name) {
         }, ledger.down ? 0 : ledger.delayMs || 0));
         return;
       }
+      case "/down": { // failover's: an outage of the named origins only (header comment)
+        const n = seen(id); record(id, entry);
+        const down = (q.get("on") || "a").split(",").includes(name) && (!q.has("fail") || n < Number(q.get("fail")));
+        const chunks = [];
+        req.on("data", (c) => chunks.push(c));
+        req.on("end", () => {
+          entry.body = Buffer.concat(chunks).toString();
+          if (down) return fail(req, res, q.get("code") || "503", entry);
+          entry.status = 200; send(res, 200, "ok " + name);
+        });
+        return;
+      }
+      case "/sse": { const n = seen(id); sseRoute(req, res, q, record(id, entry), n); return; }
       case "/log": json(res, 200, logs.get(id) || []); return;
       case "/effects": {
         const applied = effects.get(id) || new Set();
@@ -372,7 +551,7 @@ function createOrigin(name) {
         return;
       }
       case "/reset":
-        logs.clear(); effects.clear(); ledgers.clear();
+        logs.clear(); effects.clear(); ledgers.clear(); resources.clear();
         Object.assign(chaos, CALM);
         json(res, 200, { ok: true }); return;
       default:

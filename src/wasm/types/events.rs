@@ -13,7 +13,7 @@ export type ResilienceEvent =
   | AttemptStartEvent | AttemptEndEvent | RetryEvent | GiveUpEvent | BreakerTransitionEvent
   | ShortCircuitEvent | BulkheadRejectedEvent | RateLimitWaitEvent | RateLimitRejectedEvent
   | ThrottledEvent | BodyTimeoutEvent | HedgeEvent | SuccessEvent | OfflineEvent
-  | QueuedEvent | ReplayedEvent | DeliveredEvent | DeadLetteredEvent;
+  | QueuedEvent | ReplayedEvent | DeliveredEvent | DeadLetteredEvent | StaleEvent;
 
 /** The fields of every event type; each type sets its own. */
 interface EventFields {
@@ -33,6 +33,7 @@ interface EventFields {
   to?: undefined;
   probability?: undefined;
   id?: undefined;
+  ageMs?: undefined;
 }
 type EventOf<T> = Omit<EventFields, keyof T> & T;
 
@@ -206,6 +207,19 @@ export type DeadLetteredEvent = EventOf<{
   status?: number;
 }>;
 
+/** A kept answer is served instead of the call's failure (policy stale). */
+export type StaleEvent = EventOf<{
+  type: "stale";
+  /** The answer's age when served, in ms (its `Age` header is this in whole seconds). */
+  ageMs: number;
+  /** The failure it stands in for (also the value of its `resilient-fetch-stale` header). */
+  reason: StaleReason;
+}>;
+
+/** The failure a kept answer stands in for (policy stale). */
+export type StaleReason =
+  | "networkError" | "timeout" | "breakerOpen" | "throttled" | "rateLimit" | "deadline" | "status";
+
 /** Counters and state of one origin. */
 export interface OriginStats {
   attempts: number;
@@ -233,6 +247,8 @@ export interface OriginStats {
   hedgeWins: number;
   /** Attempts that failed while the runtime was offline (neither failures nor held against the breaker). */
   offline: number;
+  /** Calls served a kept answer instead of their failure (policy stale). */
+  stale: number;
 }
 
 /** Stats per origin ("scheme://host[:port]"). */

@@ -173,6 +173,8 @@ pub struct Script<'e> {
     pub clock: &'e Clock,
     pub steps: RefCell<VecDeque<Step>>,
     pub limits: RefCell<Vec<AttemptLimit>>,
+    /// Where each attempt went: `None` the call's own URL, else the alternate origin.
+    pub sent_to: RefCell<Vec<Option<String>>>,
     pub took_ms: f64,
     /// The caller's `retry.shouldRetry`, one answer per attempt (none: no hook).
     pub answers: Option<RefCell<VecDeque<Answer>>>,
@@ -188,6 +190,7 @@ impl<'e> Script<'e> {
             clock,
             steps: RefCell::new(steps.iter().cloned().collect()),
             limits: RefCell::new(Vec::new()),
+            sent_to: RefCell::new(Vec::new()),
             took_ms: 10.0,
             answers: None,
             asked: RefCell::new(Vec::new()),
@@ -220,8 +223,11 @@ impl<'e> Transport for Script<'e> {
         &self,
         attempt: u32,
         limit: AttemptLimit,
+        to: Option<resilient_fetch::failover::Alternate<'_>>,
     ) -> impl Future<Output = (AttemptOutcome, u32)> {
         self.limits.borrow_mut().push(limit);
+        let to = to.map(|alternate| alternate.origin().to_owned());
+        self.sent_to.borrow_mut().push(to);
         let step = self
             .steps
             .borrow_mut()
@@ -340,6 +346,7 @@ impl Log {
                 delay_ms,
                 reason,
                 retry_after,
+                ..
             } => {
                 self.retries.push((attempt, delay_ms, reason, retry_after));
             }

@@ -39,6 +39,7 @@ pub fn get(origin: &'static str) -> Call<'static> {
         replayable: true,
         has_body: false,
         kept: false,
+        alternates: Default::default(),
     }
 }
 
@@ -50,6 +51,7 @@ pub fn post(origin: &'static str, has_key: bool) -> Call<'static> {
         replayable: true,
         has_body: false,
         kept: false,
+        alternates: Default::default(),
     }
 }
 

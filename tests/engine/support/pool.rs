@@ -91,7 +91,12 @@ pub struct Hand<'b> {
 impl Transport for Hand<'_> {
     type Output = u32;
 
-    fn send(&self, attempt: u32, _: AttemptLimit) -> impl Future<Output = (AttemptOutcome, u32)> {
+    fn send(
+        &self,
+        attempt: u32,
+        _: AttemptLimit,
+        _: Option<resilient_fetch::failover::Alternate<'_>>,
+    ) -> impl Future<Output = (AttemptOutcome, u32)> {
         self.board.sent.borrow_mut().push(self.name);
         let (board, name) = (self.board, self.name);
         poll_fn(move |cx| {

@@ -107,6 +107,7 @@ impl<'c> Transport for Timed<'c> {
         &self,
         attempt: u32,
         limit: AttemptLimit,
+        _: Option<resilient_fetch::failover::Alternate<'_>>,
     ) -> impl Future<Output = (AttemptOutcome, u32)> {
         let (took, status) = self.plan.borrow_mut().pop_front().unwrap_or((1.0, 200));
         let clock = self.clock;

@@ -328,21 +328,16 @@ impl<'a> Ctx<'a> {
         self.route.alternate(self.at.get())
     }
 
-    /// Whether `origin`'s breaker would refuse an attempt at `now`: open, or half-open with
-    /// every probe it lets through already out.
+    /// Whether `origin`'s breaker would refuse an attempt at `now` (the breaker's own
+    /// [`crate::breaker::Breaker::refusal`]: open, or half-open with every probe out).
     fn is_open(&self, origin: &str, now: f64) -> bool {
-        use crate::vocab::BreakerState;
         let Some(rules) = &self.policy.breaker else {
             return false;
         };
         let registry = self.owner.lend();
         registry
             .peek(origin)
-            .is_some_and(|s| match s.breaker.state(now) {
-                BreakerState::Open => true,
-                BreakerState::HalfOpen => s.breaker.probes_in_flight() >= rules.half_open_max_calls,
-                BreakerState::Closed => false,
-            })
+            .is_some_and(|s| s.breaker.refusal(now, rules).is_some())
     }
 
     /// Sends the first attempt to the first origin of the route whose breaker is not open

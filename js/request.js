@@ -3,7 +3,7 @@
 // origin (the fast path reads plain URL strings without the URL parser).
 // Keep the single `export { ... }` line last (scripts/join-js.mjs joins the concern files).
 import { chainOf } from "./chain.js";
-import { BODY_NONE, BODY_REPLAYABLE, BODY_STREAM } from "./errors.js";
+import { BODY_NONE, BODY_REPLAYABLE, BODY_STREAM, READ_METHOD, READ_SLOT, READ_TOLD, READ_LOCAL, READ_SIGNAL, READ_REQUEST, METHOD_OTHER } from "./errors.js";
 
 // The RequestInit members fetch reads, own or inherited, plain or getters.
 const INIT_MEMBERS = ["body", "cache", "credentials", "duplex", "headers", "integrity", "keepalive", "method",
@@ -13,13 +13,46 @@ const INIT_MEMBERS = ["body", "cache", "credentials", "duplex", "headers", "inte
 const STANDARD_METHODS = ["DELETE", "GET", "HEAD", "OPTIONS", "POST", "PUT"];
 // ---- end of methods
 
+// How what readArguments read reaches the wasm: taker(copy, signal, origin, method, chain,
+// request, at), one callback for all calls (src/wasm/arguments.rs), given once; `at`: when
+// (performance.now()), the call's start.
+let TAKER = null;
+
+/** Keeps the wasm's callback for what readArguments read. */
+function setTaker(taker) {
+  TAKER = taker;
+}
+
+// The origins the wasm has been told, by slot: an origin crosses as text once, then its slot
+// names it (READ_TOLD / READ_SLOT slots, reused in turn when all are taken).
+const TOLD = new Map();
+const TOLD_SLOTS = READ_TOLD / READ_SLOT;
+const TOLD_BY_SLOT = [];
+let TOLD_NEXT = 0;
+
+/** The slot of `origin` times READ_SLOT, plus READ_TOLD when the wasm is told it now (as the origin's text). */
+function toldSlot(origin) {
+  const slot = TOLD.get(origin);
+  if (slot !== undefined) return slot * READ_SLOT;
+  const next = TOLD_NEXT;
+  TOLD_NEXT = (next + 1) % TOLD_SLOTS;
+  if (TOLD_BY_SLOT[next] !== undefined) TOLD.delete(TOLD_BY_SLOT[next]);
+  TOLD_BY_SLOT[next] = origin;
+  TOLD.set(origin, next);
+  return next * READ_SLOT + READ_TOLD;
+}
+
+// The methods with a code of their own, at their codes (src/wasm/codes.rs `Method`, whose
+// order tests/package/origins.test.mjs checks); any other crosses as text.
+const METHOD_CODES = ["GET", "HEAD", "POST", "PUT", "DELETE", "OPTIONS", "PATCH"];
+
 /**
- * Reads `input` and `init` as fetch would, now, for a call of client `client` (its id).
- * Returns, in the order of the ARG_ codes (src/wasm/codes.rs `Arg`), [init copy without its
- *  signal, the caller's signal or undefined, origin ("" for a URL that is no server's: data:,
- *  blob:), method, the body's BODY_ code, the call's chain (see CHAIN), and off the fast path:
- *  the request built once].
- *  Throws fetch's TypeError for a bad URL or init.
+ * Reads `input` and `init` as fetch would, now, for a call of client `client` (its id), and
+ * hands the wasm's taker what it read: the init's copy without its signal, the caller's signal
+ * (or undefined), the origin ("" for a URL that is no server's: data:, blob:), the method, the
+ * call's chain (see CHAIN) and, off the fast path, the request built once. Returns the numbers
+ * packed as src/wasm/codes.rs `Read` says (the body's BODY_ code, the method's, the origin's
+ * slot, flags). Throws fetch's TypeError for a bad URL or init.
  * The copy keeps own enumerable properties (runtime extensions such as
  * Workers' `cf` or undici's `dispatcher`) and every standard member, inherited
  * or a getter; whatever a getter throws rejects the call, as with fetch.
@@ -44,15 +77,25 @@ function readArguments(input, init, client) {
   copy.signal = null;
   if (isRequest) keepReferrer(copy, input);
   // The body: none, one that can be sent again, a stream (sent once).
-  const body = isA(copy.body, "ReadableStream") ? BODY_STREAM
+  let body = isA(copy.body, "ReadableStream") ? BODY_STREAM
     : copy.body === undefined || copy.body === null ? BODY_NONE : BODY_REPLAYABLE;
   const fast = fastTarget(input, copy);
   const chain = chainOf(copy, client);
-  if (fast !== null) return [copy, signal, fast[0], fast[1], body, chain];
-  // The general path: the request built once, as fetch builds it (`body ||`: BODY_NONE is 0).
-  const request = new Request(input, copy);
-  return [copy, signal, targetOf(request.url), request.method,
-    body || (request.body === null ? BODY_NONE : BODY_REPLAYABLE), chain, request];
+  let origin, method, request;
+  if (fast !== null) {
+    [origin, method] = fast;
+  } else {
+    // The general path: the request built once, as fetch builds it (`body ||`: BODY_NONE is 0).
+    request = new Request(input, copy);
+    origin = targetOf(request.url);
+    method = request.method;
+    body = body || (request.body === null ? BODY_NONE : BODY_REPLAYABLE);
+  }
+  const code = METHOD_CODES.indexOf(method);
+  const said = body + (code < 0 ? METHOD_OTHER : code) * READ_METHOD + (origin === "" ? READ_LOCAL : toldSlot(origin)) +
+    (signal === undefined ? 0 : READ_SIGNAL) + (request === undefined ? 0 : READ_REQUEST);
+  TAKER(copy, signal, origin, method, chain, request, performance.now());
+  return said;
 }
 
 /** The value of the request's header `name`, or null. */
@@ -215,4 +258,4 @@ function plainOrigin(input) {
   return `${scheme}://${host}${port}`;
 }
 
-export { INIT_MEMBERS, readArguments, headerOf, originKey, setKey, requestError, keepReferrer };
+export { INIT_MEMBERS, readArguments, setTaker, headerOf, originKey, setKey, requestError, keepReferrer };

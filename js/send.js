@@ -4,7 +4,7 @@ import { keepReferrer } from "./request.js";
 import { CHAIN, SENDING } from "./chain.js";
 import { ATTEMPT, platformFetch } from "./install.js";
 import { discardBody } from "./hooks.js";
-import { makeTimeoutError, TIMEOUT_KIND_ATTEMPT, TIMEOUT_KIND_CALL, SEND_FLAG_REPLAY, SEND_FLAG_HEDGE, STATUS_FLAG_LIMITS } from "./errors.js";
+import { makeTimeoutError, TIMEOUT_KIND_ATTEMPT, TIMEOUT_KIND_CALL, SEND_FLAG_REPLAY, SEND_FLAG_HEDGE, SEND_FLAG_RATES, STATUS_FLAG_LIMITS } from "./errors.js";
 
 // The attempts' own timeouts, told apart from every other rejection.
 const TIMEOUTS = new WeakSet();
@@ -14,13 +14,30 @@ function isTimeout(error) {
   return typeof error === "object" && error !== null && TIMEOUTS.has(error);
 }
 
-// How an attempt's outcome reaches the wasm: settler(slot, generation, fulfilled, value),
-// one callback for all attempts (src/wasm/settle.rs), given once.
+// How an attempt's outcome reaches the wasm: settler(slot, generation, fulfilled, value,
+// status, at), one callback for all attempts (src/wasm/settle.rs), given once; for an
+// attempt's answer `status` is what statusOf says plus one and `at` when it came
+// (performance.now()); other settlements leave both out.
 let SETTLER = null;
 
 /** Keeps the wasm's settlement callback. */
 function setSettler(settler) {
   SETTLER = settler;
+}
+
+// The calls' promises by id, until the wasm settles them (src/wasm/settle.rs `promise_of`).
+const CALLS = new Map();
+
+/** A call's promise, kept under `id` until endCall settles it. */
+function callPromise(id) {
+  return new Promise((resolve, reject) => CALLS.set(id, [resolve, reject]));
+}
+
+/** Settles the call promise `id`: fulfils it with `value` when `ok`, else rejects it. */
+function endCall(id, ok, value) {
+  const settle = CALLS.get(id);
+  CALLS.delete(id);
+  settle[ok ? 0 : 1](value);
 }
 
 /**
@@ -38,10 +55,10 @@ function settleLater(promise, slot, generation, value = (v) => v) {
  * settler under (slot, generation): when the limit runs out first, the controller is
  * aborted (the socket is released) and the attempt settles with a TimeoutError (of the
  * call's deadline when `deadline`, for the limit `limitMs`), even if fetch ignores its
- * signal. Whatever fetch returns is awaited as a promise (a mock may return a Response,
+ * signal; an answer is reported with what statusOf (`rates`: its own) says of it. Whatever fetch returns is awaited as a promise (a mock may return a Response,
  * undefined or a thenable); what it throws synchronously, this throws.
  */
-function send(fetchFn, input, init, controller, chain, ms, deadline, limitMs, slot, generation) {
+function send(fetchFn, input, init, controller, chain, ms, deadline, limitMs, slot, generation, rates) {
   init[CHAIN] = chain;
   init[ATTEMPT] = true;
   SENDING.push(typeof chain === "number" ? chain : chain[chain.length - 1]);
@@ -64,8 +81,17 @@ function send(fetchFn, input, init, controller, chain, ms, deadline, limitMs, sl
     unwatch();
     // A fetch that ignored its signal answered after the limit: nobody will read this body.
     if (timedOut) discardBody(value);
-    else settler(slot, generation, true, value);
-  }, (error) => { unwatch(); settler(slot, generation, false, error); });
+    else settler(slot, generation, true, value, toldStatus(value, rates), performance.now());
+  }, (error) => { unwatch(); settler(slot, generation, false, error, 0, performance.now()); });
+}
+
+/** What statusOf says of an answer, plus one, for the settler; 0 for what is no Response (the wasm asks again for its error). */
+function toldStatus(value, rates) {
+  try {
+    return statusOf(value, rates) + 1;
+  } catch {
+    return 0;
+  }
 }
 
 // ---- the attempts' limits: one timer for every attempt in flight, armed for the earliest
@@ -152,8 +178,10 @@ function hold(on) {
  * `init` undefined, a built request with this attempt's signal and its referrer kept,
  * cloned first when `replay` and it has a body (the clone tees it, so every attempt sends
  * what the first sent; a request without a body is sent as it is: fetch does not use it up).
+ * Returns the attempt's AbortController, made here (one crossing for both): the wasm's from then on.
  */
-function sendAttempt(fetchFn, input, init, how, controller, chain, ms, deadline, limitMs, slot, generation) {
+function sendAttempt(fetchFn, input, init, how, chain, ms, deadline, limitMs, slot, generation) {
+  const controller = new AbortController();
   // A hedge (another attempt of the call is on the wire) bypasses a browser's HTTP cache
   // unless the caller chose a cache mode: a browser lets one request per URL through its
   // cache at a time, so a hedge through it would wait for the very attempt it is meant to
@@ -169,7 +197,8 @@ function sendAttempt(fetchFn, input, init, how, controller, chain, ms, deadline,
   } else {
     init.signal = controller.signal;
   }
-  send(fetchFn, input, init, controller, chain, ms, deadline, limitMs, slot, generation);
+  send(fetchFn, input, init, controller, chain, ms, deadline, limitMs, slot, generation, (how & SEND_FLAG_RATES) !== 0);
+  return controller;
 }
 
 // A browser page or worker (Cloudflare Workers look like a worker but have no HTTP cache).
@@ -253,4 +282,4 @@ function onlineWait(slot, generation) {
   online.then(() => settler(slot, generation, true, undefined));
 }
 
-export { isTimeout, SETTLER, setSettler, settleLater, sendAttempt, sendLocal, statusOf, limitsOf, isOffline, onlineWait };
+export { isTimeout, SETTLER, setSettler, settleLater, callPromise, endCall, sendAttempt, sendLocal, statusOf, limitsOf, isOffline, onlineWait };

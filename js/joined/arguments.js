@@ -1,5 +1,5 @@
 // Joined by scripts/join-js.mjs from js/request.js, js/chain.js, js/install.js, js/cors.js, js/send.js, js/hooks.js, js/policy-arg.js, src/coalesce/coalesce.js, src/resume/resume.js: edit those, then run it.
-import { BODY_NONE, BODY_REPLAYABLE, BODY_STREAM, makeTimeoutError, TIMEOUT_KIND_ATTEMPT, TIMEOUT_KIND_CALL, SEND_FLAG_REPLAY, SEND_FLAG_HEDGE, STATUS_FLAG_LIMITS, HOOK_SAID_NO, HOOK_SAID_YES, HOOK_SAID_DEFAULT } from "../errors.js";
+import { BODY_NONE, BODY_REPLAYABLE, BODY_STREAM, READ_METHOD, READ_SLOT, READ_TOLD, READ_LOCAL, READ_SIGNAL, READ_REQUEST, METHOD_OTHER, makeTimeoutError, TIMEOUT_KIND_ATTEMPT, TIMEOUT_KIND_CALL, SEND_FLAG_REPLAY, SEND_FLAG_HEDGE, SEND_FLAG_RATES, STATUS_FLAG_LIMITS, HOOK_SAID_NO, HOOK_SAID_YES, HOOK_SAID_DEFAULT } from "../errors.js";
 import { linkCopy, readThrough, BODY } from "../body.js";
 
 // The caller's arguments, read once, in JS, when the call is made (as fetch reads them), so that
@@ -15,13 +15,46 @@ const INIT_MEMBERS = ["body", "cache", "credentials", "duplex", "headers", "inte
 const STANDARD_METHODS = ["DELETE", "GET", "HEAD", "OPTIONS", "POST", "PUT"];
 // ---- end of methods
 
+// How what readArguments read reaches the wasm: taker(copy, signal, origin, method, chain,
+// request, at), one callback for all calls (src/wasm/arguments.rs), given once; `at`: when
+// (performance.now()), the call's start.
+let TAKER = null;
+
+/** Keeps the wasm's callback for what readArguments read. */
+function setTaker(taker) {
+  TAKER = taker;
+}
+
+// The origins the wasm has been told, by slot: an origin crosses as text once, then its slot
+// names it (READ_TOLD / READ_SLOT slots, reused in turn when all are taken).
+const TOLD = new Map();
+const TOLD_SLOTS = READ_TOLD / READ_SLOT;
+const TOLD_BY_SLOT = [];
+let TOLD_NEXT = 0;
+
+/** The slot of `origin` times READ_SLOT, plus READ_TOLD when the wasm is told it now (as the origin's text). */
+function toldSlot(origin) {
+  const slot = TOLD.get(origin);
+  if (slot !== undefined) return slot * READ_SLOT;
+  const next = TOLD_NEXT;
+  TOLD_NEXT = (next + 1) % TOLD_SLOTS;
+  if (TOLD_BY_SLOT[next] !== undefined) TOLD.delete(TOLD_BY_SLOT[next]);
+  TOLD_BY_SLOT[next] = origin;
+  TOLD.set(origin, next);
+  return next * READ_SLOT + READ_TOLD;
+}
+
+// The methods with a code of their own, at their codes (src/wasm/codes.rs `Method`, whose
+// order tests/package/origins.test.mjs checks); any other crosses as text.
+const METHOD_CODES = ["GET", "HEAD", "POST", "PUT", "DELETE", "OPTIONS", "PATCH"];
+
 /**
- * Reads `input` and `init` as fetch would, now, for a call of client `client` (its id).
- * Returns, in the order of the ARG_ codes (src/wasm/codes.rs `Arg`), [init copy without its
- *  signal, the caller's signal or undefined, origin ("" for a URL that is no server's: data:,
- *  blob:), method, the body's BODY_ code, the call's chain (see CHAIN), and off the fast path:
- *  the request built once].
- *  Throws fetch's TypeError for a bad URL or init.
+ * Reads `input` and `init` as fetch would, now, for a call of client `client` (its id), and
+ * hands the wasm's taker what it read: the init's copy without its signal, the caller's signal
+ * (or undefined), the origin ("" for a URL that is no server's: data:, blob:), the method, the
+ * call's chain (see CHAIN) and, off the fast path, the request built once. Returns the numbers
+ * packed as src/wasm/codes.rs `Read` says (the body's BODY_ code, the method's, the origin's
+ * slot, flags). Throws fetch's TypeError for a bad URL or init.
  * The copy keeps own enumerable properties (runtime extensions such as
  * Workers' `cf` or undici's `dispatcher`) and every standard member, inherited
  * or a getter; whatever a getter throws rejects the call, as with fetch.
@@ -46,15 +79,25 @@ function readArguments(input, init, client) {
   copy.signal = null;
   if (isRequest) keepReferrer(copy, input);
   // The body: none, one that can be sent again, a stream (sent once).
-  const body = isA(copy.body, "ReadableStream") ? BODY_STREAM
+  let body = isA(copy.body, "ReadableStream") ? BODY_STREAM
     : copy.body === undefined || copy.body === null ? BODY_NONE : BODY_REPLAYABLE;
   const fast = fastTarget(input, copy);
   const chain = chainOf(copy, client);
-  if (fast !== null) return [copy, signal, fast[0], fast[1], body, chain];
-  // The general path: the request built once, as fetch builds it (`body ||`: BODY_NONE is 0).
-  const request = new Request(input, copy);
-  return [copy, signal, targetOf(request.url), request.method,
-    body || (request.body === null ? BODY_NONE : BODY_REPLAYABLE), chain, request];
+  let origin, method, request;
+  if (fast !== null) {
+    [origin, method] = fast;
+  } else {
+    // The general path: the request built once, as fetch builds it (`body ||`: BODY_NONE is 0).
+    request = new Request(input, copy);
+    origin = targetOf(request.url);
+    method = request.method;
+    body = body || (request.body === null ? BODY_NONE : BODY_REPLAYABLE);
+  }
+  const code = METHOD_CODES.indexOf(method);
+  const said = body + (code < 0 ? METHOD_OTHER : code) * READ_METHOD + (origin === "" ? READ_LOCAL : toldSlot(origin)) +
+    (signal === undefined ? 0 : READ_SIGNAL) + (request === undefined ? 0 : READ_REQUEST);
+  TAKER(copy, signal, origin, method, chain, request, performance.now());
+  return said;
 }
 
 /** The value of the request's header `name`, or null. */
@@ -371,13 +414,30 @@ function isTimeout(error) {
   return typeof error === "object" && error !== null && TIMEOUTS.has(error);
 }
 
-// How an attempt's outcome reaches the wasm: settler(slot, generation, fulfilled, value),
-// one callback for all attempts (src/wasm/settle.rs), given once.
+// How an attempt's outcome reaches the wasm: settler(slot, generation, fulfilled, value,
+// status, at), one callback for all attempts (src/wasm/settle.rs), given once; for an
+// attempt's answer `status` is what statusOf says plus one and `at` when it came
+// (performance.now()); other settlements leave both out.
 let SETTLER = null;
 
 /** Keeps the wasm's settlement callback. */
 function setSettler(settler) {
   SETTLER = settler;
+}
+
+// The calls' promises by id, until the wasm settles them (src/wasm/settle.rs `promise_of`).
+const CALLS = new Map();
+
+/** A call's promise, kept under `id` until endCall settles it. */
+function callPromise(id) {
+  return new Promise((resolve, reject) => CALLS.set(id, [resolve, reject]));
+}
+
+/** Settles the call promise `id`: fulfils it with `value` when `ok`, else rejects it. */
+function endCall(id, ok, value) {
+  const settle = CALLS.get(id);
+  CALLS.delete(id);
+  settle[ok ? 0 : 1](value);
 }
 
 /**
@@ -395,10 +455,10 @@ function settleLater(promise, slot, generation, value = (v) => v) {
  * settler under (slot, generation): when the limit runs out first, the controller is
  * aborted (the socket is released) and the attempt settles with a TimeoutError (of the
  * call's deadline when `deadline`, for the limit `limitMs`), even if fetch ignores its
- * signal. Whatever fetch returns is awaited as a promise (a mock may return a Response,
+ * signal; an answer is reported with what statusOf (`rates`: its own) says of it. Whatever fetch returns is awaited as a promise (a mock may return a Response,
  * undefined or a thenable); what it throws synchronously, this throws.
  */
-function send(fetchFn, input, init, controller, chain, ms, deadline, limitMs, slot, generation) {
+function send(fetchFn, input, init, controller, chain, ms, deadline, limitMs, slot, generation, rates) {
   init[CHAIN] = chain;
   init[ATTEMPT] = true;
   SENDING.push(typeof chain === "number" ? chain : chain[chain.length - 1]);
@@ -421,8 +481,17 @@ function send(fetchFn, input, init, controller, chain, ms, deadline, limitMs, sl
     unwatch();
     // A fetch that ignored its signal answered after the limit: nobody will read this body.
     if (timedOut) discardBody(value);
-    else settler(slot, generation, true, value);
-  }, (error) => { unwatch(); settler(slot, generation, false, error); });
+    else settler(slot, generation, true, value, toldStatus(value, rates), performance.now());
+  }, (error) => { unwatch(); settler(slot, generation, false, error, 0, performance.now()); });
+}
+
+/** What statusOf says of an answer, plus one, for the settler; 0 for what is no Response (the wasm asks again for its error). */
+function toldStatus(value, rates) {
+  try {
+    return statusOf(value, rates) + 1;
+  } catch {
+    return 0;
+  }
 }
 
 // ---- the attempts' limits: one timer for every attempt in flight, armed for the earliest
@@ -509,8 +578,10 @@ function hold(on) {
  * `init` undefined, a built request with this attempt's signal and its referrer kept,
  * cloned first when `replay` and it has a body (the clone tees it, so every attempt sends
  * what the first sent; a request without a body is sent as it is: fetch does not use it up).
+ * Returns the attempt's AbortController, made here (one crossing for both): the wasm's from then on.
  */
-function sendAttempt(fetchFn, input, init, how, controller, chain, ms, deadline, limitMs, slot, generation) {
+function sendAttempt(fetchFn, input, init, how, chain, ms, deadline, limitMs, slot, generation) {
+  const controller = new AbortController();
   // A hedge (another attempt of the call is on the wire) bypasses a browser's HTTP cache
   // unless the caller chose a cache mode: a browser lets one request per URL through its
   // cache at a time, so a hedge through it would wait for the very attempt it is meant to
@@ -526,7 +597,8 @@ function sendAttempt(fetchFn, input, init, how, controller, chain, ms, deadline,
   } else {
     init.signal = controller.signal;
   }
-  send(fetchFn, input, init, controller, chain, ms, deadline, limitMs, slot, generation);
+  send(fetchFn, input, init, controller, chain, ms, deadline, limitMs, slot, generation, (how & SEND_FLAG_RATES) !== 0);
+  return controller;
 }
 
 // A browser page or worker (Cloudflare Workers look like a worker but have no HTTP cache).
@@ -999,4 +1071,4 @@ function resumeError(message, reason, cause) {
 }
 
 
-export { INIT_MEMBERS, readArguments, headerOf, originKey, setKey, requestError, keepReferrer, CHAIN, SENDING, chainOf, isLocalError, ATTEMPT, platformFetch, fetchToWrap, installFetch, uninstallFetch, crossOrigin, isTimeout, SETTLER, setSettler, settleLater, sendAttempt, sendLocal, statusOf, limitsOf, isOffline, onlineWait, callListener, makeEvent, hookContext, askIsFailure, askShouldRetry, discardBody, readPolicy, flightKey, joinFlight, resumeHead, rangeRequest, attachResume, resumeError };
+export { INIT_MEMBERS, readArguments, setTaker, headerOf, originKey, setKey, requestError, keepReferrer, CHAIN, SENDING, chainOf, isLocalError, ATTEMPT, platformFetch, fetchToWrap, installFetch, uninstallFetch, crossOrigin, isTimeout, SETTLER, setSettler, settleLater, callPromise, endCall, sendAttempt, sendLocal, statusOf, limitsOf, isOffline, onlineWait, callListener, makeEvent, hookContext, askIsFailure, askShouldRetry, discardBody, readPolicy, flightKey, joinFlight, resumeHead, rangeRequest, attachResume, resumeError };

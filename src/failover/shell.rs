@@ -82,7 +82,7 @@ pub(crate) async fn at(
     let (slot, generation) = settled.id();
     let settler = crate::wasm::settle::settler();
     failover_to(input, to.origin(), replay, &settler, slot, generation);
-    settled.await.map(Made)
+    settled.await.result.map(Made)
 }
 
 /// What an attempt to an alternate origin sends (see [`at`]); none can be made without

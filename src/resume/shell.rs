@@ -195,7 +195,7 @@ mod on {
         #[wasm_bindgen(skip_typescript)]
         pub fn resume(&self, bytes: f64, cause: JsValue, gap: bool) -> Promise {
             let (cell, running) = (self.state.clone(), self.running.clone());
-            wasm_bindgen_futures::future_to_promise(async move {
+            crate::wasm::settle::promise_of(async move {
                 let Some(mut state) = cell.borrow_mut().take() else {
                     let busy = "the body is being resumed already";
                     return Err(resume_error(busy, "busy", &cause));
@@ -258,6 +258,7 @@ mod on {
             let env = JsEnv {
                 abort: guard.state().clone(),
                 started: Default::default(),
+                called: Default::default(),
             };
             let gave_up = Cell::new(None);
             let mut on_event = |event: &Event| {

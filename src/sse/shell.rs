@@ -18,11 +18,10 @@ use super::{Answer, Ended, Item, Parser, answer, last_event_id_header, may_recon
 use super::{EventsPolicy, next_reconnect, reconnect_delay_ms};
 use crate::engine::{Either, race};
 use crate::wasm::abort::{AbortGuard, AbortState, AbortWait};
-use crate::wasm::bindings::{abort_reason, is_aborted, read_arguments};
-use crate::wasm::codes::Arg;
+use crate::wasm::bindings::{abort_reason, is_aborted};
 use crate::wasm::env::{random_unit, timer_ms};
 use crate::wasm::resolve::resolve_policy;
-use crate::wasm::settle::Settled;
+use crate::wasm::settle::{Settled, Settlement};
 use crate::wasm::{FetchInit, FetchInput, PolicyArg, ResilientClient};
 use crate::wasm::{call, client};
 
@@ -111,6 +110,11 @@ enum Outcome {
     Stopped,
 }
 
+/// A policy argument that is one (neither undefined nor null).
+fn given(policy: &JsValue) -> Option<&JsValue> {
+    Some(policy).filter(|p| !p.is_undefined() && !p.is_null())
+}
+
 /// Starts a stream through `client`; throws at once for a bad policy or request, as `fetch`
 /// rejects at once.
 fn open(
@@ -120,9 +124,9 @@ fn open(
     init: JsValue,
     policy: JsValue,
 ) -> Result<JsValue, JsValue> {
-    let resolved = resolve_policy(&client.inner, &policy)?;
-    let args = read_arguments(&input, &init, client.inner.id)?;
-    let signal = Some(args.get(Arg::Signal as u32)).filter(|s| !s.is_undefined());
+    let resolved = resolve_policy(&client.inner, given(&policy))?;
+    let args = crate::wasm::arguments::read(&input, &init, client.inner.id)?;
+    let signal = args.signal;
     if let Some(signal) = signal.as_ref().filter(|s| is_aborted(s)) {
         return Err(abort_reason(signal));
     }
@@ -139,7 +143,7 @@ fn open(
         stop,
         events: resolved.policy.events.clone(),
         client: client.inner.clone(),
-        origin: args.get(Arg::Origin as u32).as_string().unwrap_or_default(),
+        origin: args.origin,
         budget: resolved.policy.retry_budget.clone(),
         retry_on: retry.map_or(Vec::new(), |r| r.retry_on.clone()),
         base_delay_ms: retry.map_or(defaults, |r| r.base_delay_ms),
@@ -238,19 +242,21 @@ impl Stream {
         settle_later(&sent, slot, generation);
         let response = match race(answered, AbortWait(state.clone())).await {
             Either::Right(()) => return Outcome::Stopped,
-            Either::Left(Ok(response)) => response,
-            Either::Left(Err(error)) => {
-                // The ms to wait at least (an open breaker's, a rate limit's); < 0: stopped.
-                let at_least = events_failure(&error);
-                return if state.aborted() || at_least < 0.0 {
-                    Outcome::Stopped
-                } else {
-                    Outcome::Dropped {
-                        dispatched: false,
-                        at_least,
-                    }
-                };
-            }
+            Either::Left(settled) => match settled.result {
+                Ok(response) => response,
+                Err(error) => {
+                    // The ms to wait at least (an open breaker's, a rate limit's); < 0: stopped.
+                    let at_least = events_failure(&error);
+                    return if state.aborted() || at_least < 0.0 {
+                        Outcome::Stopped
+                    } else {
+                        Outcome::Dropped {
+                            dispatched: false,
+                            at_least,
+                        }
+                    };
+                }
+            },
         };
         // Status, Content-Type and the body's reader (null: no body).
         let head = events_head(&response);
@@ -296,15 +302,23 @@ impl Stream {
                     events_cancel(&reader);
                     return Outcome::Stopped;
                 }
-                Either::Left(Either::Left(Ok(chunk))) if chunk.is_undefined() => {
+                Either::Left(Either::Left(Settlement {
+                    result: Ok(chunk), ..
+                })) if chunk.is_undefined() => {
                     return Outcome::Dropped {
                         dispatched,
                         at_least: 0.0,
                     };
                 }
-                Either::Left(Either::Left(Ok(chunk))) => chunk,
-                Either::Left(Either::Left(Err(_))) if state.aborted() => return Outcome::Stopped,
-                Either::Left(Either::Left(Err(_))) => {
+                Either::Left(Either::Left(Settlement {
+                    result: Ok(chunk), ..
+                })) => chunk,
+                Either::Left(Either::Left(Settlement { result: Err(_), .. }))
+                    if state.aborted() =>
+                {
+                    return Outcome::Stopped;
+                }
+                Either::Left(Either::Left(Settlement { result: Err(_), .. })) => {
                     return Outcome::Dropped {
                         dispatched,
                         at_least: 0.0,
@@ -345,7 +359,7 @@ impl ResilientClient {
     ) -> Result<JsValue, JsValue> {
         let inner = self.inner.clone();
         let connect: Connect = Box::new(move |input, init, policy| {
-            call::start(inner.clone(), input, init, policy, false)
+            call::start(inner.clone(), input, init, given(&policy).cloned(), false)
         });
         let init = init.map_or(JsValue::UNDEFINED, Into::into);
         let policy = policy.map_or(JsValue::UNDEFINED, Into::into);

@@ -342,7 +342,7 @@ impl Lookup {
             }
             Ok(response)
         };
-        Ok(wasm_bindgen_futures::future_to_promise(task).into())
+        Ok(crate::wasm::settle::promise_of(task).into())
     }
 
     /// The kept answer that may stand in for `failure` now, with its `Age` (s) and age (ms).

@@ -83,9 +83,13 @@ impl AbortState {
         self.signal.clone().unwrap_or(JsValue::UNDEFINED)
     }
 
-    /// A caller abort reaches `controller` from now on, until [`AbortState::untrack`] is given
-    /// the token this returns.
+    /// A caller abort reaches `controller` from now on (at once if it has come already: while
+    /// the controller's attempt was being sent), until [`AbortState::untrack`] is given the
+    /// token this returns.
     pub fn track(&self, controller: &AbortController) -> u32 {
+        if self.aborted.is_fired() {
+            controller.abort_with_reason(&self.reason());
+        }
         let token = self.tokens.get();
         self.tokens.set(token.wrapping_add(1));
         self.current.borrow_mut().push((token, controller.clone()));

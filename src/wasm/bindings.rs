@@ -42,16 +42,16 @@ unsafe extern "C" {
 // each attempt's send, install() (js/joined/arguments.js).
 #[wasm_bindgen(module = "/js/joined/arguments.js")]
 unsafe extern "C" {
-    /// The caller's arguments read, in the slots [`Arg`](super::codes::Arg) names, for a call
-    /// of client `client`. Throws what reading the init or building the
+    /// The caller's arguments read for a call of client `client`: the numbers packed as
+    /// [`Read`](super::codes::Read) says, the objects handed to the taker
+    /// (src/wasm/arguments.rs). Throws what reading the init or building the
     /// request throws (fetch's `TypeError`), a `TypeError` for a scheme fetch does not
     /// send, and one for a call that sends through itself.
     #[wasm_bindgen(js_name = readArguments, catch)]
-    pub fn read_arguments(
-        input: &JsValue,
-        init: &JsValue,
-        client: u32,
-    ) -> Result<js_sys::Array, JsValue>;
+    pub fn read_arguments(input: &JsValue, init: &JsValue, client: u32) -> Result<u32, JsValue>;
+    /// Gives JS the callback `readArguments` hands what it read to (src/wasm/arguments.rs).
+    #[wasm_bindgen(js_name = setTaker)]
+    pub fn set_taker(taker: &js_sys::Function);
     /// The value of `request`'s header `name`, if it has one.
     #[wasm_bindgen(js_name = headerOf)]
     pub fn header_of(request: &JsValue, name: &str) -> Option<String>;
@@ -74,24 +74,32 @@ unsafe extern "C" {
     /// One attempt: `fetch(input, init)` (the fast path's URL and init), or
     /// `fetch(request, { signal })` when `init` is undefined (a built request, its referrer
     /// kept, cloned first when `how` has [`SendFlag::Replay`](super::codes::SendFlag) and it has
-    /// a body; with `SendFlag::Hedge`, the HTTP cache bypassed unless the caller chose a mode), with the controller's signal, through `fetch_fn` (undefined: the platform's),
+    /// a body; with `SendFlag::Hedge`, the HTTP cache bypassed unless the caller chose a mode),
+    /// with the signal of a new `AbortController` (returned: the attempt's, ours from then on),
+    /// through `fetch_fn` (undefined: the platform's),
     /// limited to `ms` (then the controller is aborted and the attempt settles with a
     /// `TimeoutError`, see [`is_timeout`]); it settles through the settler under (`slot`,
-    /// `generation`); throws what fetch throws synchronously.
+    /// `generation`), an answer with what `statusOf` says of it (with `SendFlag::Rates`, its
+    /// `rates`); throws what fetch throws synchronously.
     #[wasm_bindgen(js_name = sendAttempt, catch)]
     pub fn send(
         fetch_fn: &JsValue,
         input: &JsValue,
         init: &JsValue,
         how: u32,
-        controller: &web_sys::AbortController,
         chain: &JsValue,
         ms: u32,
         deadline: bool,
         limit_ms: f64,
         slot: u32,
         generation: u32,
-    ) -> Result<(), JsValue>;
+    ) -> Result<web_sys::AbortController, JsValue>;
+    /// A call's promise, under `id` until [`end_call`] settles it (src/wasm/settle.rs `promise_of`).
+    #[wasm_bindgen(js_name = callPromise)]
+    pub fn call_promise(id: u32) -> Promise;
+    /// Settles the call promise `id`: fulfils it with `value` when `ok`, else rejects it.
+    #[wasm_bindgen(js_name = endCall)]
+    pub fn end_call(id: u32, ok: bool, value: &JsValue);
     /// Gives JS the callback through which attempts settle (src/wasm/settle.rs).
     #[wasm_bindgen(js_name = setSettler)]
     pub fn set_settler(settler: &js_sys::Function);

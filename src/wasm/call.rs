@@ -4,20 +4,20 @@
 
 use std::rc::Rc;
 
-use js_sys::{Object, Promise};
+use js_sys::Promise;
 use wasm_bindgen::prelude::*;
 
 use super::abort::AbortGuard;
-use super::bindings::{
-    abort_reason, header_of, is_aborted, performance_now, read_arguments, send_local,
-};
-use super::codes::{Arg, Body};
+use super::arguments::{self, Args};
+use super::bindings::{abort_reason, header_of, is_aborted, performance_now, send_local};
+use super::codes::Body;
 use super::ended::{Reply, circuit_open_error, end_of};
 use super::env::JsEnv;
 use super::events::emit;
 use super::key::attach_key;
 use super::options::{policy_error, to_value};
 use super::resolve::{Resolved, resolve_policy};
+use super::settle::promise_of;
 use super::state::ClientInner;
 use super::transport::{Asking, FetchTransport, Source};
 use crate::coalesce::shell::{self as coalesce, Joinable};
@@ -53,6 +53,8 @@ pub struct Ready {
     lookup: Option<Lookup>,
     /// Its URL's origin when the policy lists alternates for it (`failover`).
     failover: crate::failover::shell::Listed,
+    /// When it was made (its arguments read).
+    at: f64,
 }
 
 /// Starts one call: reads the arguments, resolves the policy and attaches the key now
@@ -62,7 +64,7 @@ pub fn start(
     client: Rc<ClientInner>,
     input: JsValue,
     init: JsValue,
-    policy: JsValue,
+    policy: Option<JsValue>,
     keep: bool,
 ) -> Promise {
     if let Some(sharing) = &client.sharing {
@@ -70,13 +72,13 @@ pub fn start(
     }
     match prepare(client, input, init, policy, keep) {
         Ok(Prepared::Run(mut ready)) => match ready.flight.take() {
-            None => wasm_bindgen_futures::future_to_promise(ready.run()),
+            None => promise_of(ready.run()),
             // Run only when this call starts the flight; then every caller leaving aborts it.
             Some(flight) => {
                 let id = ready.client.id;
                 flight.join(id, move || {
                     let state = ready.guard.state().clone();
-                    let promise = wasm_bindgen_futures::future_to_promise(ready.run());
+                    let promise = promise_of(ready.run());
                     (promise, move || state.fire())
                 })
             }
@@ -103,33 +105,32 @@ fn prepare(
     client: Rc<ClientInner>,
     input: JsValue,
     init: JsValue,
-    policy: JsValue,
+    policy: Option<JsValue>,
     keep: bool,
 ) -> Result<Prepared, JsValue> {
-    let resolved = resolve_policy(&client, &policy)?;
-    let args = read_arguments(&input, &init, client.id)?;
-    let arg = |slot: Arg| args.get(slot as u32);
-    let copy: Object = arg(Arg::Copy).unchecked_into();
+    let resolved = resolve_policy(&client, policy.as_ref())?;
+    let Args {
+        copy,
+        signal,
+        origin,
+        origin_js,
+        method,
+        body,
+        chain,
+        request,
+        at,
+    } = arguments::read(&input, &init, client.id)?;
     // A signal of any realm, or a polyfill's: readArguments checked its shape.
-    let signal = Some(arg(Arg::Signal)).filter(|s| !s.is_undefined());
     if let Some(signal) = signal.as_ref().filter(|s| is_aborted(s)) {
         return Err(abort_reason(signal));
     }
-    // The origin as a JS string too, for what the response keeps of the call (js/body.js).
-    let origin_js = arg(Arg::Origin);
-    let origin = origin_js.as_string().unwrap_or_default();
     if origin.is_empty() {
         return send_local(&resolved.fetch, &input, &init).map(Prepared::Local);
     }
-    let method = arg(Arg::Method).as_string().unwrap_or_default();
     // What the body is: a stream is sent once.
-    let body = arg(Arg::Body).as_f64();
-    let is = |what: Body| body == Some(f64::from(what as u8));
-    let replayable = !is(Body::Stream);
-    let chain = arg(Arg::Chain);
+    let replayable = !matches!(body, Body::Stream);
     // On the fast path the request is never built by us (fetch builds it), so a call an
     // open breaker rejects never pays for it.
-    let request = Some(arg(Arg::Request)).filter(|r| !r.is_undefined());
     // A key header the caller set (the fast path has no headers of the caller's).
     let existing = request
         .as_ref()
@@ -176,7 +177,7 @@ fn prepare(
         || failover.is_listed();
     if !through_loop
         && let Some(refused) =
-            refused_at_once(&client, &resolved, &origin, &origin_js, key.as_deref())
+            refused_at_once(&client, &resolved, &origin, &origin_js, key.as_deref(), at)
     {
         return Err(refused);
     }
@@ -209,12 +210,13 @@ fn prepare(
         method,
         key,
         replayable,
-        has_body: body.is_some_and(|b| b != f64::from(Body::None as u8)),
+        has_body: !matches!(body, Body::None),
         transport,
         coalesced: flight.is_some(),
         flight,
         keepable,
         failover,
+        at,
     }))
 }
 
@@ -243,31 +245,27 @@ fn named(
 
 /// A replay of a kept request, through its client (breaker, budget, bulkhead), never kept again.
 pub fn replay(client: Rc<ClientInner>, request: JsValue) -> Promise {
-    start(
-        client,
-        request,
-        JsValue::UNDEFINED,
-        JsValue::UNDEFINED,
-        false,
-    )
+    start(client, request, JsValue::UNDEFINED, None, false)
 }
 
 /// The `CircuitOpenError` of a call its origin's open breaker refuses before anything else
-/// could stand in its way (`engine::refused_at_once`): no transport, no future, no task, for
-/// the one call that must be cheapest.
+/// could stand in its way (`engine::refused_at_once`) at `at`, when the call was made: no
+/// transport, no future, no task, no clock read of its own, for the one call that must be
+/// cheapest.
 fn refused_at_once(
     client: &ClientInner,
     resolved: &Resolved,
     origin: &str,
     origin_js: &JsValue,
     key: Option<&str>,
+    at: f64,
 ) -> Option<JsValue> {
     let ms = engine::refused_at_once(
         &client.registry,
         &resolved.policy,
         origin,
         Default::default(),
-        &performance_now,
+        &|| at,
         &mut |event| {
             if let Some(f) = &resolved.on_event {
                 emit(f, origin, key, event);
@@ -296,10 +294,12 @@ impl Ready {
             keepable,
             lookup,
             failover,
+            at,
         } = self;
         let env = JsEnv {
             abort: guard.state().clone(),
             started: Default::default(),
+            called: std::cell::Cell::new(Some(at)),
         };
         let alternates = failover.alternates(&resolved.policy);
         let call = Call {

@@ -157,8 +157,8 @@ fn spawn(
     policy: Option<PolicyArg>,
 ) -> Promise {
     let init = init.map_or(JsValue::UNDEFINED, Into::into);
-    let policy = policy.map_or(JsValue::UNDEFINED, Into::into);
-    call::start(client, input.into(), init, policy, true)
+    // No policy crosses as none: not asked of JS.
+    call::start(client, input.into(), init, policy.map(Into::into), true)
 }
 
 /// `fetch`, made resilient: per-attempt timeouts, retries with full jitter,

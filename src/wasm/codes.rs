@@ -25,27 +25,51 @@ pub enum TimeoutKind {
     Body = 2,
 }
 
-/// The slots of what `readArguments` (js/request.js) returns.
-#[repr(u8)]
+/// What `readArguments` (js/request.js) read of a call, packed into the one number it returns
+/// (the objects it read go to the wasm in one call of the taker, src/wasm/arguments.rs): the
+/// [`Body`] code, plus the [`Method`] code times `Method`, plus the origin's slot times `Slot`,
+/// plus each flag that holds. An origin the wasm has been told is named by its slot (one of
+/// `Told / Slot`), so its text crosses once, not on every call.
+#[repr(u32)]
 #[derive(Clone, Copy)]
-pub enum Arg {
-    /// The init, copied, without its signal.
-    Copy = 0,
-    /// The caller's signal, or undefined.
-    Signal = 1,
-    /// The origin ("" for a URL that is no server's: data:, blob:).
-    Origin = 2,
-    /// The method.
-    Method = 3,
-    /// What the body is: a [`Body`].
-    Body = 4,
-    /// The call's chain (calls sending through calls).
-    Chain = 5,
-    /// Off the fast path: the request, built once.
-    Request = 6,
+pub enum Read {
+    /// The multiplier of the method's code.
+    Method = 4,
+    /// The multiplier of the origin's slot.
+    Slot = 32,
+    /// The slot is told anew: the origin argument is its text.
+    Told = 1024,
+    /// A URL that is no server's (data:, blob:): it has no origin, nor slot.
+    Local = 2048,
+    /// The caller gave a signal.
+    Signal = 4096,
+    /// Off the fast path: the request was built, once.
+    Request = 8192,
 }
 
-/// What a call's body is (slot [`Arg::Body`]).
+/// A call's method, as `readArguments` codes it ([`Read::Method`]).
+#[repr(u8)]
+#[derive(Clone, Copy)]
+pub enum Method {
+    /// `GET`.
+    Get = 0,
+    /// `HEAD`.
+    Head = 1,
+    /// `POST`.
+    Post = 2,
+    /// `PUT`.
+    Put = 3,
+    /// `DELETE`.
+    Delete = 4,
+    /// `OPTIONS`.
+    Options = 5,
+    /// `PATCH`.
+    Patch = 6,
+    /// Any other: its text is the method argument.
+    Other = 7,
+}
+
+/// What a call's body is (the remainder of what `readArguments` returns, by [`Read::Method`]).
 #[repr(u8)]
 #[derive(Clone, Copy)]
 pub enum Body {
@@ -65,6 +89,8 @@ pub enum SendFlag {
     Replay = 1,
     /// Another attempt of the call is on the wire: the HTTP cache is bypassed.
     Hedge = 2,
+    /// The rate-limit headers are read (policy `rateLimit`): `statusOf`'s `rates`.
+    Rates = 4,
 }
 
 /// Added to the status `statusOf` (js/send.js) answers.

@@ -21,6 +21,9 @@ pub struct JsEnv {
     /// The first clock read of the call (the engine's first read is when the call
     /// started): kept so the shell needs no read of its own.
     pub started: Cell<Option<f64>>,
+    /// When the call was made, if the shell knows (read with its arguments): the engine's
+    /// first read, the call's start, is this rather than a read of the clock of its own.
+    pub called: Cell<Option<f64>>,
 }
 
 /// Milliseconds as `setTimeout` takes them (whole, non-negative, in range).
@@ -54,7 +57,7 @@ pub fn random_unit() -> f64 {
 
 impl Env for JsEnv {
     fn now_ms(&self) -> f64 {
-        let now = performance_now();
+        let now = self.called.take().unwrap_or_else(performance_now);
         if self.started.get().is_none() {
             self.started.set(Some(now));
         }

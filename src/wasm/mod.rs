@@ -5,6 +5,7 @@
 //! | --- | --- |
 //! | JS globals (`Request`, `performance`), the error classes and the JS helpers | `bindings.rs`, `js/errors.js` |
 //! | the codes that cross to JS, each a `#[repr]` enum; their JS table in `js/errors.js` (`scripts/codes.mjs`) | `codes.rs` |
+//! | the caller's arguments brought in, two crossings whatever they hold | `arguments.rs` |
 //! | the caller's arguments; each attempt's send; calls that send through themselves; install(); where keys may go (CORS); the caller's functions; the policy argument; coalescing | `js/request.js`, `js/send.js`, `js/chain.js`, `js/install.js`, `js/cors.js`, `js/hooks.js`, `js/policy-arg.js`, `src/coalesce/coalesce.js`, joined into `js/joined/arguments.js` (`scripts/join-js.mjs`) |
 //! | the caller's signal, the response's bounded body | `js/body.js` |
 //! | `resilientFetch`, `ResilientClient`, the default client | `client.rs` |
@@ -14,7 +15,7 @@
 //! | a call's idempotency key | `key.rs` |
 //! | a call's result as `fetch` gives it (response or error), its end as the outbox sees it | `ended.rs` |
 //! | one attempt over `fetch` with its `AbortController` and timer | `transport.rs` |
-//! | awaiting an attempt's settlement without closures per await | `settle.rs` |
+//! | awaiting an attempt's settlement without closures per await (with its status and time); a call's promise, made and settled by JS | `settle.rs` |
 //! | the caller's `AbortSignal` | `abort.rs` |
 //! | clock, randomness, sleep for the core | `env.rs` |
 //! | origin health shared with peers (`share`) over a `BroadcastChannel`, or a Durable Object in Workers | `src/share/shell.rs`, `src/share/share.js`, `pkg-template/full/edge.js` |
@@ -31,6 +32,7 @@
 static ALLOCATOR: talc::TalckWasm = unsafe { talc::TalckWasm::new_global() };
 
 pub(crate) mod abort;
+pub(crate) mod arguments;
 pub(crate) mod bindings;
 pub(crate) mod call;
 pub(crate) mod client;

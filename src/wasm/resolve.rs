@@ -19,16 +19,16 @@ pub struct Resolved {
     pub hooks: Asked,
 }
 
-/// The client's policy, or the call's laid over it (checked, scope included).
-pub fn resolve_policy(client: &ClientInner, policy: &JsValue) -> Result<Resolved, JsValue> {
-    if policy.is_undefined() || policy.is_null() {
+/// The client's policy, or the call's (`None`: none given) laid over it (checked, scope included).
+pub fn resolve_policy(client: &ClientInner, policy: Option<&JsValue>) -> Result<Resolved, JsValue> {
+    let Some(policy) = policy else {
         return Ok(Resolved {
             policy: client.validated.clone(),
             on_event: client.on_event.clone(),
             fetch: client.fetch.clone().map_or(JsValue::UNDEFINED, Into::into),
             hooks: client.asked.clone(),
         });
-    }
+    };
     let options = decode(policy)?;
     let merged = client.policy.merge(&options.input);
     let validated = Policy::from_input(&merged).map_err(|e| policy_error(&e))?;

@@ -2,7 +2,10 @@
 //! and a reject closure for every promise (each a JS function, a finalizer registration and
 //! a heap cell); an attempt is awaited on every call. Here the attempt's settlement comes
 //! back through one long-lived callback, given to JS once, with the slot it belongs to:
-//! js/send.js calls it with (slot, generation, fulfilled, value).
+//! js/send.js calls it with (slot, generation, fulfilled, value), and for an attempt's answer
+//! also with what `statusOf` says of it (plus one) and when it came (`performance.now()`), so
+//! that neither is asked for again. The other way, a call's promise: made by JS and settled by
+//! it when the call's task ends ([`promise_of`]).
 
 use std::cell::RefCell;
 use std::future::Future;
@@ -11,7 +14,7 @@ use std::task::{Context, Poll, Waker};
 
 use wasm_bindgen::prelude::*;
 
-use super::bindings::set_settler;
+use super::bindings::{call_promise, end_call, set_settler};
 
 /// One awaited settlement.
 enum Slot {
@@ -20,7 +23,7 @@ enum Slot {
     /// Awaited; the task to wake once it settles.
     Waiting(Option<Waker>),
     /// Settled, not yet taken.
-    Done(Result<JsValue, JsValue>),
+    Done(Settlement),
 }
 
 /// The slots, each with a generation so a late report for a reused slot is ignored.
@@ -30,18 +33,33 @@ struct Slots {
     free: Vec<u32>,
 }
 
+/// How a promise settled, and what JS read of it then.
+pub struct Settlement {
+    /// What it fulfilled with, or rejected with.
+    pub result: Result<JsValue, JsValue>,
+    /// For an attempt's answer, what `statusOf` (js/send.js) says of it plus one; else 0.
+    pub status: u32,
+    /// When it settled (`performance.now()` ms); NaN when JS did not tell.
+    pub at: f64,
+}
+
+/// The settler: (slot, generation, fulfilled, value, status, at), see [`settle`].
+type Settler = dyn FnMut(u32, u32, bool, JsValue, u32, f64);
+
 thread_local! {
     static SLOTS: RefCell<Slots> = RefCell::new(Slots::default());
     // Made on first use, never at module load; lives as long as the module.
-    static SETTLER: Closure<dyn FnMut(u32, u32, bool, JsValue)> = {
+    static SETTLER: Closure<Settler> = {
         let settler = Closure::new(settle);
         set_settler(settler.as_ref().unchecked_ref());
         settler
     };
 }
 
-/// Called from JS when the promise of `slot` (generation `generation`) settles.
-fn settle(slot: u32, generation: u32, fulfilled: bool, value: JsValue) {
+/// Called from JS when the promise of `slot` (generation `generation`) settles; `status`: what
+/// `statusOf` said of the answer plus one, 0 when it was not asked (left out: 0); `at`: when it
+/// settled, NaN when not told (left out: NaN).
+fn settle(slot: u32, generation: u32, fulfilled: bool, value: JsValue, status: u32, at: f64) {
     let waker = SLOTS.with(|slots| {
         let mut slots = slots.borrow_mut();
         let (current, state) = slots.slots.get_mut(slot as usize)?;
@@ -50,7 +68,11 @@ fn settle(slot: u32, generation: u32, fulfilled: bool, value: JsValue) {
         }
         let Slot::Waiting(waker) = std::mem::replace(
             state,
-            Slot::Done(if fulfilled { Ok(value) } else { Err(value) }),
+            Slot::Done(Settlement {
+                result: if fulfilled { Ok(value) } else { Err(value) },
+                status,
+                at,
+            }),
         ) else {
             return None;
         };
@@ -110,18 +132,22 @@ impl Settled {
 }
 
 impl Future for Settled {
-    type Output = Result<JsValue, JsValue>;
+    type Output = Settlement;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         SLOTS.with(|slots| {
             let mut slots = slots.borrow_mut();
             let Some((_, state)) = slots.slots.get_mut(self.slot as usize) else {
-                return Poll::Ready(Err(JsValue::UNDEFINED));
+                return Poll::Ready(Settlement {
+                    result: Err(JsValue::UNDEFINED),
+                    status: 0,
+                    at: f64::NAN,
+                });
             };
             match std::mem::replace(state, Slot::Waiting(None)) {
-                Slot::Done(result) => {
+                Slot::Done(settlement) => {
                     *state = Slot::Waiting(None);
-                    Poll::Ready(result)
+                    Poll::Ready(settlement)
                 }
                 _ => {
                     *state = Slot::Waiting(Some(cx.waker().clone()));
@@ -145,4 +171,30 @@ impl Drop for Settled {
             }
         });
     }
+}
+
+thread_local! {
+    /// The next call promise's id (js/send.js `CALLS`).
+    static NEXT_CALL: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+}
+
+/// The promise of `future`, run as a task: made by JS and settled by it with what the future
+/// ends with, in one crossing each way (a `future_to_promise` takes three: the promise, its
+/// executor, the resolve).
+pub fn promise_of(
+    future: impl Future<Output = Result<JsValue, JsValue>> + 'static,
+) -> js_sys::Promise {
+    let id = NEXT_CALL.with(|next| {
+        let id = next.get();
+        next.set(id.wrapping_add(1));
+        id
+    });
+    let promise = call_promise(id);
+    wasm_bindgen_futures::spawn_local(async move {
+        match future.await {
+            Ok(value) => end_call(id, true, &value),
+            Err(error) => end_call(id, false, &error),
+        }
+    });
+    promise
 }

@@ -37,9 +37,9 @@ fn limits(response: &JsValue, error: bool, rates: bool) -> (Option<String>, Opti
 }
 
 /// `sendAttempt`'s `how`: [`SendFlag`]s.
-fn send_flags(replay: bool, hedge: bool) -> u32 {
+fn send_flags(replay: bool, hedge: bool, rates: bool) -> u32 {
     let flag = |on: bool, flag: SendFlag| if on { flag as u32 } else { 0 };
-    flag(replay, SendFlag::Replay) | flag(hedge, SendFlag::Hedge)
+    flag(replay, SendFlag::Replay) | flag(hedge, SendFlag::Hedge) | flag(rates, SendFlag::Rates)
 }
 
 /// Where each attempt's `Request` comes from.
@@ -89,6 +89,9 @@ pub struct FetchTransport {
     on_wire: std::cell::Cell<u32>,
     /// How the last attempt to end ended (a `shouldRetry` that threw: the caller's doing).
     last: std::cell::Cell<Option<OutcomeKind>>,
+    /// When the attempt whose send has just returned was answered, as its settlement told
+    /// (taken by the engine at once: [`Transport::ended_at`]).
+    ended_at: std::cell::Cell<Option<f64>>,
 }
 
 /// An attempt on the wire: aborted if dropped before it ends (a hedge that lost, a call
@@ -136,6 +139,7 @@ impl FetchTransport {
             previous: RefCell::new(Vec::new()),
             on_wire: std::cell::Cell::new(0),
             last: std::cell::Cell::new(None),
+            ended_at: std::cell::Cell::new(None),
         }
     }
 
@@ -213,6 +217,7 @@ impl FetchTransport {
             previous: RefCell::new(Vec::new()),
             on_wire: std::cell::Cell::new(0),
             last: std::cell::Cell::new(None),
+            ended_at: std::cell::Cell::new(None),
         }
     }
 
@@ -262,6 +267,10 @@ impl FetchTransport {
 impl Transport for FetchTransport {
     type Output = Result<JsValue, JsValue>;
 
+    fn ended_at(&self) -> Option<f64> {
+        self.ended_at.take()
+    }
+
     fn is_failure(&self, ended: &Ended<'_>, output: &Self::Output) -> BreakerAnswer {
         let Some(hook) = &self.asking.hooks.is_failure else {
             return BreakerAnswer::Default;
@@ -292,7 +301,7 @@ impl Transport for FetchTransport {
         async move {
             match answer {
                 None => HookAnswer::Default,
-                Some(answer) => match answer.await {
+                Some(answer) => match answer.await.result {
                     Ok(v) if v.as_f64() == Some(f64::from(HookSaid::Yes as i8)) => {
                         HookAnswer::Retry
                     }
@@ -358,27 +367,12 @@ impl FetchTransport {
         if self.abort.aborted() {
             return (AttemptOutcome::Aborted, Err(self.abort.reason()));
         }
-        // A failure here is local, not the origin's: it is neither retried nor counted
-        // against the breaker, and the call rejects with it.
-        let controller = match AbortController::new() {
-            Ok(c) => c,
-            Err(e) => return (AttemptOutcome::InvalidRequest, Err(e)),
-        };
         // The attempt's limit is a JS timer armed with the send (js/send.js): when it
         // runs out the controller is aborted and the attempt rejects with the TimeoutError,
         // made only then (an Error costs a stack capture, and almost every attempt ends
         // before its limit).
         let (deadline, limit_ms) = self.timeout_of(&limit);
         let ms = timer_ms(limit.timeout_ms);
-        let token = self.abort.track(&controller);
-        self.on_wire.set(self.on_wire.get() + 1);
-        let mut wire = OnWire {
-            abort: &self.abort,
-            count: &self.on_wire,
-            controller: controller.clone(),
-            token,
-            ended: false,
-        };
         let settled = Settled::new();
         let (slot, generation) = settled.id();
         // The fast path sends its URL and init; a request of its own goes with no init (and
@@ -392,12 +386,14 @@ impl FetchTransport {
         let input = instead
             .as_ref()
             .map_or(input, crate::failover::shell::Made::value);
+        // The attempt's controller is made by its send, in the same crossing, and is ours
+        // from then on: the caller's abort, a lost hedge or a dropped call aborts it.
+        self.on_wire.set(self.on_wire.get() + 1);
         let sent = send(
             &self.fetch,
             input,
             init,
-            send_flags(self.replayable, hedge),
-            &controller,
+            send_flags(self.replayable, hedge, self.paced),
             &self.chain,
             ms,
             deadline,
@@ -405,19 +401,32 @@ impl FetchTransport {
             slot,
             generation,
         );
+        let controller = match sent {
+            Ok(controller) => controller,
+            // The fetch threw instead of returning a promise (a mock), or no controller could
+            // be made: the caller's setup, neither retried nor counted against the breaker.
+            Err(e) => {
+                self.on_wire.set(self.on_wire.get() - 1);
+                return (AttemptOutcome::InvalidRequest, Err(e));
+            }
+        };
+        let token = self.abort.track(&controller);
+        let mut wire = OnWire {
+            abort: &self.abort,
+            count: &self.on_wire,
+            controller: controller.clone(),
+            token,
+            ended: false,
+        };
         // The attempt ends when fetch settles, or when its limit runs out or the caller
         // aborts, whichever comes first: a fetch that ignores its signal (a mock, a
         // polyfill) cannot hold the call past its limit.
-        let result = match sent {
-            Ok(()) => match race(settled, AbortWait(self.abort.clone())).await {
-                Either::Left(settled) => settled,
-                Either::Right(()) => Err(JsValue::UNDEFINED),
-            },
-            // The fetch threw instead of returning a promise (a mock): the caller's setup.
-            Err(e) => {
-                wire.ended = true;
-                return (AttemptOutcome::InvalidRequest, Err(e));
+        let (result, told_status) = match race(settled, AbortWait(self.abort.clone())).await {
+            Either::Left(settled) => {
+                self.ended_at.set(Some(settled.at).filter(|at| !at.is_nan()));
+                (settled.result, settled.status.checked_sub(1))
             }
+            Either::Right(()) => (Err(JsValue::UNDEFINED), None),
         };
         wire.ended = true;
         drop(wire);
@@ -426,11 +435,19 @@ impl FetchTransport {
             Ok(value) => {
                 // Not a Response (a mock or polyfill fetch): the caller's setup is at
                 // fault, not the origin; rejected with a TypeError, not retried.
-                let answer = match status_of(&value, self.paced) {
+                // What statusOf said when the answer came (asked again only for what was no
+                // Response, for its TypeError).
+                let answer = match told_status.map_or_else(|| status_of(&value, self.paced), Ok) {
                     Ok(answer) => answer,
                     Err(e) => return (AttemptOutcome::InvalidResponse, Err(e)),
                 };
                 let limits_said = answer >= StatusFlag::Limits as u32;
+                // What an answer says of limits is read against the wall clock now (a reset or
+                // a date): the attempt's end is then read after it, not before, so that a wait
+                // it asks for is never taken as begun earlier than it was read.
+                if limits_said {
+                    self.ended_at.set(None);
+                }
                 let status = (answer % StatusFlag::Limits as u32) as u16;
                 // Only statuses retryOn may list can be retried: only then is Retry-After read.
                 let error = u32::from(status) >= crate::policy::RETRY_ON_MIN;

@@ -68,3 +68,31 @@ test("the origin of 3 000 fuzzed URLs is new URL(...).origin, and a URL it refus
   }
   assert.ok(checked > 1000 && refused > 100, `${checked} keyed, ${refused} refused`);
 });
+
+// The wasm is told an origin's text once and then names it by a slot (js/request.js `TOLD`, 32
+// slots reused in turn), and a method by a code unless it has none: 45 origins revisited in an
+// order that reuses every slot many times, with methods of every kind, are each the call's own.
+test("origins told by slot and methods told by code are each call's own, slots reused", async () => {
+  let seen, method;
+  const client = new ResilientClient({
+    maxOrigins: 1_000, breaker: false, rateLimit: false,
+    retry: { maxAttempts: 2, shouldRetry: (ctx) => { method = ctx.method; return false; } },
+    fetch: () => Promise.resolve(new Response(null, { status: 503 })),
+    onEvent: (e) => { if (e.type === "attemptStart") seen = e.origin; },
+  });
+  const methods = ["GET", "get", "HEAD", "POST", "PUT", "DELETE", "OPTIONS", "PATCH", "patch", "PROPFIND", "Post"];
+  for (let i = 0; i < 400; i++) {
+    const origin = `http://o${(i * 7) % 45}.test`;
+    const asked = methods[i % methods.length];
+    // fetch sends the six standard methods upper-cased, any other as written
+    const sent = ["GET", "HEAD", "POST", "PUT", "DELETE", "OPTIONS"].includes(asked.toUpperCase()) ? asked.toUpperCase() : asked;
+    seen = method = undefined;
+    const response = await client.fetch(`${origin}/item`, { method: asked, body: sent === "GET" || sent === "HEAD" ? undefined : "x" });
+    assert.equal(response.status, 503);
+    assert.equal(seen, origin, `call ${i}`);
+    assert.equal(method, sent, `call ${i} (${asked})`);
+  }
+  const stats = client.stats();
+  assert.equal(Object.keys(stats).length, 45);
+  client.free();
+});

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Benchmarks against the peers, in one run (bench/README.md): size, per-call overhead (Node
-# and headless Chromium), startup, outage amplification, where the wasm bytes go, and the
+# and headless Chromium), crossings per call, startup, outage amplification, where the wasm bytes go, and the
 # retry-storm simulation.
 #   bench/run.sh            everything; the tables go to stdout (and bench/.out/results.md)
 # Env: BENCH_CALLS, BENCH_ROUNDS, BENCH_WARMUP (overhead.mjs), BENCH_BROWSER_CALLS,
@@ -128,6 +128,9 @@ fi
 step "per-call overhead (Node, stub fetch)"
 rm -f "$OUT/overhead-node.json"
 BENCH_JSON="$OUT/overhead-node.json" node --expose-gc --no-flush-bytecode --no-warnings overhead.mjs | emit
+
+step "crossings between JS and the wasm per call (Node, stub fetch), beside the stack's minimum"
+node --no-warnings crossings.mjs | emit
 
 step "per-call overhead (headless Chromium, stub fetch)"
 BENCH_NODE_JSON="$OUT/overhead-node.json" node --no-warnings browser.mjs | emit

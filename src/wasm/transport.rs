@@ -423,7 +423,8 @@ impl FetchTransport {
         // polyfill) cannot hold the call past its limit.
         let (result, told_status) = match race(settled, AbortWait(self.abort.clone())).await {
             Either::Left(settled) => {
-                self.ended_at.set(Some(settled.at).filter(|at| !at.is_nan()));
+                self.ended_at
+                    .set(Some(settled.at).filter(|at| !at.is_nan()));
                 (settled.result, settled.status.checked_sub(1))
             }
             Either::Right(()) => (Err(JsValue::UNDEFINED), None),

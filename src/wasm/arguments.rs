@@ -1,8 +1,9 @@
 //! The caller's arguments, read once in JS (js/request.js `readArguments`) and brought into the
 //! wasm in two crossings, whatever they hold: the call to `readArguments`, which returns the
 //! numbers it read packed into one ([`Read`]), and its call of the taker, a callback given to JS
-//! once, with the objects it read (and the time it read them) as the callback's arguments. An origin crosses as text only
-//! the first time JS names it by a slot; after that, the slot names it.
+//! once, with the objects it read (and the time it read them) as the callback's arguments. An
+//! origin crosses as text only the first time JS names it by a slot; after that, the slot names
+//! it.
 
 use std::cell::RefCell;
 
@@ -44,10 +45,12 @@ type Taker = dyn FnMut(JsValue, JsValue, JsValue, JsValue, JsValue, JsValue, f64
 struct Kept {
     /// What the taker was handed by the `readArguments` that has just returned.
     taken: Option<Taken>,
-    /// The origins JS has told by slot (js/request.js `TOLD`): JS tells slots in turn from 0,
-    /// so a slot told anew is one already here or the next.
-    told: Vec<String>,
+    /// The origins JS has told, by slot (js/request.js `TOLD`).
+    told: [String; SLOTS],
 }
+
+/// How many slots name origins.
+const SLOTS: usize = (Read::Told as u32 / Read::Slot as u32) as usize;
 
 /// The methods by their [`Method`] codes (`Other` is none of them).
 const METHODS: [&str; 7] = ["GET", "HEAD", "POST", "PUT", "DELETE", "OPTIONS", "PATCH"];
@@ -71,7 +74,9 @@ const _: () = {
 };
 
 thread_local! {
-    static KEPT: RefCell<Kept> = const { RefCell::new(Kept { taken: None, told: Vec::new() }) };
+    static KEPT: RefCell<Kept> = const {
+        RefCell::new(Kept { taken: None, told: [const { String::new() }; SLOTS] })
+    };
     // Made on first use, never at module load; lives as long as the module.
     static TAKER: Closure<Taker> = {
         let taker = Closure::new(|copy, signal, origin, method, chain, request, at| {
@@ -90,7 +95,7 @@ pub fn read(input: &JsValue, init: &JsValue, client: u32) -> Result<Args, JsValu
     TAKER.with(|_| ());
     let said = read_arguments(input, init, client)?;
     let has = |flag: Read| said & flag as u32 != 0;
-    let slot = ((said / Read::Slot as u32) % (Read::Told as u32 / Read::Slot as u32)) as usize;
+    let slot = (said / Read::Slot as u32) as usize % SLOTS;
     // readArguments hands the taker what it read last, after every getter of the init has
     // run (a getter that makes a call of its own has had its arguments taken before).
     let (taken, origin) = KEPT.with(|kept| {
@@ -100,13 +105,10 @@ pub fn read(input: &JsValue, init: &JsValue, client: u32) -> Result<Args, JsValu
             _ if has(Read::Local) => String::new(),
             Some((_, _, text, ..)) if has(Read::Told) => {
                 let text = text.as_string().unwrap_or_default();
-                match kept.told.get_mut(slot) {
-                    Some(told) => told.clone_from(&text),
-                    None => kept.told.push(text.clone()),
-                }
+                kept.told[slot].clone_from(&text);
                 text
             }
-            _ => kept.told.get(slot).cloned().unwrap_or_default(),
+            _ => kept.told[slot].clone(),
         };
         (taken, origin)
     });

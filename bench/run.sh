@@ -28,9 +28,10 @@ if [[ ! -x "${BENCH_CHROMIUM:-/usr/bin/chromium}" ]]; then
   step "installing Chromium (scripts/toolchain.sh all)"
   "$ROOT/scripts/toolchain.sh" all >&2
 fi
-# Which cargo output the shipped wasm came from (build.sh may build in more than one place):
-# the one whose wasm-bindgen + wasm-opt -Oz + short names + strip result (as build.sh makes
-# it) is byte-identical to it, newest first. Kept as .out/source.wasm for the twiggy breakdown.
+# Which cargo output the shipped wasm came from (build.sh may build in more than one place, and
+# its full build overwrites the lean one's release/resilient_fetch.wasm, while each build's own
+# stays in cargo's build directory, release/build/resilient-fetch/<hash>/out/): the one whose wasm-bindgen + wasm-opt -Oz +
+# short names + strip result (as build.sh makes it) is byte-identical to it, newest first. Kept as .out/source.wasm for the twiggy breakdown.
 rm -rf "$OUT/names" "$OUT/source.wasm"
 mkdir -p "$OUT/names"
 ours_route="unknown"
@@ -45,7 +46,8 @@ while IFS= read -r candidate; do
     ours_route="$(build_route "$(dirname "$candidate")" "$CARGO_TARGET_DIR")"
     break
   fi
-done < <(find "$CARGO_TARGET_DIR" -path '*/wasm32-unknown-unknown/release/resilient_fetch.wasm' \
+done < <(find "$CARGO_TARGET_DIR" \( -path '*/wasm32-unknown-unknown/release/resilient_fetch.wasm' \
+  -o -path '*/wasm32-unknown-unknown/release/build/resilient-fetch/*/out/resilient_fetch.wasm' \) \
   -printf '%T@ %p\n' 2>/dev/null | sort -rn | cut -d' ' -f2-)
 
 # The stack's minimum (bench/stack-minimum: the named crates with none of our logic), built as

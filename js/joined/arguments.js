@@ -415,9 +415,8 @@ function isTimeout(error) {
 }
 
 // How an attempt's outcome reaches the wasm: settler(slot, generation, fulfilled, value,
-// status, at), one callback for all attempts (src/wasm/settle.rs), given once; for an
-// attempt's answer `status` is what statusOf says plus one and `at` when it came
-// (performance.now()); other settlements leave both out.
+// status), one callback for all attempts (src/wasm/settle.rs), given once; for an attempt's
+// answer `status` is what statusOf says of it plus one; other settlements leave it out.
 let SETTLER = null;
 
 /** Keeps the wasm's settlement callback. */
@@ -481,8 +480,8 @@ function send(fetchFn, input, init, controller, chain, ms, deadline, limitMs, sl
     unwatch();
     // A fetch that ignored its signal answered after the limit: nobody will read this body.
     if (timedOut) discardBody(value);
-    else settler(slot, generation, true, value, toldStatus(value, rates), performance.now());
-  }, (error) => { unwatch(); settler(slot, generation, false, error, 0, performance.now()); });
+    else settler(slot, generation, true, value, toldStatus(value, rates));
+  }, (error) => { unwatch(); settler(slot, generation, false, error); });
 }
 
 /** What statusOf says of an answer, plus one, for the settler; 0 for what is no Response (the wasm asks again for its error). */

@@ -100,8 +100,7 @@ impl<O> Answered<'_, O> {
     }
 }
 
-/// Ends `flight` with what its send returned, at the time it ended (the transport's, else the
-/// clock's now): judged for the
+/// Ends `flight` with what its send returned, read at the current time: judged for the
 /// breaker (the caller's `isFailure`, else the built-in rule), recorded against the origin
 /// (with its latency when `hedged`), its `attemptEnd` and any breaker transition told. The
 /// call keeps the origin in use if the attempt may be retried.
@@ -114,7 +113,7 @@ pub(crate) fn settle<'a, T: Transport, E: Env>(
     hedged: bool,
     on_event: &mut dyn FnMut(&Event<'_>),
 ) -> Answered<'a, T::Output> {
-    let end = transport.ended_at().unwrap_or_else(|| env.now_ms());
+    let end = env.now_ms();
     let aborted = outcome.is_local() || env.aborted();
     let ended = ctx.ended(flight.attempt, &outcome, end);
     // Offline is not an outage: a failure to reach the origin then says nothing of it.

@@ -131,13 +131,6 @@ pub trait Transport {
         to: Option<Alternate<'_>>,
     ) -> impl Future<Output = (AttemptOutcome, Self::Output)>;
 
-    /// When the attempt whose send has just returned ended (monotonic ms), if the transport
-    /// saw it end (the settlement's own clock reading); `None`: the engine reads the clock. Asked
-    /// once per ended attempt, at once after its send returns.
-    fn ended_at(&self) -> Option<f64> {
-        None
-    }
-
     /// The caller's answer to "does this outcome count against the breaker?" (by default the
     /// built-in rule). Synchronous: the breaker decides at once.
     fn is_failure(&self, _ended: &Ended<'_>, _output: &Self::Output) -> BreakerAnswer {

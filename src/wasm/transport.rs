@@ -89,9 +89,6 @@ pub struct FetchTransport {
     on_wire: std::cell::Cell<u32>,
     /// How the last attempt to end ended (a `shouldRetry` that threw: the caller's doing).
     last: std::cell::Cell<Option<OutcomeKind>>,
-    /// When the attempt whose send has just returned was answered, as its settlement told
-    /// (taken by the engine at once: [`Transport::ended_at`]).
-    ended_at: std::cell::Cell<Option<f64>>,
 }
 
 /// An attempt on the wire: aborted if dropped before it ends (a hedge that lost, a call
@@ -139,7 +136,6 @@ impl FetchTransport {
             previous: RefCell::new(Vec::new()),
             on_wire: std::cell::Cell::new(0),
             last: std::cell::Cell::new(None),
-            ended_at: std::cell::Cell::new(None),
         }
     }
 
@@ -217,7 +213,6 @@ impl FetchTransport {
             previous: RefCell::new(Vec::new()),
             on_wire: std::cell::Cell::new(0),
             last: std::cell::Cell::new(None),
-            ended_at: std::cell::Cell::new(None),
         }
     }
 
@@ -266,10 +261,6 @@ impl FetchTransport {
 
 impl Transport for FetchTransport {
     type Output = Result<JsValue, JsValue>;
-
-    fn ended_at(&self) -> Option<f64> {
-        self.ended_at.take()
-    }
 
     fn is_failure(&self, ended: &Ended<'_>, output: &Self::Output) -> BreakerAnswer {
         let Some(hook) = &self.asking.hooks.is_failure else {
@@ -422,11 +413,7 @@ impl FetchTransport {
         // aborts, whichever comes first: a fetch that ignores its signal (a mock, a
         // polyfill) cannot hold the call past its limit.
         let (result, told_status) = match race(settled, AbortWait(self.abort.clone())).await {
-            Either::Left(settled) => {
-                self.ended_at
-                    .set(Some(settled.at).filter(|at| !at.is_nan()));
-                (settled.result, settled.status.checked_sub(1))
-            }
+            Either::Left(settled) => (settled.result, settled.status.checked_sub(1)),
             Either::Right(()) => (Err(JsValue::UNDEFINED), None),
         };
         wire.ended = true;
@@ -443,12 +430,6 @@ impl FetchTransport {
                     Err(e) => return (AttemptOutcome::InvalidResponse, Err(e)),
                 };
                 let limits_said = answer >= StatusFlag::Limits as u32;
-                // What an answer says of limits is read against the wall clock now (a reset or
-                // a date): the attempt's end is then read after it, not before, so that a wait
-                // it asks for is never taken as begun earlier than it was read.
-                if limits_said {
-                    self.ended_at.set(None);
-                }
                 let status = (answer % StatusFlag::Limits as u32) as u16;
                 // Only statuses retryOn may list can be retried: only then is Retry-After read.
                 let error = u32::from(status) >= crate::policy::RETRY_ON_MIN;

@@ -280,30 +280,3 @@ fn an_abort_before_the_first_attempt_sends_nothing() {
     assert_eq!(result, CallResult::Aborted);
     assert!(script.limits.borrow().is_empty() && log.kinds.is_empty());
 }
-
-// ---------------------------------------------------------------- when an attempt ended
-
-/// The durations of the call's ended attempts, as `attemptEnd` tells them.
-fn durations(reg: &Owner, p: &Policy, script: &mut Script<'_>) -> Vec<f64> {
-    let mut ds = Vec::new();
-    let clock = script.clock;
-    block_on(engine::run(reg, p, get(A), script, clock, &mut |e| {
-        if let Event::AttemptEnd { duration_ms, .. } = e {
-            ds.push(*duration_ms);
-        }
-    }));
-    ds
-}
-
-#[test]
-fn an_attempt_ends_when_its_transport_saw_it_end_else_when_its_send_returned() {
-    let p = policy(serde_json::json!({"retry": {"jitter": "none", "baseDelayMs": 100}}));
-    // Each answer takes 10 ms of the clock; told, the transport saw it 4 ms before returning.
-    let clock = Clock::auto();
-    let mut told = Script::new(&clock, &[Step::Status(503), Step::Status(200)]);
-    told.ended_early_ms = Some(4.0);
-    assert_eq!(durations(&registry(), &p, &mut told), [6.0, 6.0]);
-    let clock = Clock::auto();
-    let mut untold = Script::new(&clock, &[Step::Status(503), Step::Status(200)]);
-    assert_eq!(durations(&registry(), &p, &mut untold), [10.0, 10.0]);
-}

@@ -182,9 +182,6 @@ pub struct Script<'e> {
     pub asked: RefCell<Vec<(u32, f64, f64)>>,
     /// The caller's `breaker.isFailure`.
     pub is_failure: Option<fn(&AttemptOutcome) -> Option<bool>>,
-    /// When set, the transport says each attempt ended this many ms before its send returned
-    /// ([`Transport::ended_at`]), as a settlement's own clock reading does.
-    pub ended_early_ms: Option<f64>,
 }
 
 impl<'e> Script<'e> {
@@ -198,7 +195,6 @@ impl<'e> Script<'e> {
             answers: None,
             asked: RefCell::new(Vec::new()),
             is_failure: None,
-            ended_early_ms: None,
         }
     }
 
@@ -222,11 +218,6 @@ pub enum Answer {
 
 impl<'e> Transport for Script<'e> {
     type Output = u32;
-
-    fn ended_at(&self) -> Option<f64> {
-        self.ended_early_ms
-            .map(|early| self.clock.now.get() - early)
-    }
 
     fn send(
         &self,

@@ -3,8 +3,9 @@
 //! a heap cell); an attempt is awaited on every call. Here the attempt's settlement comes
 //! back through one long-lived callback, given to JS once, with the slot it belongs to:
 //! js/send.js calls it with (slot, generation, fulfilled, value), and for an attempt's answer
-//! also with what `statusOf` says of it (plus one), so that it is not asked for again. The other way, a call's promise: made by JS and settled by
-//! it when the call's task ends ([`promise_of`]).
+//! also with what `statusOf` says of it (plus one), so that it is not asked for again. The
+//! other way, a call's promise: made by JS and settled by it when the call's task ends
+//! ([`promise_of`]).
 
 use std::cell::RefCell;
 use std::future::Future;

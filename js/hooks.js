@@ -69,8 +69,8 @@ function askIsFailure(hook, ctx) {
 function askShouldRetry(hook, ctx, slot, generation) {
   const settler = SETTLER;
   new Promise((resolve) => resolve(hook(ctx))).then(
-    (answer) => settler(slot, generation, true, said(answer)),
-    (error) => settler(slot, generation, false, error)).finally(() => ctx[RELEASE]?.());
+    (answer) => settler(slot, generation, true, said(answer), 0, 0),
+    (error) => settler(slot, generation, false, error, 0, 0)).finally(() => ctx[RELEASE]?.());
 }
 
 /** A hook's answer as a HOOK_SAID_ code. */

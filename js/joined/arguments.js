@@ -415,8 +415,9 @@ function isTimeout(error) {
 }
 
 // How an attempt's outcome reaches the wasm: settler(slot, generation, fulfilled, value,
-// status), one callback for all attempts (src/wasm/settle.rs), given once; for an attempt's
-// answer `status` is what statusOf says of it plus one; other settlements leave it out.
+// status, 0), one callback for all attempts (src/wasm/settle.rs), given once; for an attempt's
+// answer `status` is what statusOf says of it plus one, for any other settlement 0 (every
+// argument is passed: wasm-bindgen's debug glue checks each number).
 let SETTLER = null;
 
 /** Keeps the wasm's settlement callback. */
@@ -445,7 +446,7 @@ function endCall(id, ok, value) {
  */
 function settleLater(promise, slot, generation, value = (v) => v) {
   const settler = SETTLER;
-  promise.then((v) => settler(slot, generation, true, value(v)), (e) => settler(slot, generation, false, e));
+  promise.then((v) => settler(slot, generation, true, value(v), 0, 0), (e) => settler(slot, generation, false, e, 0, 0));
 }
 
 /**
@@ -474,14 +475,14 @@ function send(fetchFn, input, init, controller, chain, ms, deadline, limitMs, sl
     const error = makeTimeoutError(deadline ? TIMEOUT_KIND_CALL : TIMEOUT_KIND_ATTEMPT, limitMs);
     TIMEOUTS.add(error);
     controller.abort(error);
-    settler(slot, generation, false, error);
+    settler(slot, generation, false, error, 0, 0);
   });
   settled.then((value) => {
     unwatch();
     // A fetch that ignored its signal answered after the limit: nobody will read this body.
     if (timedOut) discardBody(value);
-    else settler(slot, generation, true, value, toldStatus(value, rates));
-  }, (error) => { unwatch(); settler(slot, generation, false, error); });
+    else settler(slot, generation, true, value, toldStatus(value, rates), 0);
+  }, (error) => { unwatch(); settler(slot, generation, false, error, 0, 0); });
 }
 
 /** What statusOf says of an answer, plus one, for the settler; 0 for what is no Response (the wasm asks again for its error). */
@@ -678,7 +679,7 @@ function onlineWait(slot, generation) {
       resolve();
     }, { once: true });
   });
-  online.then(() => settler(slot, generation, true, undefined));
+  online.then(() => settler(slot, generation, true, undefined, 0, 0));
 }
 
 
@@ -751,8 +752,8 @@ function askIsFailure(hook, ctx) {
 function askShouldRetry(hook, ctx, slot, generation) {
   const settler = SETTLER;
   new Promise((resolve) => resolve(hook(ctx))).then(
-    (answer) => settler(slot, generation, true, said(answer)),
-    (error) => settler(slot, generation, false, error)).finally(() => ctx[RELEASE]?.());
+    (answer) => settler(slot, generation, true, said(answer), 0, 0),
+    (error) => settler(slot, generation, false, error, 0, 0)).finally(() => ctx[RELEASE]?.());
 }
 
 /** A hook's answer as a HOOK_SAID_ code. */

@@ -898,7 +898,7 @@ function failoverTo(input, origin, replay, settler, slot, generation) {
     return origin + u.pathname + u.search + u.hash;
   };
   try {
-    if (typeof input === "string") return settler(slot, generation, true, at(input));
+    if (typeof input === "string") return settler(slot, generation, true, at(input), 0, 0);
     const init = { method: input.method, headers: input.headers };
     for (const name of REQUEST_OPTIONS) {
       const value = input[name];
@@ -906,12 +906,12 @@ function failoverTo(input, origin, replay, settler, slot, generation) {
     }
     if (input.keepalive === true) init.keepalive = true;
     const url = at(input.url);
-    if (input.body === null) return settler(slot, generation, true, new Request(url, init));
-    if (!replay) return settler(slot, generation, true, new Request(url, { ...init, body: input.body, duplex: "half" }));
-    input.clone().arrayBuffer().then((body) => settler(slot, generation, true, new Request(url, { ...init, body })),
-      (error) => settler(slot, generation, false, error));
+    if (input.body === null) return settler(slot, generation, true, new Request(url, init), 0, 0);
+    if (!replay) return settler(slot, generation, true, new Request(url, { ...init, body: input.body, duplex: "half" }), 0, 0);
+    input.clone().arrayBuffer().then((body) => settler(slot, generation, true, new Request(url, { ...init, body }), 0, 0),
+      (error) => settler(slot, generation, false, error, 0, 0));
   } catch (error) {
-    settler(slot, generation, false, error);
+    settler(slot, generation, false, error, 0, 0);
   }
 }
 

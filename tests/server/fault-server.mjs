@@ -71,7 +71,7 @@
 //                                        (GET) a deterministic body of N bytes (seeded bytes; text=1: UTF-8
 //                                        "a€😀é" repeated, multi-byte characters), with Content-Length,
 //                                        Accept-Ranges: bytes and ETag "E" ("v1"; etag=none: no ETag;
-//                                        etag=weak: W/"v1"; lastModified=1: a Last-Modified a day before
+//                                        etag=weak: W/"v1"; lastModified=1: a Last-Modified a day before its start, before
 //                                        Date); honours Range: bytes=S- (206 with Content-Range) when
 //                                        If-Range is absent or equals the ETag, else 200 with all of it;
 //                                        ignoreRange=1: always 200; changeEtagAfter=K: from the (K+1)-th
@@ -96,6 +96,9 @@ import http from "node:http";
 import zlib from "node:zlib";
 
 import { fileURLToPath } from "node:url";
+
+/** /resource's Last-Modified (lastModified=1): a day before the server started, the same for every answer. */
+const LAST_MODIFIED = new Date(Date.now() - 86_400_000).toUTCString();
 
 /** /sse: the n-th connection plays the n-th plan of `script` (see the header). */
 function sseRoute(req, res, q, entry, n) {
@@ -255,7 +258,9 @@ function createOrigin(name) {
       "access-control-expose-headers": "etag, content-range, accept-ranges, content-encoding, date, last-modified" };
     if (base === "weak") headers.etag = `W/"v1"`;
     else if (base !== "none") headers.etag = tag;
-    if (q.get("lastModified") === "1") headers["last-modified"] = new Date(Date.now() - 86_400_000).toUTCString();
+    // The same date for every request of the server's life: read per request, the date of a
+    // resume could be a second later than the first answer's, and its If-Range would not match.
+    if (q.get("lastModified") === "1") headers["last-modified"] = LAST_MODIFIED;
     if (q.get("encoding") === "gzip") headers["content-encoding"] = "gzip";
     entry.range = req.headers.range ?? null;
     entry.ifRange = req.headers["if-range"] ?? null;

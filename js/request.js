@@ -83,7 +83,8 @@ function readArguments(input, init, client) {
   const chain = chainOf(copy, client);
   let origin, method, request;
   if (fast !== null) {
-    [origin, method] = fast;
+    origin = fast[0];
+    method = fast[1];
   } else {
     // The general path: the request built once, as fetch builds it (`body ||`: BODY_NONE is 0).
     request = new Request(input, copy);

@@ -379,7 +379,6 @@ impl FetchTransport {
             .map_or(input, crate::failover::shell::Made::value);
         // The attempt's controller is made by its send, in the same crossing, and is ours
         // from then on: the caller's abort, a lost hedge or a dropped call aborts it.
-        self.on_wire.set(self.on_wire.get() + 1);
         let sent = send(
             &self.fetch,
             input,
@@ -396,12 +395,10 @@ impl FetchTransport {
             Ok(controller) => controller,
             // The fetch threw instead of returning a promise (a mock), or no controller could
             // be made: the caller's setup, neither retried nor counted against the breaker.
-            Err(e) => {
-                self.on_wire.set(self.on_wire.get() - 1);
-                return (AttemptOutcome::InvalidRequest, Err(e));
-            }
+            Err(e) => return (AttemptOutcome::InvalidRequest, Err(e)),
         };
         let token = self.abort.track(&controller);
+        self.on_wire.set(self.on_wire.get() + 1);
         let mut wire = OnWire {
             abort: &self.abort,
             count: &self.on_wire,

@@ -16,16 +16,31 @@ function callListener(listener, event) {
 }
 
 /**
- * An event as onEvent gets it: { type, origin }, then each of `values` that is not undefined
- * under its name in `names` (space-separated, in order; src/wasm/events.rs). A duration (a
- * name ending in Ms) is whole milliseconds, rounded up: the core's clock has fractions.
+ * `object` with each of `values` that is given (not undefined, not NaN) under its name in
+ * `names` (space-separated, in order; src/wasm/events.rs). A duration (a name ending in Ms) is
+ * whole milliseconds, rounded up: the core's clock has fractions.
  */
-function makeEvent(type, origin, names, ...values) {
-  const event = { type, origin };
+function fill(object, names, values) {
   names.split(" ").forEach((name, i) => {
-    if (values[i] !== undefined) event[name] = name.endsWith("Ms") ? Math.ceil(values[i]) : values[i];
+    const value = values[i];
+    if (value !== undefined && value === value) object[name] = name.endsWith("Ms") ? Math.ceil(value) : value;
   });
-  return event;
+  return object;
+}
+
+/** An event as onEvent gets it: { type, origin }, then `values` under `names` (fill). */
+function makeEvent(type, origin, names, ...values) {
+  return fill({ type, origin }, names, values);
+}
+
+/**
+ * Adds `origin`'s entry to `stats` (what stats() returns): its breaker's state, why it opened
+ * (while open or half-open; "" otherwise), then `values` (numbers) under `names` (fill).
+ */
+function statsEntry(stats, origin, breakerState, openedBy, names, values) {
+  const entry = (stats[origin] = { breakerState });
+  if (openedBy) entry.openedBy = openedBy;
+  fill(entry, names, values);
 }
 
 /**
@@ -86,4 +101,4 @@ function discardBody(response) {
   } catch { /* not a Response (a mock's), or already gone */ }
 }
 
-export { callListener, makeEvent, hookContext, askIsFailure, askShouldRetry, discardBody };
+export { callListener, makeEvent, statsEntry, hookContext, askIsFailure, askShouldRetry, discardBody };

@@ -146,6 +146,18 @@ unsafe extern "C" {
         c: &JsValue,
         d: &JsValue,
     ) -> JsValue;
+    /// Adds `origin`'s entry to `stats`: `{ breakerState, openedBy }` (an empty `opened_by` left
+    /// out), then `values` (an array of numbers) under the space-separated `names`, in order (a
+    /// NaN left out).
+    #[wasm_bindgen(js_name = statsEntry)]
+    pub fn stats_entry(
+        stats: &js_sys::Object,
+        origin: &str,
+        breaker_state: &str,
+        opened_by: &str,
+        names: &str,
+        values: &JsValue,
+    );
     /// What `retry.shouldRetry` and `breaker.isFailure` see of an ended attempt.
     #[wasm_bindgen(js_name = hookContext)]
     pub fn hook_context(

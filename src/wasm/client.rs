@@ -209,7 +209,7 @@ impl ResilientClient {
     pub fn breaker_state(
         &self,
         #[wasm_bindgen(unchecked_param_type = "string")] origin: JsValue,
-    ) -> Result<String, JsValue> {
+    ) -> Result<JsValue, JsValue> {
         let key = self.inner.name_of(&origin)?;
         let state = self
             .inner
@@ -217,7 +217,8 @@ impl ResilientClient {
             .read()
             .ok_or_else(busy)?
             .breaker_state(&key, super::env::now());
-        Ok(state.as_str().to_string())
+        // A JS string made from the name, not a Rust `String` handed out (its copy and free).
+        Ok(state.as_str().into())
     }
 
     /// Counters and state per origin.

@@ -5,7 +5,7 @@
 #   bench/run.sh            everything; the tables go to stdout (and bench/.out/results.md)
 # Env: BENCH_CALLS, BENCH_ROUNDS, BENCH_WARMUP (overhead.mjs), BENCH_BROWSER_CALLS,
 # BENCH_BROWSER_ROUNDS, BENCH_BROWSER_WARMUP (browser.mjs), BENCH_STARTUP_RUNS,
-# BENCH_STARTUP_BROWSER_RUNS (startup.mjs), BENCH_CLIENTS, BENCH_CALLS_PER_CLIENT (outage.mjs),
+# BENCH_STARTUP_BROWSER_RUNS (startup.mjs), BENCH_EDGE_STARTUP_RUNS (edge-startup.mjs), BENCH_CLIENTS, BENCH_CALLS_PER_CLIENT (outage.mjs),
 # BENCH_HEDGE_CALLS, BENCH_HEDGE_RATE, BENCH_HEDGE_TAIL (hedge.mjs), BENCH_FALLBACK_OUTAGE_MS,
 # BENCH_FALLBACK_LOOPS, BENCH_FALLBACK_GAP_MS, BENCH_FALLBACK_URLS (fallback.mjs),
 # BENCH_RESUME_MB, BENCH_RESUME_CUTS, BENCH_RESUME_ROUNDS (resume.mjs),
@@ -139,6 +139,9 @@ BENCH_NODE_JSON="$OUT/overhead-node.json" node --no-warnings browser.mjs | emit
 
 step "startup: import to callable (Node, headless Chromium)"
 node --no-warnings startup.mjs | emit
+
+step "startup: a fresh workerd isolate's first request, with the package and without it"
+node --no-warnings edge-startup.mjs | emit
 
 step "outage amplification (503 server on 127.0.0.1)"
 node --no-warnings outage.mjs | emit

@@ -97,7 +97,7 @@ if (!haveChromium()) {
   process.exit(0);
 }
 const pkgWeb = join(here, "node_modules/resilient-fetch/web");
-const oursFiles = await bundleWithWasm('export { resilientFetch } from "resilient-fetch";', "/bundle/ours.js");
+const oursFiles = await bundleWithWasm('export { resilientFetch, default } from "resilient-fetch";', "/bundle/ours.js");
 const wasmPaths = [...oursFiles.keys()].filter((p) => p.endsWith(".wasm"));
 if (wasmPaths.length !== 1) throw new Error(`the browser entry's bundle loads ${wasmPaths.length} wasm files, not one`);
 const [wasmPath] = wasmPaths;
@@ -152,6 +152,17 @@ await glue.init({ module_or_path: module });
 const t2 = performance.now();
 if (typeof glue.resilientFetch !== "function") throw new Error("not callable");
 return { fetchCompile: t1 - t0, instantiate: t2 - t1 };`;
+// (c) the first call alone, once the wasm is ready (`await ready()`): at once, and after the
+// page has been idle for 200 ms (the browser entry warms the call path up when the page is idle).
+const firstCallPage = (idleMs) => `${warmUp}
+${stubFetch}
+const m = await import("/bundle/ours.js");
+await m.default();
+${idleMs ? `await new Promise((resolve) => setTimeout(resolve, ${idleMs}));` : ""}
+const t0 = performance.now();
+const r = await m.resilientFetch(${JSON.stringify(TARGET)});
+if (r.status !== 200) throw new Error("status " + r.status);
+return { ms: performance.now() - t0 };`;
 const oursLabel = `ours: resilient-fetch ${version("resilient-fetch")} (wasm ${(wasm.length / 1024).toFixed(1)} KB)`;
 const call = `m.resilientFetch(${JSON.stringify(TARGET)})`;
 const browserKinds = [
@@ -166,6 +177,8 @@ const browserKinds = [
   { id: "kyA", label: `ky ${version("ky")}: (a) import → callable`, body: importPage("/bundle/ky.js", "default") },
   { id: "kyB", label: `ky ${version("ky")}: (b) import → first response`, body: importPage("/bundle/ky.js", "default", `m.default(${JSON.stringify(TARGET)})`) },
   { id: "compile", body: compilePage },
+  { id: "firstAtOnce", body: firstCallPage(0) },
+  { id: "firstIdle", body: firstCallPage(200) },
 ];
 for (const k of browserKinds) k.samples = [];
 const server = await startServer(files);
@@ -205,11 +218,18 @@ console.log("");
 console.log("| cold import (esbuild bundle, minified) | ms | min–max | minus the empty module, ms | ours ÷ ky's, same measure |");
 console.log("| --- | ---: | ---: | ---: | ---: |");
 const versusKy = { oursA: "kyA", oursB: "kyB", oursPre: "kyB" };
-for (const k of browserKinds.filter((k) => k.id !== "compile")) {
+for (const k of browserKinds.filter((k) => k.label !== undefined)) {
   const xs = k.samples.map((s) => s.ms);
   const cells = k.id === "empty" ? "— | —" : `${ms(net(k.id))} | ${versusKy[k.id] ? x(net(k.id), net(versusKy[k.id])) : "—"}`;
   console.log(`| ${k.label} | ${ms(median(xs))} | ${span(xs)} | ${cells} |`);
 }
+console.log("");
+const firstAtOnce = kind.firstAtOnce.samples.map((s) => s.ms);
+const firstIdle = kind.firstIdle.samples.map((s) => s.ms);
+console.log("| (c) ours' first call alone, once `ready()` has resolved (call → response, stub `fetch`) | ms | min–max |");
+console.log("| --- | ---: | ---: |");
+console.log(`| made at once (its wasm functions compiled as it first runs them) | ${ms(median(firstAtOnce))} | ${span(firstAtOnce)} |`);
+console.log(`| made after 200 ms of an idle page (the entry's warm-up has compiled them) | ${ms(median(firstIdle))} | ${span(firstIdle)} |`);
 console.log("");
 const aRatio = net("kyA") > 0 ? net("oursA") / net("kyA") : Infinity;
 const bOver = net("oursB") - fetchCompileMs;

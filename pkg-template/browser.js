@@ -15,8 +15,19 @@ import { fetchToWrap, installFetch, uninstallFetch } from "./web/snippets/[crate
 
 const loading = init();
 let loaded = false;
-// Once the wasm is ready, the installs made before are made first, in their order.
-loading.then(() => { loaded = true; installEarly(); }, (e) => { for (const { settle } of early.splice(0)) settle.reject(e); });
+// Once the wasm is ready, the installs made before are made first, in their order; then, when
+// the page is idle, the warm-up.
+loading.then(() => { loaded = true; installEarly(); (globalThis.requestIdleCallback ?? setTimeout)(warm); },
+  (e) => { for (const { settle } of early.splice(0)) settle.reject(e); });
+
+// V8 compiles a wasm function when it first runs: the first call would compile the ~190 a call
+// runs (3-5 ms in Chromium, bench/README.md "Startup"). One call made while the page is idle,
+// through a client of its own to a stub fetch (nothing is sent; no other client, breaker or
+// stats is touched), compiles them before the app's first call needs them.
+function warm() {
+  const client = new Inner({ fetch: () => Promise.resolve(new Response(null)) });
+  client.fetch("http://warm.invalid/").then(() => client.free(), () => client.free());
+}
 
 const Inner = wasm.ResilientClient;
 const innerFetch = Inner.prototype.fetch;

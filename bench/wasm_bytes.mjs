@@ -61,7 +61,7 @@ const areas = [
   ["panics and bounds/unwrap failures", /panic|unwrap_failed|expect_failed|slice_error_fail|slice_(start|end)_index|index_out_of_bounds|str_index|rust_begin_unwind|abort/],
   ["serde-wasm-bindgen (options in)", /serde_wasm_bindgen/],
   ["serde (core traits, derives)", /serde/],
-  ["async: the call's task (its future inlined into it: settle::promise_of), the task queue", /future_to_promise|promise_of|wasm_bindgen_futures|js_sys::futures/],
+  ["async: the call's task (its future inlined into it: settle::promise_with), the task queue", /future_to_promise|promise_with|wasm_bindgen_futures|js_sys::futures/],
   ["ours: shell (src/wasm)", /resilient_fetch::wasm/],
   ["ours: policy (decode, merge, validate)", /resilient_fetch::policy/],
   ["ours: core (engine, breaker, registry, origin, ...)", /resilient_fetch::/],

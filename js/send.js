@@ -4,6 +4,7 @@ import { keepReferrer } from "./request.js";
 import { CHAIN, SENDING } from "./chain.js";
 import { ATTEMPT, platformFetch } from "./install.js";
 import { discardBody } from "./hooks.js";
+import { guardResponse } from "./body.js";
 import { makeTimeoutError, TIMEOUT_KIND_ATTEMPT, TIMEOUT_KIND_CALL, SEND_FLAG_REPLAY, SEND_FLAG_HEDGE, SEND_FLAG_RATES, STATUS_FLAG_LIMITS } from "./errors.js";
 
 // The attempts' own timeouts, told apart from every other rejection.
@@ -25,7 +26,7 @@ function setSettler(settler) {
   SETTLER = settler;
 }
 
-// The calls' promises by id, until the wasm settles them (src/wasm/settle.rs `promise_of`).
+// The calls' promises by id, until the wasm settles them (src/wasm/settle.rs `promise_with`).
 const CALLS = new Map();
 
 /** A call's promise, kept under `id` until endCall settles it. */
@@ -38,6 +39,14 @@ function endCall(id, ok, value) {
   const settle = CALLS.get(id);
   CALLS.delete(id);
   settle[ok ? 0 : 1](value);
+}
+
+/**
+ * Fulfils the call promise `id` with its answer, guarded (js/body.js guardResponse, whose
+ * arguments follow): one crossing where guarding, then ending the call, took two.
+ */
+function endGuarded(id, response, controller, signal, deadline, totalMs, idleMs, expire, origin, onEvent) {
+  endCall(id, true, guardResponse(response, controller, signal, deadline, totalMs, idleMs, expire, origin, onEvent));
 }
 
 /**
@@ -282,4 +291,4 @@ function onlineWait(slot, generation) {
   online.then(() => settler(slot, generation, true, undefined, 0, 0));
 }
 
-export { isTimeout, SETTLER, setSettler, settleLater, callPromise, endCall, sendAttempt, sendLocal, statusOf, limitsOf, isOffline, onlineWait };
+export { isTimeout, SETTLER, setSettler, settleLater, callPromise, endCall, endGuarded, sendAttempt, sendLocal, statusOf, limitsOf, isOffline, onlineWait };

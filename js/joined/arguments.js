@@ -1,6 +1,6 @@
 // Joined by scripts/join-js.mjs from js/request.js, js/chain.js, js/install.js, js/cors.js, js/send.js, js/hooks.js, js/policy-arg.js, src/coalesce/coalesce.js, src/resume/resume.js: edit those, then run it.
 import { BODY_NONE, BODY_REPLAYABLE, BODY_STREAM, READ_METHOD, READ_SLOT, READ_TOLD, READ_LOCAL, READ_SIGNAL, READ_REQUEST, METHOD_OTHER, makeTimeoutError, TIMEOUT_KIND_ATTEMPT, TIMEOUT_KIND_CALL, SEND_FLAG_REPLAY, SEND_FLAG_HEDGE, SEND_FLAG_RATES, STATUS_FLAG_LIMITS, HOOK_SAID_NO, HOOK_SAID_YES, HOOK_SAID_DEFAULT } from "../errors.js";
-import { linkCopy, readThrough, BODY } from "../body.js";
+import { guardResponse, linkCopy, readThrough, BODY } from "../body.js";
 
 // The caller's arguments, read once, in JS, when the call is made (as fetch reads them), so that
 // the wasm shell gets what it needs in one call: input and init, the caller's signal, the
@@ -426,7 +426,7 @@ function setSettler(settler) {
   SETTLER = settler;
 }
 
-// The calls' promises by id, until the wasm settles them (src/wasm/settle.rs `promise_of`).
+// The calls' promises by id, until the wasm settles them (src/wasm/settle.rs `promise_with`).
 const CALLS = new Map();
 
 /** A call's promise, kept under `id` until endCall settles it. */
@@ -439,6 +439,14 @@ function endCall(id, ok, value) {
   const settle = CALLS.get(id);
   CALLS.delete(id);
   settle[ok ? 0 : 1](value);
+}
+
+/**
+ * Fulfils the call promise `id` with its answer, guarded (js/body.js guardResponse, whose
+ * arguments follow): one crossing where guarding, then ending the call, took two.
+ */
+function endGuarded(id, response, controller, signal, deadline, totalMs, idleMs, expire, origin, onEvent) {
+  endCall(id, true, guardResponse(response, controller, signal, deadline, totalMs, idleMs, expire, origin, onEvent));
 }
 
 /**
@@ -1087,4 +1095,4 @@ function resumeError(message, reason, cause) {
 }
 
 
-export { INIT_MEMBERS, readArguments, setTaker, headerOf, originKey, setKey, requestError, keepReferrer, CHAIN, SENDING, chainOf, isLocalError, ATTEMPT, platformFetch, fetchToWrap, installFetch, uninstallFetch, crossOrigin, isTimeout, SETTLER, setSettler, settleLater, callPromise, endCall, sendAttempt, sendLocal, statusOf, limitsOf, isOffline, onlineWait, callListener, makeEvent, statsEntry, hookContext, askIsFailure, askShouldRetry, discardBody, readPolicy, flightKey, joinFlight, resumeHead, rangeRequest, attachResume, resumeError };
+export { INIT_MEMBERS, readArguments, setTaker, headerOf, originKey, setKey, requestError, keepReferrer, CHAIN, SENDING, chainOf, isLocalError, ATTEMPT, platformFetch, fetchToWrap, installFetch, uninstallFetch, crossOrigin, isTimeout, SETTLER, setSettler, settleLater, callPromise, endCall, endGuarded, sendAttempt, sendLocal, statusOf, limitsOf, isOffline, onlineWait, callListener, makeEvent, statsEntry, hookContext, askIsFailure, askShouldRetry, discardBody, readPolicy, flightKey, joinFlight, resumeHead, rangeRequest, attachResume, resumeError };

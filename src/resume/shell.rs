@@ -195,7 +195,7 @@ mod on {
         #[wasm_bindgen(skip_typescript)]
         pub fn resume(&self, bytes: f64, cause: JsValue, gap: bool) -> Promise {
             let (cell, running) = (self.state.clone(), self.running.clone());
-            crate::wasm::settle::promise_of(async move {
+            crate::wasm::settle::promise_with(|_| async move {
                 let Some(mut state) = cell.borrow_mut().take() else {
                     let busy = "the body is being resumed already";
                     return Err(resume_error(busy, "busy", &cause));

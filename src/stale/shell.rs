@@ -342,7 +342,7 @@ impl Lookup {
             }
             Ok(response)
         };
-        Ok(crate::wasm::settle::promise_of(task).into())
+        Ok(crate::wasm::settle::promise_with(|_| task).into())
     }
 
     /// The kept answer that may stand in for `failure` now, with its `Age` (s) and age (ms).

@@ -94,12 +94,27 @@ unsafe extern "C" {
         slot: u32,
         generation: u32,
     ) -> Result<web_sys::AbortController, JsValue>;
-    /// A call's promise, under `id` until [`end_call`] settles it (src/wasm/settle.rs `promise_of`).
+    /// A call's promise, under `id` until [`end_call`] settles it (src/wasm/settle.rs `promise_with`).
     #[wasm_bindgen(js_name = callPromise)]
     pub fn call_promise(id: u32) -> Promise;
     /// Settles the call promise `id`: fulfils it with `value` when `ok`, else rejects it.
     #[wasm_bindgen(js_name = endCall)]
     pub fn end_call(id: u32, ok: bool, value: &JsValue);
+    /// Fulfils the call promise `id` with `response` guarded as [`guard_response`] guards it
+    /// (the arguments after `id` are its): one crossing for both.
+    #[wasm_bindgen(js_name = endGuarded)]
+    pub fn end_guarded(
+        id: u32,
+        response: &JsValue,
+        controller: &web_sys::AbortController,
+        signal: &JsValue,
+        deadline: f64,
+        total_ms: f64,
+        idle_ms: f64,
+        expire: &js_sys::Function,
+        origin: &JsValue,
+        on_event: &JsValue,
+    );
     /// Gives JS the callback through which attempts settle (src/wasm/settle.rs).
     #[wasm_bindgen(js_name = setSettler)]
     pub fn set_settler(settler: &js_sys::Function);

@@ -17,7 +17,7 @@ use super::events::emit;
 use super::key::attach_key;
 use super::options::{policy_error, to_value};
 use super::resolve::{Resolved, resolve_policy};
-use super::settle::promise_of;
+use super::settle::promise_with;
 use super::state::ClientInner;
 use super::transport::{Asking, FetchTransport, Source};
 use crate::coalesce::shell::{self as coalesce, Joinable};
@@ -72,13 +72,13 @@ pub fn start(
     }
     match prepare(client, input, init, policy, keep) {
         Ok(Prepared::Run(mut ready)) => match ready.flight.take() {
-            None => promise_of(ready.run()),
+            None => promise_with(|id| ready.run(id)),
             // Run only when this call starts the flight; then every caller leaving aborts it.
             Some(flight) => {
                 let id = ready.client.id;
                 flight.join(id, move || {
                     let state = ready.guard.state().clone();
-                    let promise = promise_of(ready.run());
+                    let promise = promise_with(|id| ready.run(id));
                     (promise, move || state.fire())
                 })
             }
@@ -276,8 +276,9 @@ fn refused_at_once(
 }
 
 impl Ready {
-    /// Runs the call through the core's retry loop, then maps the result back.
-    async fn run(self) -> Result<JsValue, JsValue> {
+    /// Runs the call through the core's retry loop, then maps the result back; `None` when
+    /// its promise (`id`) has been settled with its answer already.
+    async fn run(self, id: u32) -> Option<Result<JsValue, JsValue>> {
         let Ready {
             client,
             resolved,
@@ -349,7 +350,13 @@ impl Ready {
         let failure = lookup
             .as_ref()
             .and_then(|l| l.after(&client.stale, &resolved.policy, &result, &transport));
-        let mapped = ended.map(result, &transport, guard.state());
+        // An answer nothing is left to wrap (no outbox to keep it, no kept answer to serve, no
+        // body to resume) is guarded and handed over in one crossing.
+        let plain = keeping.is_none() && failure.is_none() && !resumable;
+        let Some(mapped) = ended.map(result, &transport, guard.state(), plain.then_some(id)) else {
+            drop(guard);
+            return None;
+        };
         // A call that failed may be answered by a kept answer (`stale`); one that did not may
         // have its body resumed if it breaks (`resume`).
         let serving = failure.is_some();
@@ -387,6 +394,6 @@ impl Ready {
             ),
         };
         drop(guard);
-        answer
+        Some(answer)
     }
 }

@@ -5,8 +5,8 @@ use wasm_bindgen::prelude::*;
 
 use super::abort::AbortState;
 use super::bindings::{
-    guard_response, make_bulkhead_full_error, make_circuit_open_error, make_rate_limit_error,
-    make_timeout_error,
+    end_guarded, guard_response, make_bulkhead_full_error, make_circuit_open_error,
+    make_rate_limit_error, make_timeout_error,
 };
 use super::codes::TimeoutKind;
 use super::resolve::Resolved;
@@ -80,29 +80,31 @@ pub struct Reply<'a> {
 
 impl Reply<'_> {
     /// The call's result as `fetch` gives it: the response (its body bounded and still
-    /// reached by the caller's signal), or the error to reject with.
+    /// reached by the caller's signal), or the error to reject with. With `end`, the call's
+    /// promise: a response to guard fulfils it (js/send.js `endGuarded`), and `None` says so.
     pub fn map(
         &self,
         result: CallResult<Result<JsValue, JsValue>>,
         transport: &FetchTransport,
         abort: &AbortState,
-    ) -> Result<JsValue, JsValue> {
+        end: Option<u32>,
+    ) -> Option<Result<JsValue, JsValue>> {
         let policy = &self.resolved.policy;
         let result = match result {
             CallResult::Done {
                 output: Ok(response),
                 ..
             } => {
-                return Ok(match transport.controller_of(&response) {
-                    Some(controller) => self.guard_body(&response, &controller),
-                    None => response,
-                });
+                return match transport.controller_of(&response) {
+                    Some(controller) => self.guard_body(&response, &controller, end).map(Ok),
+                    None => Some(Ok(response)),
+                };
             }
             other => other,
         };
         // The call ends without a response: the bodies of the ones it got are cancelled.
         transport.discard_previous();
-        match result {
+        Some(match result {
             CallResult::Done { output, .. } => output,
             CallResult::ShortCircuited { retry_after_ms } => Err(circuit_open_error(
                 self.client,
@@ -127,12 +129,18 @@ impl Reply<'_> {
                 reason.as_str(),
             )),
             CallResult::Throttled(refused) => Err(throttled_error(refused, self.origin)),
-        }
+        })
     }
 
     /// The response handed back: its body bounded by the call's deadline and
-    /// `bodyTimeoutMs`, and stopped by the caller's signal (js/body.js).
-    fn guard_body(&self, response: &JsValue, controller: &web_sys::AbortController) -> JsValue {
+    /// `bodyTimeoutMs`, and stopped by the caller's signal (js/body.js); with `end`, handed
+    /// over as call `end`'s answer at once (`None`).
+    fn guard_body(
+        &self,
+        response: &JsValue,
+        controller: &web_sys::AbortController,
+        end: Option<u32>,
+    ) -> Option<JsValue> {
         let policy = &self.resolved.policy;
         let (deadline, idle_ms) = match policy.body_timeout_ms {
             Some(ms) => (
@@ -146,16 +154,35 @@ impl Reply<'_> {
             .on_event
             .as_ref()
             .map_or(JsValue::UNDEFINED, JsValue::from);
-        guard_response(
+        let (total_ms, expire) = (
+            f64::from(policy.total_timeout_ms),
+            self.client.expire.as_ref().unchecked_ref(),
+        );
+        let Some(id) = end else {
+            return Some(guard_response(
+                response,
+                controller,
+                &self.signal,
+                deadline,
+                total_ms,
+                idle_ms,
+                expire,
+                self.origin_js,
+                &listener,
+            ));
+        };
+        end_guarded(
+            id,
             response,
             controller,
             &self.signal,
             deadline,
-            f64::from(policy.total_timeout_ms),
+            total_ms,
             idle_ms,
-            self.client.expire.as_ref().unchecked_ref(),
+            expire,
             self.origin_js,
             &listener,
-        )
+        );
+        None
     }
 }

@@ -5,7 +5,7 @@
 //! js/send.js calls it with (slot, generation, fulfilled, value), and for an attempt's answer
 //! also with what `statusOf` says of it (plus one), so that it is not asked for again. The
 //! other way, a call's promise: made by JS and settled by it when the call's task ends
-//! ([`promise_of`]).
+//! ([`promise_with`]).
 
 use std::cell::RefCell;
 use std::future::Future;
@@ -178,22 +178,27 @@ thread_local! {
     static NEXT_CALL: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
 }
 
-/// The promise of `future`, run as a task: made by JS and settled by it with what the future
-/// ends with, in one crossing each way (a `future_to_promise` takes three: the promise, its
-/// executor, the resolve).
-pub fn promise_of(
-    future: impl Future<Output = Result<JsValue, JsValue>> + 'static,
-) -> js_sys::Promise {
+/// The promise of the task `make` makes, given the promise's id: made by JS and settled by it
+/// with what the task ends with, in one crossing each way (a `future_to_promise` takes three:
+/// the promise, its executor, the resolve). A task that ends with `None` has had JS settle its
+/// promise already (a call's answer, guarded and handed over in one crossing:
+/// [`end_guarded`](super::bindings::end_guarded)).
+pub fn promise_with<F>(make: impl FnOnce(u32) -> F) -> js_sys::Promise
+where
+    F: Future<Output: Into<Option<Result<JsValue, JsValue>>>> + 'static,
+{
     let id = NEXT_CALL.with(|next| {
         let id = next.get();
         next.set(id.wrapping_add(1));
         id
     });
     let promise = call_promise(id);
+    let future = make(id);
     wasm_bindgen_futures::spawn_local(async move {
-        match future.await {
-            Ok(value) => end_call(id, true, &value),
-            Err(error) => end_call(id, false, &error),
+        match future.await.into() {
+            Some(Ok(value)) => end_call(id, true, &value),
+            Some(Err(error)) => end_call(id, false, &error),
+            None => {}
         }
     });
     promise

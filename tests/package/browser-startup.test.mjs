@@ -146,3 +146,38 @@ test("uninstall() before the wasm is ready puts the platform's fetch back at onc
     wrappedAtOnce: true, uninstalled: true, restoredAtOnce: true, again: false, stillPlatform: true, viaClient: 200,
   });
 });
+
+// The warm-up (docs/behaviour.md): once the wasm is ready and the page idle, one call through a
+// client of the entry's own to a stub fetch. It runs (the stub's Response is made), and nothing
+// of it is seen: no request but the wasm's, no event, stat or call of the app's clients or of
+// the installed global.
+const WARM_PAGE = `<!doctype html><meta charset="utf-8">
+<script type="module">
+const api = await import("/node_modules/resilient-fetch/browser.js");
+const events = [];
+const client = new api.ResilientClient({ onEvent: (e) => events.push(e.type) });
+const installed = api.install({ onEvent: (e) => events.push("global " + e.type) });
+let viaGlobal = 0;
+const own = installed.fetch;
+installed.fetch = function (...args) { viaGlobal++; return own.apply(this, args); };
+await api.default();
+// Responses made from here on are counted (the wasm has loaded; the warm-up waits for the page
+// to be idle, a task after this one).
+const Platform = globalThis.Response;
+let made = 0;
+globalThis.Response = class extends Platform { constructor(...args) { super(...args); made++; } };
+await new Promise((resolve) => requestIdleCallback(() => setTimeout(resolve, 100)));
+window.__result = {
+  made, events, viaGlobal, stats: JSON.stringify([client.stats(), installed.stats()]),
+  requests: performance.getEntriesByType("resource").filter((e) => e.initiatorType === "fetch").map((e) => new URL(e.name).pathname),
+  uninstalled: api.uninstall(),
+};
+</script>`;
+
+test("the browser entry's warm-up, once the page is idle, runs and sends nothing the app sees", async () => {
+  const { result } = await runPage("startup-warm", WARM_PAGE);
+  assert.deepEqual(result, {
+    made: 1, events: [], viaGlobal: 0, stats: "[{},{}]",
+    requests: ["/node_modules/resilient-fetch/web/resilient_fetch_bg.wasm"], uninstalled: true,
+  });
+});

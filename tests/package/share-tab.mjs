@@ -77,7 +77,12 @@ export function fleetVerdict({ members, from, ms, cooldownMs = 0 }) {
       sent.push({ at: call.at, entry: entries[i] });
     }
     const taken = new Set();
-    for (const h of m.moves.filter((x) => x.to === "half-open" && x.at > opened && x.at < closedAt)) {
+    // The half-open moves from the first opening to the close after it, by their order: a probe
+    // answered within the clock's millisecond moves half-open and closed at the same time.
+    const first = m.moves.findIndex((x) => x.to === "open");
+    const last = m.moves.findIndex((x, i) => i > first && x.to === "closed");
+    const probing = m.moves.filter((x, i) => x.to === "half-open" && first >= 0 && i > first && (last < 0 || i < last));
+    for (const h of probing) {
       const k = sent.findIndex((c, j) => !taken.has(j) && c.entry.t >= h.at - CLOCK_MS);
       if (k >= 0) { taken.add(k); probes.push({ member: m.name, at: sent[k].at, ...sent[k].entry }); }
     }

@@ -3,6 +3,7 @@
 // origin (the fast path reads plain URL strings without the URL parser).
 // Keep the single `export { ... }` line last (scripts/join-js.mjs joins the concern files).
 import { chainOf } from "./chain.js";
+import { callPromise } from "./send.js";
 import { BODY_NONE, BODY_REPLAYABLE, BODY_STREAM, READ_METHOD, READ_SLOT, READ_TOLD, READ_LOCAL, READ_SIGNAL, READ_REQUEST, METHOD_OTHER } from "./errors.js";
 
 // The RequestInit members fetch reads, own or inherited, plain or getters.
@@ -14,8 +15,8 @@ const STANDARD_METHODS = ["DELETE", "GET", "HEAD", "OPTIONS", "POST", "PUT"];
 // ---- end of methods
 
 // How what readArguments read reaches the wasm: taker(copy, signal, origin, method, chain,
-// request, at), one callback for all calls (src/wasm/arguments.rs), given once; `at`: when
-// (performance.now()), the call's start.
+// request, at, promise), one callback for all calls (src/wasm/arguments.rs), given once; `at`:
+// when (performance.now()), the call's start; `promise`: the call's (callPromise), when asked.
 let TAKER = null;
 
 /** Keeps the wasm's callback for what readArguments read. */
@@ -52,12 +53,14 @@ const METHOD_CODES = ["GET", "HEAD", "POST", "PUT", "DELETE", "OPTIONS", "PATCH"
  * (or undefined), the origin ("" for a URL that is no server's: data:, blob:), the method, the
  * call's chain (see CHAIN) and, off the fast path, the request built once. Returns the numbers
  * packed as src/wasm/codes.rs `Read` says (the body's BODY_ code, the method's, the origin's
- * slot, flags). Throws fetch's TypeError for a bad URL or init.
+ * slot, flags). With `call` (an id), the call's promise is made too, once all is read, and
+ * handed over with the rest: one crossing fewer than asking for it apart. Throws fetch's
+ * TypeError for a bad URL or init.
  * The copy keeps own enumerable properties (runtime extensions such as
  * Workers' `cf` or undici's `dispatcher`) and every standard member, inherited
  * or a getter; whatever a getter throws rejects the call, as with fetch.
  */
-function readArguments(input, init, client) {
+function readArguments(input, init, client, call) {
   const copy = {};
   if (init !== undefined && init !== null) {
     if (typeof init !== "object" && typeof init !== "function") throw new TypeError("init must be an object");
@@ -95,7 +98,7 @@ function readArguments(input, init, client) {
   const code = METHOD_CODES.indexOf(method);
   const said = body + (code < 0 ? METHOD_OTHER : code) * READ_METHOD + (origin === "" ? READ_LOCAL : toldSlot(origin)) +
     (signal === undefined ? 0 : READ_SIGNAL) + (request === undefined ? 0 : READ_REQUEST);
-  TAKER(copy, signal, origin, method, chain, request, performance.now());
+  TAKER(copy, signal, origin, method, chain, request, performance.now(), call === undefined ? undefined : callPromise(call));
   return said;
 }
 

@@ -33,13 +33,24 @@ pub struct Args {
     pub request: Option<JsValue>,
     /// When they were read (`performance.now()` ms): when the call was made.
     pub at: f64,
+    /// The call's promise, when asked for (undefined otherwise).
+    pub promise: JsValue,
 }
 
-/// What the taker was handed: (copy, signal, origin, method, chain, request, at).
-type Taken = (JsValue, JsValue, JsValue, JsValue, JsValue, JsValue, f64);
+/// What the taker was handed: (copy, signal, origin, method, chain, request, at, promise).
+type Taken = (
+    JsValue,
+    JsValue,
+    JsValue,
+    JsValue,
+    JsValue,
+    JsValue,
+    f64,
+    JsValue,
+);
 
 /// The taker: it is handed [`Taken`].
-type Taker = dyn FnMut(JsValue, JsValue, JsValue, JsValue, JsValue, JsValue, f64);
+type Taker = dyn FnMut(JsValue, JsValue, JsValue, JsValue, JsValue, JsValue, f64, JsValue);
 
 /// What the taker keeps.
 struct Kept {
@@ -79,9 +90,10 @@ thread_local! {
     };
     // Made on first use, never at module load; lives as long as the module.
     static TAKER: Closure<Taker> = {
-        let taker = Closure::new(|copy, signal, origin, method, chain, request, at| {
+        let taker = Closure::new(|copy, signal, origin, method, chain, request, at, promise| {
             KEPT.with(|kept| {
-                kept.borrow_mut().taken = Some((copy, signal, origin, method, chain, request, at));
+                kept.borrow_mut().taken =
+                    Some((copy, signal, origin, method, chain, request, at, promise));
             });
         });
         set_taker(taker.as_ref().unchecked_ref());
@@ -89,11 +101,17 @@ thread_local! {
     };
 }
 
-/// Reads `input` and `init` for a call of client `client` (its id); throws what `fetch` would
-/// throw for them (and a `TypeError` for a call that sends through itself).
-pub fn read(input: &JsValue, init: &JsValue, client: u32) -> Result<Args, JsValue> {
+/// Reads `input` and `init` for a call of client `client` (its id), and with `call` (an id)
+/// makes that call's promise too; throws what `fetch` would throw for them (and a `TypeError`
+/// for a call that sends through itself), and then makes no promise.
+pub fn read(
+    input: &JsValue,
+    init: &JsValue,
+    client: u32,
+    call: Option<u32>,
+) -> Result<Args, JsValue> {
     TAKER.with(|_| ());
-    let said = read_arguments(input, init, client)?;
+    let said = read_arguments(input, init, client, call)?;
     let has = |flag: Read| said & flag as u32 != 0;
     let slot = (said / Read::Slot as u32) as usize % SLOTS;
     // readArguments hands the taker what it read last, after every getter of the init has
@@ -112,7 +130,7 @@ pub fn read(input: &JsValue, init: &JsValue, client: u32) -> Result<Args, JsValu
         };
         (taken, origin)
     });
-    let Some((copy, signal, origin_js, method_js, chain, request, at)) = taken else {
+    let Some((copy, signal, origin_js, method_js, chain, request, at, promise)) = taken else {
         return Err(js_sys::TypeError::new("resilientFetch: the arguments were not read").into());
     };
     let code = ((said / Read::Method as u32) % (Read::Slot as u32 / Read::Method as u32)) as usize;
@@ -135,5 +153,6 @@ pub fn read(input: &JsValue, init: &JsValue, client: u32) -> Result<Args, JsValu
         chain,
         request: has(Read::Request).then_some(request),
         at,
+        promise,
     })
 }

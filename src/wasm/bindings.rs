@@ -44,11 +44,17 @@ unsafe extern "C" {
 unsafe extern "C" {
     /// The caller's arguments read for a call of client `client`: the numbers packed as
     /// [`Read`](super::codes::Read) says, the objects handed to the taker
-    /// (src/wasm/arguments.rs). Throws what reading the init or building the
-    /// request throws (fetch's `TypeError`), a `TypeError` for a scheme fetch does not
-    /// send, and one for a call that sends through itself.
+    /// (src/wasm/arguments.rs), with `call`'s promise (as [`call_promise`] makes it) once all
+    /// is read. Throws what reading the init or building the request throws (fetch's
+    /// `TypeError`), a `TypeError` for a scheme fetch does not send, and one for a call that
+    /// sends through itself.
     #[wasm_bindgen(js_name = readArguments, catch)]
-    pub fn read_arguments(input: &JsValue, init: &JsValue, client: u32) -> Result<u32, JsValue>;
+    pub fn read_arguments(
+        input: &JsValue,
+        init: &JsValue,
+        client: u32,
+        call: Option<u32>,
+    ) -> Result<u32, JsValue>;
     /// Gives JS the callback `readArguments` hands what it read to (src/wasm/arguments.rs).
     #[wasm_bindgen(js_name = setTaker)]
     pub fn set_taker(taker: &js_sys::Function);

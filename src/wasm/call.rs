@@ -9,7 +9,9 @@ use wasm_bindgen::prelude::*;
 
 use super::abort::AbortGuard;
 use super::arguments::{self, Args};
-use super::bindings::{abort_reason, header_of, is_aborted, performance_now, send_local};
+use super::bindings::{
+    abort_reason, call_promise, end_call, header_of, is_aborted, performance_now, send_local,
+};
 use super::codes::Body;
 use super::ended::{Reply, circuit_open_error, end_of};
 use super::env::JsEnv;
@@ -17,7 +19,7 @@ use super::events::emit;
 use super::key::attach_key;
 use super::options::{policy_error, to_value};
 use super::resolve::{Resolved, resolve_policy};
-use super::settle::promise_with;
+use super::settle::{next_call, promise_with, run_as};
 use super::state::ClientInner;
 use super::transport::{Asking, FetchTransport, Source};
 use crate::coalesce::shell::{self as coalesce, Joinable};
@@ -70,22 +72,46 @@ pub fn start(
     if let Some(sharing) = &client.sharing {
         sharing.poke();
     }
-    match prepare(client, input, init, policy, keep) {
-        Ok(Prepared::Run(mut ready)) => match ready.flight.take() {
-            None => promise_with(|id| ready.run(id)),
-            // Run only when this call starts the flight; then every caller leaving aborts it.
-            Some(flight) => {
-                let id = ready.client.id;
-                flight.join(id, move || {
-                    let state = ready.guard.state().clone();
-                    let promise = promise_with(|id| ready.run(id));
-                    (promise, move || state.fire())
-                })
+    let id = next_call();
+    // The call's promise, made by JS with its arguments (js/request.js `readArguments`): none
+    // when they could not be read.
+    let mut made = None;
+    match prepare(client, input, init, policy, keep, id, &mut made) {
+        Ok(Prepared::Run(mut ready)) => {
+            let promise = made.unwrap_or_else(|| call_promise(id));
+            match ready.flight.take() {
+                None => run_as(id, promise, |id| ready.run(id)),
+                // Run only when this call starts the flight; then every caller leaving aborts it.
+                Some(flight) => {
+                    let client = ready.client.id;
+                    let joined = flight.join(client, move || {
+                        let state = ready.guard.state().clone();
+                        let promise = promise_with(|id| ready.run(id));
+                        (promise, move || state.fire())
+                    });
+                    ended(id, Some(promise), Ok(joined.into()))
+                }
             }
-        },
-        Ok(Prepared::Local(promise)) => promise,
-        Err(error) => Promise::reject(&error),
+        }
+        Ok(Prepared::Local(promise)) => ended(id, made, Ok(promise.into())),
+        Err(error) => ended(id, made, Err(error)),
     }
+}
+
+/// Call `id`'s promise settled with `result` now: the one JS made with its arguments (`made`),
+/// else a new one.
+fn ended(id: u32, made: Option<Promise>, result: Result<JsValue, JsValue>) -> Promise {
+    let Some(promise) = made else {
+        return match result {
+            Ok(value) => Promise::resolve(&value),
+            Err(error) => Promise::reject(&error),
+        };
+    };
+    match &result {
+        Ok(value) => end_call(id, true, value),
+        Err(error) => end_call(id, false, error),
+    }
+    promise
 }
 
 /// What `prepare` made of a call.
@@ -107,6 +133,8 @@ fn prepare(
     init: JsValue,
     policy: Option<JsValue>,
     keep: bool,
+    call: u32,
+    made: &mut Option<Promise>,
 ) -> Result<Prepared, JsValue> {
     let resolved = resolve_policy(&client, policy.as_ref())?;
     let Args {
@@ -119,7 +147,9 @@ fn prepare(
         chain,
         request,
         at,
-    } = arguments::read(&input, &init, client.id)?;
+        promise,
+    } = arguments::read(&input, &init, client.id, Some(call))?;
+    *made = Some(promise.unchecked_into());
     // A signal of any realm, or a polyfill's: readArguments checked its shape.
     if let Some(signal) = signal.as_ref().filter(|s| is_aborted(s)) {
         return Err(abort_reason(signal));

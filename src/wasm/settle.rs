@@ -187,12 +187,25 @@ pub fn promise_with<F>(make: impl FnOnce(u32) -> F) -> js_sys::Promise
 where
     F: Future<Output: Into<Option<Result<JsValue, JsValue>>>> + 'static,
 {
-    let id = NEXT_CALL.with(|next| {
+    let id = next_call();
+    run_as(id, call_promise(id), make)
+}
+
+/// A new call promise's id.
+pub fn next_call() -> u32 {
+    NEXT_CALL.with(|next| {
         let id = next.get();
         next.set(id.wrapping_add(1));
         id
-    });
-    let promise = call_promise(id);
+    })
+}
+
+/// As [`promise_with`], with `promise` the call promise `id` JS has made already (js/request.js
+/// `readArguments` makes a call's with its arguments).
+pub fn run_as<F>(id: u32, promise: js_sys::Promise, make: impl FnOnce(u32) -> F) -> js_sys::Promise
+where
+    F: Future<Output: Into<Option<Result<JsValue, JsValue>>>> + 'static,
+{
     let future = make(id);
     wasm_bindgen_futures::spawn_local(async move {
         match future.await.into() {

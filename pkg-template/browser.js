@@ -11,7 +11,7 @@
 import init, * as wasm from "./web/resilient_fetch.js";
 // js/install.js's own functions, from the very module the glue loads (scripts/build.sh names its
 // folder): an install made before the wasm is ready is one as any other.
-import { fetchToWrap, installFetch, uninstallFetch } from "./web/snippets/[crate]/js/joined/arguments.js";
+import { fetchToWrap, installFetch, readFirst, uninstallFetch } from "./web/snippets/[crate]/js/joined/arguments.js";
 
 const loading = init();
 let loaded = false;
@@ -29,6 +29,9 @@ function warm() {
   client.fetch("http://warm.invalid/").then(() => client.free(), () => client.free());
 }
 
+// A call with no policy of its own reads its arguments before it enters the wasm (js/request.js
+// readFirst): the client's `fetch` and the module-wide one.
+const moduleFetch = readFirst(wasm.ResilientClient, wasm.resilientFetch, wasm.moduleClient);
 const Inner = wasm.ResilientClient;
 const innerFetch = Inner.prototype.fetch;
 const unbound = () =>
@@ -43,7 +46,7 @@ export default function ready() {
 
 /** `fetch`, made resilient; before the wasm is ready the call starts once it is. */
 export function resilientFetch(input, init, policy) {
-  return loaded ? wasm.resilientFetch(input, init, policy) : loading.then(() => wasm.resilientFetch(input, init, policy));
+  return loaded ? moduleFetch(input, init, policy) : loading.then(() => moduleFetch(input, init, policy));
 }
 
 //+full /** Server-sent events through the module-wide client; a TypeError before the wasm is ready (`await ready()` first). */

@@ -1,11 +1,15 @@
 // Deno: the wasm is imported as a compiled module (a source phase import), so neither a
 // read permission nor a network fetch is needed to load it.
 import source wasm from "./web/resilient_fetch_bg.wasm";
-import { initSync } from "./web/resilient_fetch.js";
+import * as glue from "./web/resilient_fetch.js";
+import { readFirst } from "./web/snippets/[crate]/js/joined/arguments.js";
 
-initSync({ module: wasm });
+glue.initSync({ module: wasm });
 
-export { resilientFetch, ResilientClient, install, uninstall, memoryBytes } from "./web/resilient_fetch.js";
+// A call with no policy of its own reads its arguments before it enters the wasm (js/request.js
+// readFirst): the client's `fetch` and the module-wide one.
+export const resilientFetch = readFirst(glue.ResilientClient, glue.resilientFetch, glue.moduleClient);
+export { ResilientClient, install, uninstall, memoryBytes } from "./web/resilient_fetch.js";
 //+full export { resilientEvents } from "./web/resilient_fetch.js";
 export { TimeoutError, CircuitOpenError, BulkheadFullError, RateLimitError, ThrottledError, QueuedError } from "./errors.js";
 /** Resolves at once: the module is ready when its import resolves. */

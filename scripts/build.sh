@@ -46,8 +46,8 @@ bind_build() {
     # A client used after free(): a clear TypeError before anything reaches the wasm
     # (wasm-bindgen would throw "null pointer passed to rust" from inside it).
     glue="$out/resilient_fetch.js"
-    grep -q 'wasm\.resilientclient_[a-zA-Z]*(this\.__wbg_ptr' "$glue" || die "no client methods to guard in $glue"
-    sed -i -E 's/(wasm\.resilientclient_[a-zA-Z]+)\(this\.__wbg_ptr/\1(livePtr(this)/' "$glue"
+    grep -q 'wasm\.resilientclient_[a-zA-Z_]*(this\.__wbg_ptr' "$glue" || die "no client methods to guard in $glue"
+    sed -i -E 's/(wasm\.resilientclient_[a-zA-Z_]+)\(this\.__wbg_ptr/\1(livePtr(this)/' "$glue"
     cat >> "$glue" <<'JS'
 
 function livePtr(client) {
@@ -127,13 +127,17 @@ for entry in browser.js node.mjs node.cjs deno.mjs worker.js; do
   sed -i '/^ *\/\/+full /d' "$PKG/$entry"
   [[ -f "$ROOT/pkg-template/full/$entry" ]] || sed -i -E 's#^( *)//\+full #\1#' "$PKG/full/$entry"
 done
-# The browser entry imports js/install.js's functions from the snippet module the glue loads
-# (one instance, so one install at a time): its folder's name is wasm-bindgen's.
+# The entries import functions of js/ (install's, readFirst) from the snippet module the glue
+# loads (one instance: one install at a time, one table of call promises): its folder's name
+# is wasm-bindgen's.
 for build in "$PKG" "$PKG/full"; do
-  arguments=("$build"/web/snippets/*/js/joined/arguments.js)
-  [[ ${#arguments[@]} -eq 1 && -f "${arguments[0]}" ]] || die "expected one joined arguments.js snippet in ${build#"$ROOT/"}/web"
-  grep -q '"./web/snippets/\[crate\]/js/joined/arguments.js"' "$build/browser.js" || die "browser.js must import ./web/snippets/[crate]/js/joined/arguments.js"
-  sed -i "s#\"./web/snippets/\[crate\]/js/joined/arguments.js\"#\"./${arguments[0]#"$build/"}\"#" "$build/browser.js"
+  for glue in web:browser.js web:deno.mjs web:worker.js cjs:node.cjs; do
+    entry="${glue#*:}" glue="${glue%%:*}"
+    arguments=("$build/$glue"/snippets/*/js/joined/arguments.js)
+    [[ ${#arguments[@]} -eq 1 && -f "${arguments[0]}" ]] || die "expected one joined arguments.js snippet in ${build#"$ROOT/"}/$glue"
+    grep -q "\"./$glue/snippets/\\[crate\\]/js/joined/arguments.js\"" "$build/$entry" || die "$entry must import ./$glue/snippets/[crate]/js/joined/arguments.js"
+    sed -i "s#\"./$glue/snippets/\[crate\]/js/joined/arguments.js\"#\"./${arguments[0]#"$build/"}\"#" "$build/$entry"
+  done
 done
 # The error classes' declarations, once for the ES modules and once for CommonJS (index.d.cts).
 cp "$PKG/errors.d.ts" "$PKG/cjs/errors.d.ts"

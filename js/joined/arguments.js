@@ -62,6 +62,17 @@ const METHOD_CODES = ["GET", "HEAD", "POST", "PUT", "DELETE", "OPTIONS", "PATCH"
  * or a getter; whatever a getter throws rejects the call, as with fetch.
  */
 function readArguments(input, init, client, call) {
+  const said = readInto(input, init, client);
+  TAKER(R_COPY, R_SIGNAL, R_ORIGIN, R_METHOD, R_CHAIN, R_REQUEST, performance.now(), call === undefined ? undefined : callPromise(call));
+  return said;
+}
+
+// What readInto read last (it sets them once every getter of the init has run): the init's copy,
+// the signal, the origin, the method, the chain, the request (general path only).
+let R_COPY, R_SIGNAL, R_ORIGIN, R_METHOD, R_CHAIN, R_REQUEST;
+
+/** Reads as readArguments says, into R_COPY .. R_REQUEST; returns the numbers packed. */
+function readInto(input, init, client) {
   const copy = {};
   if (init !== undefined && init !== null) {
     if (typeof init !== "object" && typeof init !== "function") throw new TypeError("init must be an object");
@@ -99,8 +110,70 @@ function readArguments(input, init, client, call) {
   const code = METHOD_CODES.indexOf(method);
   const said = body + (code < 0 ? METHOD_OTHER : code) * READ_METHOD + (origin === "" ? READ_LOCAL : toldSlot(origin)) +
     (signal === undefined ? 0 : READ_SIGNAL) + (request === undefined ? 0 : READ_REQUEST);
-  TAKER(copy, signal, origin, method, chain, request, performance.now(), call === undefined ? undefined : callPromise(call));
+  R_COPY = copy;
+  R_SIGNAL = signal;
+  R_ORIGIN = origin;
+  R_METHOD = method;
+  R_CHAIN = chain;
+  R_REQUEST = request;
   return said;
+}
+
+// ---- read first: a call that brings no policy of its own has nothing for the wasm to check
+// before its arguments are read, so JS reads them before it enters the wasm, hands the taker
+// what it read and enters (the client's `_enter`): two crossings where the entry, readArguments
+// and its taker were three (the taker is given by the client's `_id`, asked first). A call with
+// a policy enters first (the policy is checked before the arguments are read, and its errors
+// come first). The call promises JS makes are odd-numbered, the wasm's even
+// (src/wasm/settle.rs `next_call`).
+let NEXT_CALL = 1;
+const CLIENT_ID = Symbol("resilient-fetch client id");
+
+/**
+ * Makes the glue's `Inner.prototype.fetch` (ResilientClient's) read first (above), once, and
+ * returns the module-wide `resilientFetch`, which calls through the module-wide client (the
+ * glue's `moduleClient()`) the same way, and through the glue's `resilientFetch` for a call
+ * with a policy. (The glue's functions one by one: a bundler keeps the glue's others out.)
+ */
+function readFirst(Inner, enterFirstModuleWide, moduleClient) {
+  const enterFirst = Inner.prototype.fetch;
+  function fetch(input, init, policy) {
+    // Not a client (an unbound method), or a policy to check first: the wasm's own entry says.
+    if (policy !== undefined || !(this instanceof Inner)) return enterFirst.call(this, input, init, policy);
+    // Taken before the init's getters run: one of them may make a call of its own.
+    const call = NEXT_CALL;
+    NEXT_CALL = (call + 2) >>> 0;
+    let promise;
+    try {
+      // The client's id, asked of the wasm once (it names the client in chains of calls).
+      const client = this[CLIENT_ID] ?? (this[CLIENT_ID] = this._id());
+      const said = readInto(input, init, client);
+      promise = callPromise(call);
+      // The taker first (it keeps what was read; the call's promise stays here), then the entry.
+      TAKER(R_COPY, R_SIGNAL, R_ORIGIN, R_METHOD, R_CHAIN, R_REQUEST, performance.now(), undefined);
+      this._enter(said, call, input, init);
+    } catch (e) {
+      // Unreadable arguments (fetch's TypeError), a call that sends through itself, a freed client.
+      if (promise === undefined) return Promise.reject(e);
+      endCall(call, false, e);
+    }
+    return promise;
+  }
+  if (!enterFirst.readsFirst) {
+    fetch.readsFirst = true;
+    Inner.prototype.fetch = fetch;
+  }
+  const readsFirst = Inner.prototype.fetch;
+  let moduleWide;
+  return function resilientFetch(input, init, policy) {
+    if (policy !== undefined) return enterFirstModuleWide(input, init, policy);
+    try {
+      moduleWide ??= moduleClient();
+    } catch (e) {
+      return Promise.reject(e);
+    }
+    return readsFirst.call(moduleWide, input, init);
+  };
 }
 
 /** The value of the request's header `name`, or null. */
@@ -1097,4 +1170,4 @@ function resumeError(message, reason, cause) {
 }
 
 
-export { INIT_MEMBERS, readArguments, setTaker, headerOf, originKey, setKey, requestError, keepReferrer, CHAIN, SENDING, chainOf, isLocalError, ATTEMPT, platformFetch, fetchToWrap, installFetch, uninstallFetch, crossOrigin, isTimeout, SETTLER, setSettler, settleLater, callPromise, endCall, endGuarded, sendAttempt, sendLocal, statusOf, limitsOf, isOffline, onlineWait, callListener, makeEvent, statsEntry, hookContext, askIsFailure, askShouldRetry, discardBody, readPolicy, flightKey, joinFlight, resumeHead, rangeRequest, attachResume, resumeError };
+export { INIT_MEMBERS, readArguments, readFirst, setTaker, headerOf, originKey, setKey, requestError, keepReferrer, CHAIN, SENDING, chainOf, isLocalError, ATTEMPT, platformFetch, fetchToWrap, installFetch, uninstallFetch, crossOrigin, isTimeout, SETTLER, setSettler, settleLater, callPromise, endCall, endGuarded, sendAttempt, sendLocal, statusOf, limitsOf, isOffline, onlineWait, callListener, makeEvent, statsEntry, hookContext, askIsFailure, askShouldRetry, discardBody, readPolicy, flightKey, joinFlight, resumeHead, rangeRequest, attachResume, resumeError };

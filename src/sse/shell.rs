@@ -125,7 +125,8 @@ fn open(
     policy: JsValue,
 ) -> Result<JsValue, JsValue> {
     let resolved = resolve_policy(&client.inner, given(&policy))?;
-    let args = crate::wasm::arguments::read(&input, &init, client.inner.id, None)?;
+    let said = crate::wasm::arguments::hand(&input, &init, client.inner.id, None)?;
+    let args = crate::wasm::arguments::take(said)?;
     let signal = args.signal;
     if let Some(signal) = signal.as_ref().filter(|s| is_aborted(s)) {
         return Err(abort_reason(signal));

@@ -1,7 +1,9 @@
 //! The caller's arguments, read once in JS (js/request.js `readArguments`) and brought into the
 //! wasm in two crossings, whatever they hold: the call to `readArguments`, which returns the
 //! numbers it read packed into one ([`Read`]), and its call of the taker, a callback given to JS
-//! once, with the objects it read (and the time it read them) as the callback's arguments. An
+//! once, with the objects it read (and the time it read them) as the callback's arguments. A
+//! call with no policy of its own reads them before it enters the wasm (js/request.js
+//! `readFirst`), hands the taker what it read and then enters ([`take`]): one crossing fewer. An
 //! origin crosses as text only the first time JS names it by a slot; after that, the slot names
 //! it.
 
@@ -103,23 +105,34 @@ thread_local! {
 
 /// Reads `input` and `init` for a call of client `client` (its id), and with `call` (an id)
 /// makes that call's promise too; throws what `fetch` would throw for them (and a `TypeError`
-/// for a call that sends through itself), and then makes no promise.
-pub fn read(
+/// for a call that sends through itself), and then makes no promise. Returns the numbers
+/// packed; the objects are the taker's, for [`take`].
+pub fn hand(
     input: &JsValue,
     init: &JsValue,
     client: u32,
     call: Option<u32>,
-) -> Result<Args, JsValue> {
+) -> Result<u32, JsValue> {
+    give_taker();
+    read_arguments(input, init, client, call)
+}
+
+/// Gives JS the taker, if it has not been given yet.
+pub fn give_taker() {
     TAKER.with(|_| ());
-    let said = read_arguments(input, init, client, call)?;
+}
+
+/// The arguments `said` (the numbers packed) and what the taker was handed last (the objects)
+/// describe.
+pub fn take(said: u32) -> Result<Args, JsValue> {
+    let taken = KEPT.with(|kept| kept.borrow_mut().taken.take());
     let has = |flag: Read| said & flag as u32 != 0;
     let slot = (said / Read::Slot as u32) as usize % SLOTS;
     // readArguments hands the taker what it read last, after every getter of the init has
     // run (a getter that makes a call of its own has had its arguments taken before).
-    let (taken, origin) = KEPT.with(|kept| {
+    let origin = KEPT.with(|kept| {
         let mut kept = kept.borrow_mut();
-        let taken = kept.taken.take();
-        let origin = match &taken {
+        match &taken {
             _ if has(Read::Local) => String::new(),
             Some((_, _, text, ..)) if has(Read::Told) => {
                 let text = text.as_string().unwrap_or_default();
@@ -127,8 +140,7 @@ pub fn read(
                 text
             }
             _ => kept.told[slot].clone(),
-        };
-        (taken, origin)
+        }
     });
     let Some((copy, signal, origin_js, method_js, chain, request, at, promise)) = taken else {
         return Err(js_sys::TypeError::new("resilientFetch: the arguments were not read").into());

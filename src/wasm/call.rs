@@ -69,14 +69,50 @@ pub fn start(
     policy: Option<JsValue>,
     keep: bool,
 ) -> Promise {
+    start_as(
+        client,
+        input,
+        init,
+        Given::Unread { policy, keep },
+        next_call(),
+    )
+}
+
+/// Starts call `call` of `client`, whose arguments JS read before it entered (js/request.js
+/// `readFirst`; no policy of its own): `said`, and the objects kept (src/wasm/arguments.rs
+/// `keep`). JS made the call's promise and returns it: here it is undefined (`made` below), and
+/// only settled.
+pub fn start_read(client: Rc<ClientInner>, input: JsValue, init: JsValue, said: u32, call: u32) {
+    let _settled_by_js = start_as(client, input, init, Given::Read(said), call);
+}
+
+/// What a call brings besides its input and init.
+enum Given {
+    /// Its arguments are to be read (after its policy, if any, is checked); `keep`: the
+    /// client's outbox may keep the call (false for its replays).
+    Unread { policy: Option<JsValue>, keep: bool },
+    /// Its arguments, read by JS before it entered and kept (no policy of its own; the outbox
+    /// may keep it): the numbers packed.
+    Read(u32),
+}
+
+/// [`start`] for call `id`.
+// Once, not inlined into both entries: the call's task is the wasm's largest function.
+#[inline(never)]
+fn start_as(
+    client: Rc<ClientInner>,
+    input: JsValue,
+    init: JsValue,
+    given: Given,
+    id: u32,
+) -> Promise {
     if let Some(sharing) = &client.sharing {
         sharing.poke();
     }
-    let id = next_call();
     // The call's promise, made by JS with its arguments (js/request.js `readArguments`): none
-    // when they could not be read.
+    // when they could not be read; undefined when JS returns it itself (`start_read`).
     let mut made = None;
-    match prepare(client, input, init, policy, keep, id, &mut made) {
+    match prepare(client, input, init, given, id, &mut made) {
         Ok(Prepared::Run(mut ready)) => {
             let promise = made.unwrap_or_else(|| call_promise(id));
             match ready.flight.take() {
@@ -131,12 +167,20 @@ fn prepare(
     client: Rc<ClientInner>,
     input: JsValue,
     init: JsValue,
-    policy: Option<JsValue>,
-    keep: bool,
+    given: Given,
     call: u32,
     made: &mut Option<Promise>,
 ) -> Result<Prepared, JsValue> {
+    let (policy, said, keep) = match given {
+        Given::Unread { policy, keep } => (policy, None, keep),
+        Given::Read(said) => (None, Some(said), true),
+    };
     let resolved = resolve_policy(&client, policy.as_ref())?;
+    // The taker holds the objects JS read: before entering (read first), or when asked now.
+    let said = match said {
+        Some(said) => said,
+        None => arguments::hand(&input, &init, client.id, Some(call))?,
+    };
     let Args {
         copy,
         signal,
@@ -148,7 +192,7 @@ fn prepare(
         request,
         at,
         promise,
-    } = arguments::read(&input, &init, client.id, Some(call))?;
+    } = arguments::take(said)?;
     *made = Some(promise.unchecked_into());
     // A signal of any realm, or a polyfill's: readArguments checked its shape.
     if let Some(signal) = signal.as_ref().filter(|s| is_aborted(s)) {

@@ -176,6 +176,15 @@ pub fn resilient_fetch(
     }
 }
 
+/// The module-wide client behind `resilientFetch`, as a `ResilientClient` (js/request.js
+/// `readFirst` calls through it).
+#[wasm_bindgen(js_name = moduleClient, skip_typescript)]
+pub fn module_client() -> Result<ResilientClient, JsValue> {
+    Ok(ResilientClient {
+        inner: default_client()?,
+    })
+}
+
 /// A client with its own policy, breakers, budgets and stats.
 #[wasm_bindgen]
 pub struct ResilientClient {
@@ -229,6 +238,23 @@ impl ResilientClient {
             None => Vec::new(),
         };
         stats_to_js(&snapshots)
+    }
+
+    /// This client's id, for js/request.js `readFirst` (it names the client in chains of
+    /// calls); asked once per client, before its first call, it gives JS the taker too.
+    #[wasm_bindgen(js_name = _id, skip_typescript)]
+    pub fn id(&self) -> u32 {
+        super::arguments::give_taker();
+        self.inner.id
+    }
+
+    /// Starts call `call` (its promise made by JS, which returns it) with what js/request.js
+    /// `readFirst` read of `input` and `init` before it entered: `said`, and the objects it has
+    /// just handed the taker (src/wasm/arguments.rs). Settles the call's promise whatever
+    /// happens, and throws nothing.
+    #[wasm_bindgen(js_name = _enter, skip_typescript)]
+    pub fn enter(&self, said: u32, call: u32, input: JsValue, init: JsValue) {
+        call::start_read(self.inner.clone(), input, init, said, call);
     }
 
     /// Forgets the state of `origin`, or of every origin when none is given.

@@ -174,7 +174,8 @@ impl Drop for Settled {
 }
 
 thread_local! {
-    /// The next call promise's id (js/send.js `CALLS`).
+    /// The next call promise's id (js/send.js `CALLS`): even; js/request.js `readFirst` makes
+    /// the odd ones.
     static NEXT_CALL: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
 }
 
@@ -195,7 +196,7 @@ where
 pub fn next_call() -> u32 {
     NEXT_CALL.with(|next| {
         let id = next.get();
-        next.set(id.wrapping_add(1));
+        next.set(id.wrapping_add(2));
         id
     })
 }

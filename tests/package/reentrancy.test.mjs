@@ -3,7 +3,7 @@
 // that reads stats(), breakerState() or even sends another call finds nothing borrowed.
 import test from "node:test";
 import assert from "node:assert/strict";
-import { ORIGIN_A, ORIGIN_B, serverLog, uid, waitLog } from "./helpers.mjs";
+import { ORIGIN_A, ORIGIN_B, serverLog, uid, waitLog, within } from "./helpers.mjs";
 import { ResilientClient } from "resilient-fetch";
 
 const FAST = { baseDelayMs: 1, maxDelayMs: 5 };
@@ -51,5 +51,24 @@ test("onEvent, shouldRetry, isFailure and the fetch option calling back into the
   // Each hook was asked about every attempt, and every event was seen.
   assert.equal(seen.hooks, 2 * 5, JSON.stringify(seen));
   assert.ok(seen.events >= 15, JSON.stringify(seen));
+  client.free();
+});
+
+// A call reads its arguments before it enters the wasm (js/request.js readFirst): a getter of
+// its init that makes calls of its own (through the same client, and the module-wide one) runs
+// in the middle of that reading. Each call keeps its own promise and arguments.
+test("an init getter that makes calls of its own: each call settles with its own answer", async () => {
+  const { resilientFetch } = await import("resilient-fetch");
+  const client = new ResilientClient({ retry: false });
+  const inner = [];
+  const init = {
+    get method() {
+      inner.push(client.fetch(`${ORIGIN_A}/status?code=201`), resilientFetch(`${ORIGIN_A}/status?code=202`));
+      return "GET";
+    },
+  };
+  const outer = await within(client.fetch(`${ORIGIN_A}/status?code=203`, init), 5000, "the outer call");
+  const [first, second] = await within(Promise.all(inner), 5000, "the calls made by the getter");
+  assert.deepEqual([outer.status, first.status, second.status], [203, 201, 202]);
   client.free();
 });

@@ -28,7 +28,7 @@ fn lists_after<'t>(text: &'t str, prefix: &'t str) -> impl Iterator<Item = &'t s
 }
 
 /// The values an ES module entry (or its declarations) exports: `export { … }` lists (not
-/// `export type { … }`), `export const { … }`, `export function|class NAME`, and `default`.
+/// `export type { … }`), `export const { … }`, `export function|class|const NAME`, and `default`.
 fn es_exports(text: &str) -> BTreeSet<String> {
     let mut names = BTreeSet::new();
     for line in text.lines() {
@@ -37,13 +37,17 @@ fn es_exports(text: &str) -> BTreeSet<String> {
             "export function ",
             "export class ",
             "export async function ",
+            "export const ",
         ] {
             if let Some(rest) = line.strip_prefix(keyword) {
                 let name: String = rest
                     .chars()
                     .take_while(|c| c.is_alphanumeric() || *c == '_' || *c == '$')
                     .collect();
-                names.insert(name);
+                // `export const { … }` is a list, read below.
+                if !name.is_empty() {
+                    names.insert(name);
+                }
             }
         }
         if line.starts_with("export default ") {

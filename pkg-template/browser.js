@@ -31,7 +31,7 @@ function warm() {
 
 // A call with no policy of its own reads its arguments before it enters the wasm (js/request.js
 // readFirst): the client's `fetch` and the module-wide one.
-const moduleFetch = readFirst(wasm.ResilientClient, wasm.resilientFetch, wasm.moduleClient);
+const moduleFetch = readFirst(wasm.ResilientClient, wasm.moduleClient);
 const Inner = wasm.ResilientClient;
 const innerFetch = Inner.prototype.fetch;
 const unbound = () =>

@@ -8,7 +8,7 @@ glue.initSync({ module: wasm });
 
 // A call with no policy of its own reads its arguments before it enters the wasm (js/request.js
 // readFirst): the client's `fetch` and the module-wide one.
-export const resilientFetch = readFirst(glue.ResilientClient, glue.resilientFetch, glue.moduleClient);
+export const resilientFetch = readFirst(glue.ResilientClient, glue.moduleClient);
 export { ResilientClient, install, uninstall, memoryBytes } from "./web/resilient_fetch.js";
 //+full export { resilientEvents } from "./web/resilient_fetch.js";
 export { TimeoutError, CircuitOpenError, BulkheadFullError, RateLimitError, ThrottledError, QueuedError } from "./errors.js";

@@ -62,17 +62,6 @@ const METHOD_CODES = ["GET", "HEAD", "POST", "PUT", "DELETE", "OPTIONS", "PATCH"
  * or a getter; whatever a getter throws rejects the call, as with fetch.
  */
 function readArguments(input, init, client, call) {
-  const said = readInto(input, init, client);
-  TAKER(R_COPY, R_SIGNAL, R_ORIGIN, R_METHOD, R_CHAIN, R_REQUEST, performance.now(), call === undefined ? undefined : callPromise(call));
-  return said;
-}
-
-// What readInto read last (it sets them once every getter of the init has run): the init's copy,
-// the signal, the origin, the method, the chain, the request (general path only).
-let R_COPY, R_SIGNAL, R_ORIGIN, R_METHOD, R_CHAIN, R_REQUEST;
-
-/** Reads as readArguments says, into R_COPY .. R_REQUEST; returns the numbers packed. */
-function readInto(input, init, client) {
   const copy = {};
   if (init !== undefined && init !== null) {
     if (typeof init !== "object" && typeof init !== "function") throw new TypeError("init must be an object");
@@ -110,32 +99,27 @@ function readInto(input, init, client) {
   const code = METHOD_CODES.indexOf(method);
   const said = body + (code < 0 ? METHOD_OTHER : code) * READ_METHOD + (origin === "" ? READ_LOCAL : toldSlot(origin)) +
     (signal === undefined ? 0 : READ_SIGNAL) + (request === undefined ? 0 : READ_REQUEST);
-  R_COPY = copy;
-  R_SIGNAL = signal;
-  R_ORIGIN = origin;
-  R_METHOD = method;
-  R_CHAIN = chain;
-  R_REQUEST = request;
+  TAKER(copy, signal, origin, method, chain, request, performance.now(), call === undefined ? undefined : callPromise(call));
   return said;
 }
 
 // ---- read first: a call that brings no policy of its own has nothing for the wasm to check
-// before its arguments are read, so JS reads them before it enters the wasm, hands the taker
-// what it read and enters (the client's `_enter`): two crossings where the entry, readArguments
-// and its taker were three (the taker is given by the client's `_id`, asked first). A call with
-// a policy enters first (the policy is checked before the arguments are read, and its errors
-// come first). The call promises JS makes are odd-numbered, the wasm's even
-// (src/wasm/settle.rs `next_call`).
+// before its arguments are read, so JS reads them (readArguments, which hands the taker what it
+// read) before it enters the wasm (the client's `_enter`): two crossings where the entry,
+// readArguments and its taker were three (the taker is given by the client's `_id`, asked
+// first). A call with a policy enters first (the policy is checked before the arguments are
+// read, and its errors come first). The call promises JS makes are odd-numbered, the wasm's
+// even (src/wasm/settle.rs `next_call`).
 let NEXT_CALL = 1;
 const CLIENT_ID = Symbol("resilient-fetch client id");
 
 /**
- * Makes the glue's `Inner.prototype.fetch` (ResilientClient's) read first (above), once, and
- * returns the module-wide `resilientFetch`, which calls through the module-wide client (the
- * glue's `moduleClient()`) the same way, and through the glue's `resilientFetch` for a call
- * with a policy. (The glue's functions one by one: a bundler keeps the glue's others out.)
+ * Makes the glue's `Inner.prototype.fetch` (ResilientClient's) read first (above), and returns
+ * the module-wide `resilientFetch`, which calls the same `fetch` on the module-wide client (the
+ * glue's `moduleClient()`). (The glue's functions one by one: a bundler keeps the glue's others
+ * out.)
  */
-function readFirst(Inner, enterFirstModuleWide, moduleClient) {
+function readFirst(Inner, moduleClient) {
   const enterFirst = Inner.prototype.fetch;
   function fetch(input, init, policy) {
     // Not a client (an unbound method), or a policy to check first: the wasm's own entry says.
@@ -147,10 +131,9 @@ function readFirst(Inner, enterFirstModuleWide, moduleClient) {
     try {
       // The client's id, asked of the wasm once (it names the client in chains of calls).
       const client = this[CLIENT_ID] ?? (this[CLIENT_ID] = this._id());
-      const said = readInto(input, init, client);
+      // The taker is handed what was read, and no promise: the call's stays here.
+      const said = readArguments(input, init, client, undefined);
       promise = callPromise(call);
-      // The taker first (it keeps what was read; the call's promise stays here), then the entry.
-      TAKER(R_COPY, R_SIGNAL, R_ORIGIN, R_METHOD, R_CHAIN, R_REQUEST, performance.now(), undefined);
       this._enter(said, call, input, init);
     } catch (e) {
       // Unreadable arguments (fetch's TypeError), a call that sends through itself, a freed client.
@@ -159,20 +142,15 @@ function readFirst(Inner, enterFirstModuleWide, moduleClient) {
     }
     return promise;
   }
-  if (!enterFirst.readsFirst) {
-    fetch.readsFirst = true;
-    Inner.prototype.fetch = fetch;
-  }
-  const readsFirst = Inner.prototype.fetch;
+  Inner.prototype.fetch = fetch;
   let moduleWide;
   return function resilientFetch(input, init, policy) {
-    if (policy !== undefined) return enterFirstModuleWide(input, init, policy);
     try {
       moduleWide ??= moduleClient();
     } catch (e) {
       return Promise.reject(e);
     }
-    return readsFirst.call(moduleWide, input, init);
+    return fetch.call(moduleWide, input, init, policy);
   };
 }
 

@@ -79,9 +79,9 @@ pub fn start(
 }
 
 /// Starts call `call` of `client`, whose arguments JS read before it entered (js/request.js
-/// `readFirst`; no policy of its own): `said`, and the objects kept (src/wasm/arguments.rs
-/// `keep`). JS made the call's promise and returns it: here it is undefined (`made` below), and
-/// only settled.
+/// `readFirst`; no policy of its own): `said`, and the objects it has just handed the taker
+/// (src/wasm/arguments.rs). JS made the call's promise and returns it: here it is undefined
+/// (`made` below), and only settled.
 pub fn start_read(client: Rc<ClientInner>, input: JsValue, init: JsValue, said: u32, call: u32) {
     let _settled_by_js = start_as(client, input, init, Given::Read(said), call);
 }

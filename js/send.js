@@ -164,7 +164,12 @@ function expire() {
 }
 
 // Node and Deno only: a process the armed timer must not hold when no attempt is in flight.
-const PROCESS = typeof process === "object" && typeof process?.versions?.node === "string" || !!globalThis.Deno;
+// Asked when first needed, not at load: workerd makes its `process` when it is first touched,
+// about 1 ms of a fresh isolate's first request (bench/edge-startup.mjs), and in Cloudflare
+// Workers (OWN_TIMERS) nothing asks.
+let PROCESS;
+const inProcess = () =>
+  (PROCESS ??= typeof process === "object" && typeof process?.versions?.node === "string" || !!globalThis.Deno);
 
 /** Whether the armed timer holds a Node or Deno process alive: only while attempts are in flight. */
 function hold(on) {
@@ -173,7 +178,7 @@ function hold(on) {
     if (on) ARMED.ref?.(); else ARMED.unref();
   } else if (globalThis.Deno?.unrefTimer) {
     if (on) globalThis.Deno.refTimer?.(ARMED); else globalThis.Deno.unrefTimer(ARMED);
-  } else if (!on && PROCESS) {
+  } else if (!on && inProcess()) {
     // A setTimeout that cannot be unref'd (a page's shim in Node): cleared, as the attempts'
     // own timers were.
     clearTimeout(ARMED);

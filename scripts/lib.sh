@@ -35,8 +35,9 @@ wasm_cargo() {
 # into it only up to 50 bytes, not at any size. V8 compiles a wasm function whole when it
 # first runs it, so cold code folded into a hot function is compiled on the first call all
 # the same: kept apart, a first 200 GET compiles 34 KB of wasm, not 40 (the attempt loop's
-# function 8.8 KB, not 15.3), and the first call is ~0.5 ms shorter; both builds are smaller
-# too (lean -221 B gz, full -773 B; 30, 40, 60 and 80 each gave less, 2026-12-05).
+# function 8.8 KB, not 15.3), and Node's first call is ~0.5 ms shorter; both builds are
+# smaller too (size guard: lean -204 B gz, full -770 B). 0, 20, 30, 40, 60, 80, 100, 150, 200
+# and 300 each saved less in the lean build, and 30, 40, 60 and 80 in the full one (2026-12-05).
 WASM_OPT_FLAGS=(-Oz --low-memory-unused -ocimfs 50 --flatten --rereloop -Oz -Oz)
 
 # The wasm-bindgen crate version pinned in Cargo.lock: the CLI must match it.
